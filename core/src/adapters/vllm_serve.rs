@@ -1,0 +1,330 @@
+//! `vllm bench serve --save-result` (and the older `benchmarks/benchmark_serving.py`).
+//!
+//! Keys as written by vllm/benchmarks/serve.py (see `shared/notes/benchmark-tool-formats.md` §1):
+//! setup keys (`date`, `backend`, `model_id`, `tokenizer_id`, `num_prompts`, `request_rate`,
+//! `burstiness`, `max_concurrency`, ...), `--metadata` pairs as top-level strings, aggregate
+//! results (`duration` in s, counts, throughputs in req/s and tok/s), and for each metric `m`
+//! `mean_m_ms`, `median_m_ms`, `std_m_ms`, `p{P}_m_ms`. With `--save-detailed` the per-request
+//! arrays (`input_lens`, `output_lens`, `ttfts` in s, `itls` in s, `errors`, ...) are present.
+//!
+//! Version traps handled here: v0.8 wrote `"request_goodput:"` (with a colon); `failed` appears
+//! only from 2026; `request_rate` is the string `"inf"` when unlimited; with nothing completed
+//! every statistic is a placeholder 0.0.
+
+use super::FieldError;
+use crate::cell::{LoadShape, RequestRate, WorkloadCell};
+use crate::config::Configuration;
+use crate::lenient_json::as_f64;
+use crate::metric::{self, MetricValue, Stat};
+use crate::result::{BenchResult, Warning};
+use serde_json::{Map, Value};
+
+/// Format name.
+pub const FORMAT: &str = "vllm-bench-serve";
+
+/// Setup keys that describe the run rather than measure it.
+const SETUP_KEYS: &[&str] = &[
+    "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts",
+    "request_rate", "burstiness", "max_concurrency",
+];
+
+/// Aggregate result keys and their vocabulary names.
+const AGGREGATES: &[(&str, &str)] = &[
+    ("duration", "duration"),
+    ("completed", "completed"),
+    ("failed", "failed"),
+    ("total_input_tokens", "total_input_tokens"),
+    ("total_output_tokens", "total_output_tokens"),
+    ("request_throughput", "request_throughput"),
+    ("request_goodput", "request_goodput"),
+    // vLLM v0.8's benchmark_serving.py misspelled the key with a trailing colon.
+    ("request_goodput:", "request_goodput"),
+    ("output_throughput", "output_throughput"),
+    ("total_token_throughput", "total_token_throughput"),
+    ("max_output_tokens_per_s", "max_output_tokens_per_s"),
+    ("max_concurrent_requests", "max_concurrent_requests"),
+    ("spec_decode_acceptance_rate", "spec_decode_acceptance_rate"),
+    ("spec_decode_acceptance_length", "spec_decode_acceptance_length"),
+];
+
+/// Distribution metrics written as `<stat>_<metric>_ms`.
+const DISTRIBUTIONS: &[&str] =
+    &["ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"];
+
+/// Per-request arrays of `--save-detailed` (and arrays some versions always write).
+const ARRAYS: &[&str] = &[
+    "input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "queue_times",
+    "generated_texts", "errors",
+];
+
+pub(super) fn detect(record: &Value) -> Result<(), String> {
+    let obj = record.as_object().ok_or("not a JSON object")?;
+    let missing: Vec<&str> = ["duration", "completed", "request_throughput", "model_id"]
+        .into_iter()
+        .filter(|k| !obj.contains_key(*k))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("no {}", missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")))
+    }
+}
+
+pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
+    let obj = record.as_object().ok_or_else(|| FieldError::new("", "expected a JSON object"))?;
+    detect(record).map_err(|why| FieldError::new("", format!("not a vllm bench serve result: {why}")))?;
+
+    let mut result = BenchResult::default();
+    let completed = required_count(obj, "completed")?;
+    let failed = optional_count(obj, "failed")?;
+    let detail = Detail::read(obj, completed)?;
+
+    result.cell = read_cell(obj)?;
+    result.configuration = read_configuration(obj);
+    read_aggregates(obj, &mut result)?;
+    read_distributions(obj, completed, detail.as_ref(), &mut result)?;
+    read_facts(obj, &mut result);
+
+    if completed == 0 {
+        result.warnings.push(Warning {
+            code: "nothing_completed".into(),
+            message: "No request completed: the tool's latency statistics are placeholders (0.0) and were not stored.".into(),
+        });
+    }
+    if let Some(failed) = failed.filter(|f| *f > 0) {
+        result.warnings.push(Warning {
+            code: "failed_requests".into(),
+            message: format!("{failed} of {} requests failed.", failed + completed),
+        });
+    }
+    if obj.get("tokenizer_id").is_some_and(Value::is_null) {
+        result.warnings.push(Warning {
+            code: "no_tokenizer".into(),
+            message: "The run had no tokenizer: token counts and ttft/tpot/itl may be missing or approximate.".into(),
+        });
+    }
+    Ok(vec![result])
+}
+
+/// What the `--save-detailed` arrays tell about sample counts.
+struct Detail {
+    /// Successful requests with more than one output token: the samples behind `tpot`.
+    tpot_samples: u64,
+    /// Inter-chunk gaps of successful requests: the samples behind `itl`.
+    itl_samples: u64,
+}
+
+impl Detail {
+    fn read(obj: &Map<String, Value>, completed: u64) -> Result<Option<Detail>, FieldError> {
+        let (Some(output_lens), Some(itls)) = (obj.get("output_lens"), obj.get("itls")) else {
+            return Ok(None);
+        };
+        let output_lens = output_lens
+            .as_array()
+            .ok_or_else(|| FieldError::new("/output_lens", "expected a list of token counts"))?;
+        let itls = itls.as_array().ok_or_else(|| FieldError::new("/itls", "expected a list of lists"))?;
+        if itls.len() != output_lens.len() {
+            return Err(FieldError::new(
+                "/itls",
+                format!("has {} entries but output_lens has {}", itls.len(), output_lens.len()),
+            ));
+        }
+        let errors = obj.get("errors").and_then(Value::as_array);
+        let mut detail = Detail { tpot_samples: 0, itl_samples: 0 };
+        let mut successes = 0;
+        for (i, (len, gaps)) in output_lens.iter().zip(itls).enumerate() {
+            let failed = errors
+                .and_then(|e| e.get(i))
+                .and_then(Value::as_str)
+                .is_some_and(|e| !e.is_empty());
+            if failed {
+                continue;
+            }
+            successes += 1;
+            let len = len
+                .as_u64()
+                .ok_or_else(|| FieldError::new(format!("/output_lens/{i}"), "expected a token count"))?;
+            if len > 1 {
+                detail.tpot_samples += 1;
+            }
+            let gaps = gaps
+                .as_array()
+                .ok_or_else(|| FieldError::new(format!("/itls/{i}"), "expected a list of seconds"))?;
+            detail.itl_samples += gaps.len() as u64;
+        }
+        if successes != completed {
+            return Err(FieldError::new(
+                "/output_lens",
+                format!("{successes} successful requests in the arrays but `completed` is {completed}"),
+            ));
+        }
+        Ok(Some(detail))
+    }
+}
+
+fn number(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, FieldError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => as_f64(v)
+            .map(Some)
+            .ok_or_else(|| FieldError::new(pointer(key), format!("expected a number, found {v}"))),
+    }
+}
+
+fn optional_count(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, FieldError> {
+    match number(obj, key)? {
+        None => Ok(None),
+        Some(v) if v >= 0.0 && v.fract() == 0.0 && v.is_finite() => Ok(Some(v as u64)),
+        Some(v) => Err(FieldError::new(pointer(key), format!("expected a whole count, found {v}"))),
+    }
+}
+
+fn required_count(obj: &Map<String, Value>, key: &str) -> Result<u64, FieldError> {
+    optional_count(obj, key)?.ok_or_else(|| FieldError::new(pointer(key), "missing"))
+}
+
+/// A JSON pointer to a top-level key (escaping `~` and `/` per RFC 6901).
+fn pointer(key: &str) -> String {
+    format!("/{}", key.replace('~', "~0").replace('/', "~1"))
+}
+
+fn read_cell(obj: &Map<String, Value>) -> Result<WorkloadCell, FieldError> {
+    let request_rate = match obj.get("request_rate") {
+        None | Some(Value::Null) => None,
+        Some(v) => match as_f64(v) {
+            Some(r) if r == f64::INFINITY => Some(RequestRate::Infinite),
+            Some(r) if r > 0.0 && r.is_finite() => Some(RequestRate::PerSecond(r)),
+            _ => {
+                return Err(FieldError::new(
+                    "/request_rate",
+                    format!("expected a positive number or \"inf\", found {v}"),
+                ))
+            }
+        },
+    };
+    // The gamma shape only matters for a finite arrival rate; vLLM writes 1.0 regardless.
+    let burstiness = match request_rate {
+        Some(RequestRate::PerSecond(_)) => number(obj, "burstiness")?,
+        _ => None,
+    };
+    Ok(WorkloadCell {
+        load: LoadShape { max_concurrency: optional_count(obj, "max_concurrency")?, request_rate, burstiness },
+        num_prompts: optional_count(obj, "num_prompts")?,
+        ..Default::default()
+    })
+}
+
+fn read_configuration(obj: &Map<String, Value>) -> Configuration {
+    let mut config = Configuration::default();
+    let text = |key: &str| obj.get(key).and_then(Value::as_str).map(str::to_string);
+    config.model.name = text("model_id");
+    config.model.tokenizer = text("tokenizer_id");
+    config.benchmark.name = Some(FORMAT.to_string());
+    config.benchmark.backend = text("backend");
+    for (key, value) in obj {
+        if is_known_key(key) {
+            continue;
+        }
+        // `--metadata KEY=VALUE` pairs are the only top-level strings vLLM does not define.
+        if let Value::String(s) = value {
+            config.metadata.insert(key.clone(), s.clone());
+        }
+    }
+    config
+}
+
+fn is_known_key(key: &str) -> bool {
+    SETUP_KEYS.contains(&key)
+        || AGGREGATES.iter().any(|(k, _)| *k == key)
+        || ARRAYS.contains(&key)
+        || split_stat_key(key).is_some()
+}
+
+/// `p99.9_ttft_ms` → (`p99.9`, `ttft`); `median_itl_ms` → (`median`, `itl`).
+fn split_stat_key(key: &str) -> Option<(&str, &str)> {
+    let body = key.strip_suffix("_ms")?;
+    let (stat, metric) = body.split_once('_')?;
+    let known_stat = matches!(stat, "mean" | "median" | "std")
+        || stat.strip_prefix('p').is_some_and(|p| p.parse::<f64>().is_ok());
+    (known_stat && DISTRIBUTIONS.contains(&metric)).then_some((stat, metric))
+}
+
+fn push_value(result: &mut BenchResult, name: &str, stat: Stat, value: f64, n: Option<u64>, field: &str) {
+    if !value.is_finite() {
+        result.warnings.push(Warning {
+            code: "non_finite_value".into(),
+            message: format!("`{field}` is {value}; not stored."),
+        });
+        return;
+    }
+    let def = metric::lookup(name).expect("adapter names only vocabulary metrics");
+    result.metrics.push(MetricValue { name: name.to_string(), stat, unit: def.unit, value, n });
+}
+
+fn read_aggregates(obj: &Map<String, Value>, result: &mut BenchResult) -> Result<(), FieldError> {
+    for (key, name) in AGGREGATES {
+        if let Some(v) = number(obj, key)? {
+            push_value(result, name, Stat::Value, v, None, key);
+        }
+    }
+    Ok(())
+}
+
+fn read_distributions(
+    obj: &Map<String, Value>,
+    completed: u64,
+    detail: Option<&Detail>,
+    result: &mut BenchResult,
+) -> Result<(), FieldError> {
+    if completed == 0 {
+        return Ok(());
+    }
+    // vLLM writes both `median_m_ms` and (when 50 is among --metric-percentiles) `p50_m_ms`,
+    // with equal values; both are p50 and stored once.
+    let mut seen = std::collections::HashSet::new();
+    for (key, value) in obj {
+        let Some((stat_label, name)) = split_stat_key(key) else { continue };
+        let stat: Stat = stat_label
+            .parse()
+            .map_err(|e: metric::StatParseError| FieldError::new(pointer(key), e.to_string()))?;
+        if !seen.insert((name, stat.clone())) {
+            continue;
+        }
+        let v = as_f64(value)
+            .ok_or_else(|| FieldError::new(pointer(key), format!("expected a number, found {value}")))?;
+        let n = match name {
+            "tpot" => detail.map(|d| d.tpot_samples),
+            "itl" => detail.map(|d| d.itl_samples),
+            _ => Some(completed),
+        };
+        push_value(result, name, stat.clone(), v, n, key);
+        if let (Some(p), Some(n)) = (stat.percentile(), n) {
+            if is_small_sample_tail(p, n) {
+                result.warnings.push(Warning {
+                    code: "small_sample_tail".into(),
+                    message: format!("{name} {stat} comes from only {n} samples: fewer than one sample lies beyond it."),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A percentile P estimated from n samples is a tail guess when n·(1 − P/100) < 1: fewer than
+/// one sample lies beyond it (p99 from fewer than 100 requests, p99.9 from fewer than 1000).
+pub fn is_small_sample_tail(p: f64, n: u64) -> bool {
+    p > 50.0 && (n as f64) * (1.0 - p / 100.0) < 1.0
+}
+
+fn read_facts(obj: &Map<String, Value>, result: &mut BenchResult) {
+    for key in ["date", "label", "endpoint_type"] {
+        if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
+            result.facts.insert(key.to_string(), v.clone());
+        }
+    }
+    for (key, value) in obj {
+        if !is_known_key(key) && !value.is_string() {
+            result.facts.insert(key.clone(), value.clone());
+        }
+    }
+}

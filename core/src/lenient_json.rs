@@ -1,0 +1,178 @@
+//! Reading the JSON that Python benchmark tools really write.
+//!
+//! Python's `json` module writes the bare literals `NaN`, `Infinity` and `-Infinity`, which strict
+//! JSON parsers reject; vLLM's `--append-result` and SGLang write several objects into one file
+//! (JSON Lines, often under a `.json` name and without a trailing newline). This module turns
+//! such text into a list of `serde_json::Value`s, with every float parsed exactly
+//! (`float_roundtrip`), so stored values equal the file's digits.
+
+use serde_json::Value;
+
+/// Where and why the text is not JSON.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {line}, column {column}: {message}")]
+pub struct JsonSyntaxError {
+    /// 1-based line of the fault.
+    pub line: usize,
+    /// 1-based column of the fault (in the original text).
+    pub column: usize,
+    /// What serde_json reported.
+    pub message: String,
+}
+
+
+/// Parses `text` as one or more JSON values (a single document, JSON Lines, or values simply
+/// concatenated), accepting Python's bare `NaN`, `Infinity` and `-Infinity`, which are read as
+/// the strings `"NaN"`, `"Infinity"` and `"-Infinity"`. Empty text gives an empty list.
+///
+/// # Errors
+/// [`JsonSyntaxError`] with the line and column of the first fault (a truncated file reports
+/// its last line).
+pub fn parse_values(text: &str) -> Result<Vec<Value>, JsonSyntaxError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let quoted = quote_non_finite_literals(text);
+    let mut values = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(&quoted).into_iter::<Value>();
+    for item in &mut stream {
+        match item {
+            Ok(v) => values.push(v),
+            Err(e) => {
+                return Err(JsonSyntaxError {
+                    line: e.line(),
+                    column: original_column(&quoted, text, e.line(), e.column()),
+                    message: strip_position(&e.to_string()),
+                })
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// Reads a JSON number, or one of the strings that stand for a non-finite number
+/// (`"NaN"`, `"Infinity"`, `"-Infinity"`, `"inf"`), or a number written as a string
+/// (`"12.5"`, as LLMPerf does), as an `f64`.
+pub fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.trim() {
+            "NaN" | "nan" => Some(f64::NAN),
+            "Infinity" | "inf" | "+inf" | "+Infinity" => Some(f64::INFINITY),
+            "-Infinity" | "-inf" => Some(f64::NEG_INFINITY),
+            other => other.parse::<f64>().ok(),
+        },
+        _ => None,
+    }
+}
+
+/// Replaces the bare literals outside strings by quoted strings, leaving everything else,
+/// including every newline, exactly in place.
+fn quote_non_finite_literals(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    let mut in_string = false;
+    let mut last = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        let rest = &text[i..];
+        let literal = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find(|lit| rest.starts_with(lit) && !is_ident_byte(bytes.get(i + lit.len())));
+        if let Some(lit) = literal {
+            out.push_str(&text[last..i]);
+            out.push('"');
+            out.push_str(lit);
+            out.push('"');
+            i += lit.len();
+            last = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+fn is_ident_byte(b: Option<&u8>) -> bool {
+    matches!(b, Some(c) if c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// Maps a column in the quoted text back to the original: every replaced literal added two quotes.
+fn original_column(quoted: &str, original: &str, line: usize, column: usize) -> usize {
+    let q = quoted.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    let o = original.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    let added = q.len().saturating_sub(o.len());
+    if added == 0 {
+        return column;
+    }
+    let prefix = &q[..column.min(q.len())];
+    let quotes_before = ["\"NaN\"", "\"Infinity\"", "\"-Infinity\""]
+        .iter()
+        .map(|lit| prefix.matches(lit).count() * 2)
+        .sum::<usize>();
+    column.saturating_sub(quotes_before)
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_python_literals_outside_strings_only() {
+        let v = parse_values(r#"{"a": NaN, "b": Infinity, "c": -Infinity, "d": "NaN Infinity", "e": 1.5}"#)
+            .unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0]["a"], "NaN");
+        assert_eq!(v[0]["b"], "Infinity");
+        assert_eq!(v[0]["c"], "-Infinity");
+        assert_eq!(v[0]["d"], "NaN Infinity");
+        assert!(as_f64(&v[0]["a"]).unwrap().is_nan());
+        assert_eq!(as_f64(&v[0]["b"]), Some(f64::INFINITY));
+        assert_eq!(as_f64(&v[0]["e"]), Some(1.5));
+    }
+
+    #[test]
+    fn reads_json_lines_without_trailing_newline() {
+        let v = parse_values("{\"a\": 1}\n{\"a\": 2}").unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[1]["a"], 2);
+        let v = parse_values("\n{\"a\": 1}\n\n{\"a\": 2}\n").unwrap();
+        assert_eq!(v.len(), 2);
+    }
+
+    #[test]
+    fn floats_keep_their_digits() {
+        let v = parse_values(r#"{"x": 34.59466175000898, "y": 0.1}"#).unwrap();
+        assert_eq!(v[0]["x"].as_f64().unwrap().to_string(), "34.59466175000898");
+        assert_eq!(v[0]["y"].as_f64().unwrap(), 0.1);
+    }
+
+    #[test]
+    fn truncated_file_reports_position() {
+        let err = parse_values("{\"a\": 1}\n{\"a\": NaN, \"b\": [1, 2").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert_eq!(err.column, 21); // just after the last character of the line
+        assert!(err.message.contains("EOF"), "{}", err.message);
+    }
+}
