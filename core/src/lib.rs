@@ -12,6 +12,7 @@ pub mod lenient_json;
 pub mod metric;
 pub mod result;
 pub mod run;
+pub mod series;
 pub mod stats;
 pub mod upload;
 

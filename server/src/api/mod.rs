@@ -1,0 +1,2 @@
+//! API
+pub fn routes() -> axum::Router<crate::app::AppState> { axum::Router::new() }

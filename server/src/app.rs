@@ -1,0 +1,42 @@
+//! Application state, router and serving loop.
+
+use crate::storage::Store;
+use axum::Router;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Largest accepted request body: uploads carry whole result files, and `--save-detailed`
+/// files of long runs reach tens of MiB. Larger bodies are answered with 413.
+pub const BODY_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    /// The database.
+    pub store: Store,
+    /// SHA-256 (hex) of the admin token.
+    pub admin_token_hash: Arc<String>,
+}
+
+/// The whole application: API under `/api/v1`, pages, static assets, `/healthz`.
+pub fn router(state: AppState) -> Router {
+    use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, trace::TraceLayer};
+    Router::new()
+        .merge(crate::api::routes())
+        .merge(crate::pages::routes())
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT_BYTES))
+        .layer(TraceLayer::new_for_http())
+        .layer(CatchPanicLayer::new())
+        .with_state(state)
+}
+
+/// Serves the application on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
+}

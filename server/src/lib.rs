@@ -1,0 +1,12 @@
+//! benchtrail-server: the HTTP API, storage and web pages of benchtrail.
+//!
+//! [`app::router`] builds the whole application from an [`app::AppState`]; [`app::serve`]
+//! runs it on a listener until a shutdown future completes, so tests bind port 0 on loopback.
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod error;
+pub mod ingest;
+pub mod pages;
+pub mod storage;

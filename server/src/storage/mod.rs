@@ -1,0 +1,37 @@
+//! Storage: one API over two databases.
+//!
+//! SQLite (embedded, the default: a file under `./benchtrail-data/`) and Postgres (production)
+//! are reached through sqlx's `Any` driver with one SQL text per query. Only types both
+//! databases share cross the boundary: BIGINT, DOUBLE PRECISION, TEXT and BLOB/BYTEA.
+//! Timestamps are RFC 3339 UTC text with a fixed width (so text order is time order), ids and
+//! JSON are text. Schemas live in `migrations/sqlite` and `migrations/postgres`, embedded in
+//! the binary and applied at start. Parameters are always numbered in order of appearance
+//! (`$1`, `$2`, ...) because SQLite numbers `$N` by first appearance, not by digit.
+//!
+//! The shared test suite in `server/tests/storage.rs` runs every test on both databases.
+
+mod model;
+mod store;
+
+pub use model::*;
+pub use store::Store;
+
+/// Storage failures. Constraint violations the caller can cause are mapped to
+/// [`StorageError::Conflict`]; everything else is [`StorageError::Database`] (logged, never
+/// shown to clients).
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// A unique constraint was violated (e.g. a project slug already taken, or a run id that
+    /// belongs to another project).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The database failed.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Migrations failed.
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// Stored data could not be decoded (a bug or a hand-edited database).
+    #[error("corrupt stored data: {0}")]
+    Corrupt(String),
+}
