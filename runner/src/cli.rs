@@ -1,0 +1,171 @@
+//! The command line, as clap derive types. Names here are a contract other tools rely on:
+//! `benchtrail upload|project create|token create` with `--server`/`--token` accepted on every
+//! subcommand (or from `BENCHTRAIL_URL`/`BENCHTRAIL_TOKEN`).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use uuid::Uuid;
+
+/// benchtrail: upload LLM-serving benchmark results from CI and manage projects.
+///
+/// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error.
+#[derive(Debug, Parser)]
+#[command(name = "benchtrail", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Base URL of the benchtrail server, e.g. `https://bench.example.com`.
+    #[arg(long, global = true, env = "BENCHTRAIL_URL", value_name = "URL")]
+    pub server: Option<String>,
+    /// API token: a project upload token for `upload`, the admin token for `project create`
+    /// and `token create`.
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHTRAIL_TOKEN",
+        hide_env_values = true,
+        value_name = "T"
+    )]
+    pub token: Option<String>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Upload benchmark result files as one run (or print the normalized run with --dry-run).
+    Upload(UploadArgs),
+    /// Manage projects (admin token).
+    #[command(subcommand)]
+    Project(ProjectCommand),
+    /// Manage project API tokens (admin token).
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `benchtrail upload`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct UploadArgs {
+    /// Project slug.
+    #[arg(long, value_name = "P", required_unless_present = "dry_run")]
+    pub project: Option<String>,
+    /// Commit measured (hex SHA). Default: `git rev-parse HEAD` in the current directory.
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// Branch. Default: `$GITHUB_HEAD_REF`, then `$GITHUB_REF_NAME` (when `$GITHUB_REF_TYPE` is
+    /// `branch`), then, without --commit, the checked-out git branch (none when detached).
+    #[arg(long, value_name = "B")]
+    pub branch: Option<String>,
+    /// Pull-request number the run belongs to.
+    #[arg(long, value_name = "N")]
+    pub pr: Option<u64>,
+    /// Merge base of the pull request with its base branch (only with --pr).
+    #[arg(long, value_name = "SHA", requires = "pr")]
+    pub merge_base: Option<String>,
+    /// `auto` (nvidia-smi and /proc/cpuinfo) or a JSON file holding a `hardware` object.
+    /// Fields set by --config win over these.
+    #[arg(long, value_name = "auto|FILE")]
+    pub hardware: Option<String>,
+    /// JSON file holding a configuration (hardware, model, engine, ...) applied to every result.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Workload cell fields for every result, e.g. `scenario=short-chat,prefix_mode=fresh`.
+    /// Keys: scenario, prefix_mode, load_level, max_concurrency, request_rate, burstiness,
+    /// input_len, output_len, dataset, num_prompts. Fields a file states win. Repeatable.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub cell: Vec<String>,
+    /// Format of every FILE (e.g. `vllm-bench-serve`). Default: the server detects it.
+    #[arg(long, value_name = "NAME")]
+    pub format: Option<String>,
+    /// Client-chosen run id: re-sending the same id stores nothing new.
+    #[arg(long, value_name = "UUID")]
+    pub run_id: Option<Uuid>,
+    /// 0-based index among repeated runs of the same commit and configuration.
+    #[arg(long, value_name = "N")]
+    pub repeat_index: Option<u32>,
+    /// Link to the CI job. Default on GitHub Actions:
+    /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`.
+    #[arg(long, value_name = "URL")]
+    pub ci_job_url: Option<String>,
+    /// Free run tag. Repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Print the normalized run instead of uploading it.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the outcome as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Result files, read as text.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// `benchtrail project ...`.
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// Create a project.
+    Create(ProjectCreateArgs),
+}
+
+/// `benchtrail project create`.
+#[derive(Debug, Clone, Args)]
+pub struct ProjectCreateArgs {
+    /// URL-safe name: `[a-z0-9][a-z0-9-_]*`.
+    pub slug: String,
+    /// Display name. Default: the slug.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Readable only with a token.
+    #[arg(long)]
+    pub private: bool,
+    /// Repository URL, used to link commits.
+    #[arg(long, value_name = "URL")]
+    pub repository_url: Option<String>,
+    /// The branch plots default to.
+    #[arg(long, value_name = "B", default_value = "main")]
+    pub default_branch: String,
+    /// A `--metadata` key that splits series in this project. Repeatable.
+    #[arg(long = "key-field", value_name = "K")]
+    pub key_fields: Vec<String>,
+}
+
+/// `benchtrail token ...`.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a project token; prints it alone on the last line of stdout.
+    Create(TokenCreateArgs),
+}
+
+/// `benchtrail token create`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenCreateArgs {
+    /// Project slug.
+    #[arg(long)]
+    pub project: String,
+    /// What the token may do.
+    #[arg(long, value_enum, default_value_t = Scope::Upload)]
+    pub scope: Scope,
+}
+
+/// A token scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// Read private projects.
+    Read,
+    /// Upload runs.
+    Upload,
+    /// Upload and modify runs.
+    Write,
+}
+
+impl Scope {
+    /// The wire name: `read`, `upload`, `write`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Upload => "upload",
+            Scope::Write => "write",
+        }
+    }
+}

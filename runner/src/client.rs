@@ -1,0 +1,306 @@
+//! HTTP client for the benchtrail API, and readable rendering of its RFC 9457 problems.
+//!
+//! Every request is a JSON `POST` with `Authorization: Bearer TOKEN`. A 2xx answer is decoded
+//! into the expected type; anything else becomes a [`ClientError`], an
+//! `application/problem+json` body a [`Problem`].
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+/// Time allowed to open a connection.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Time allowed for a whole request: uploads carry whole result files (tens of MiB).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// An RFC 9457 problem document as the server sends it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Problem {
+    /// URI naming the problem type.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Short summary, e.g. `Invalid upload`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The HTTP status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// What went wrong in this request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// JSON pointer into the request body at fault, e.g. `/files/0/content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// Further faults, each usually `{pointer, detail}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<Value>,
+}
+
+impl fmt::Display for Problem {
+    /// `TITLE: DETAIL`, then `  at POINTER` and one `  - POINTER: DETAIL` line per error.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.title, &self.detail) {
+            (Some(t), Some(d)) if t != d => write!(f, "{t}: {d}")?,
+            (Some(t), _) => f.write_str(t)?,
+            (None, Some(d)) => f.write_str(d)?,
+            (None, None) => f.write_str("(no detail given)")?,
+        }
+        if let Some(p) = &self.pointer {
+            write!(f, "\n  at {p}")?;
+        }
+        for e in &self.errors {
+            write!(f, "\n  - {}", render_error_item(e))?;
+        }
+        Ok(())
+    }
+}
+
+/// One item of a problem's `errors`: `POINTER: DETAIL (other=fields)`.
+fn render_error_item(item: &Value) -> String {
+    let Value::Object(map) = item else {
+        return item
+            .as_str()
+            .map_or_else(|| item.to_string(), str::to_string);
+    };
+    let text = |k: &str| {
+        map.get(k)
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+    };
+    let mut out = String::new();
+    if let Some(p) = text("pointer") {
+        out.push_str(&p);
+        out.push_str(": ");
+    }
+    out.push_str(
+        &text("detail")
+            .or_else(|| text("message"))
+            .or_else(|| text("title"))
+            .unwrap_or_default(),
+    );
+    let rest: Vec<String> = map
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "pointer" | "detail" | "message" | "title"))
+        .map(|(k, v)| {
+            format!(
+                "{k}={}",
+                v.as_str().map_or_else(|| v.to_string(), str::to_string)
+            )
+        })
+        .collect();
+    if !rest.is_empty() {
+        out.push_str(&format!(" ({})", rest.join(", ")));
+    }
+    out
+}
+
+/// Why a request did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// `--server` is not an http(s) URL.
+    #[error("invalid server URL `{0}`: expected http://HOST[:PORT] or https://...")]
+    InvalidServer(String),
+    /// No connection or no complete answer.
+    #[error("could not reach {url}: {message}")]
+    Unreachable {
+        /// The request URL.
+        url: String,
+        /// The transport error with its causes.
+        message: String,
+    },
+    /// The server answered with a problem document.
+    #[error("the server answered HTTP {status} to POST {url}: {problem}")]
+    Problem {
+        /// The request URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The problem (boxed: it is large).
+        problem: Box<Problem>,
+    },
+    /// The server answered an error without a problem document.
+    #[error("the server answered HTTP {status} to POST {url}: {body}")]
+    Http {
+        /// The request URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// A 2xx answer whose body is not the expected JSON.
+    #[error("unexpected answer (HTTP {status}) from POST {url}: {message}")]
+    BadResponse {
+        /// The request URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The decoding error.
+        message: String,
+    },
+}
+
+/// A client for one server.
+#[derive(Debug, Clone)]
+pub struct Client {
+    base: String,
+    token: Option<String>,
+    http: reqwest::blocking::Client,
+}
+
+impl Client {
+    /// A client for `server` (`http(s)://host[:port][/prefix]`, trailing `/` ignored).
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidServer`] when `server` is not an http(s) URL.
+    pub fn new(server: &str, token: Option<String>) -> Result<Client, ClientError> {
+        let base = server.trim().trim_end_matches('/').to_string();
+        let rest = base
+            .strip_prefix("http://")
+            .or_else(|| base.strip_prefix("https://"));
+        if rest.is_none_or(str::is_empty) {
+            return Err(ClientError::InvalidServer(server.to_string()));
+        }
+        let http = reqwest::blocking::Client::builder()
+            .user_agent(concat!("benchtrail/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .map_err(|e| ClientError::InvalidServer(format!("{server} ({e})")))?;
+        Ok(Client { base, token, http })
+    }
+
+    /// The server URL without trailing `/`.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// `base + path`; `path` starts with `/`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// `POST base+path` with `body` as JSON; returns the status and the decoded 2xx body.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub fn post_json<B: Serialize + ?Sized, R: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<(u16, R), ClientError> {
+        let url = self.url(path);
+        let mut request = self
+            .http
+            .post(&url)
+            .json(body)
+            .header("Accept", "application/json, application/problem+json");
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let unreachable = |e: reqwest::Error| ClientError::Unreachable {
+            url: url.clone(),
+            message: error_chain(&e),
+        };
+        let response = request.send().map_err(unreachable)?;
+        let status = response.status().as_u16();
+        let text = response.text().map_err(unreachable)?;
+        if (200..300).contains(&status) {
+            return serde_json::from_str(&text)
+                .map(|r| (status, r))
+                .map_err(|e| ClientError::BadResponse {
+                    url,
+                    status,
+                    message: e.to_string(),
+                });
+        }
+        match serde_json::from_str::<Problem>(&text) {
+            Ok(problem) if problem.title.is_some() || problem.detail.is_some() => {
+                Err(ClientError::Problem {
+                    url,
+                    status,
+                    problem: Box::new(problem),
+                })
+            }
+            _ => {
+                let mut body: String = text.trim().chars().take(2000).collect();
+                if body.is_empty() {
+                    body = "(empty body)".to_string();
+                }
+                Err(ClientError::Http { url, status, body })
+            }
+        }
+    }
+}
+
+/// An error and its causes joined by `: ` (reqwest's own message rarely says why).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+/// Percent-encodes one URL path segment (everything but `A-Za-z0-9-._~`).
+pub fn path_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problem_renders_title_detail_pointer_and_errors() {
+        let problem: Problem = serde_json::from_str(
+            r#"{"type":"about:blank","title":"Invalid upload","status":422,
+                "detail":"record 0 (line 1): field `/completed`: must be a non-negative integer",
+                "pointer":"/files/0/content",
+                "errors":[{"pointer":"/files/0/content","detail":"bad","field":"/completed"},"plain"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            problem.to_string(),
+            "Invalid upload: record 0 (line 1): field `/completed`: must be a non-negative integer\n  \
+             at /files/0/content\n  - /files/0/content: bad (field=/completed)\n  - plain"
+        );
+    }
+
+    #[test]
+    fn server_urls_are_checked() {
+        assert!(matches!(
+            Client::new("localhost:8080", None),
+            Err(ClientError::InvalidServer(_))
+        ));
+        assert!(matches!(
+            Client::new("http://", None),
+            Err(ClientError::InvalidServer(_))
+        ));
+        let c = Client::new("http://127.0.0.1:8080/", None).unwrap();
+        assert_eq!(
+            c.url("/api/v1/projects"),
+            "http://127.0.0.1:8080/api/v1/projects"
+        );
+    }
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(path_segment("my-proj_1"), "my-proj_1");
+        assert_eq!(path_segment("a/b c"), "a%2Fb%20c");
+    }
+}

@@ -1,0 +1,224 @@
+//! The subcommands: each takes its arguments, writes its result to `out` (stdout) and notes
+//! to `err` (stderr), and returns an error for exit status 2.
+
+use crate::cli::{
+    Cli, Command, ProjectCommand, ProjectCreateArgs, TokenCommand, TokenCreateArgs, UploadArgs,
+};
+use crate::client::{path_segment, Client};
+use crate::document::{build_document, Environment};
+use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::io::Write;
+
+/// Runs a parsed command line in `env`.
+///
+/// # Errors
+/// Any failure; the caller prints it and exits 2.
+pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+    let connection = Connection {
+        server: cli.server,
+        token: cli.token,
+    };
+    match cli.command {
+        Command::Upload(args) => upload(&args, &connection, env, out, err),
+        Command::Project(ProjectCommand::Create(args)) => {
+            project_create(&args, &connection, out, err)
+        }
+        Command::Token(TokenCommand::Create(args)) => token_create(&args, &connection, out, err),
+    }
+}
+
+/// `--server` and `--token` (or their environment variables).
+#[derive(Debug, Clone, Default)]
+pub struct Connection {
+    /// Server base URL.
+    pub server: Option<String>,
+    /// Bearer token.
+    pub token: Option<String>,
+}
+
+impl Connection {
+    /// A client; `token_kind` names the expected token in the error when it is missing.
+    fn client(&self, token_kind: &str) -> Result<Client> {
+        let server = self
+            .server
+            .as_deref()
+            .ok_or_else(|| anyhow!("no server: pass --server URL or set BENCHTRAIL_URL"))?;
+        let token = self.token.clone().ok_or_else(|| {
+            anyhow!("no token: pass --token ({token_kind}) or set BENCHTRAIL_TOKEN")
+        })?;
+        Ok(Client::new(server, Some(token))?)
+    }
+}
+
+/// The answer to `POST /api/v1/projects/{project}/runs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UploadResponse {
+    /// The run's id.
+    pub run_id: String,
+    /// False when the run id was already stored (nothing new stored).
+    #[serde(default)]
+    pub created: bool,
+    /// Number of results stored with the run.
+    #[serde(default)]
+    pub results: u64,
+    /// Path of the run's page, `/runs/{id}`.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// What `upload --dry-run` prints: the run metadata, then the results as the server would
+/// store them.
+#[derive(Serialize)]
+struct DryRun<'a> {
+    run: &'a benchtrail_core::RunMeta,
+    results: &'a [benchtrail_core::BenchResult],
+}
+
+/// `benchtrail upload`: builds the document; with `--dry-run` prints
+/// `{"run": ..., "results": [...]}` normalized, else uploads it and prints the run URL (or,
+/// with `--json`, `{"run_id", "url", "created", "results", "status"}`).
+///
+/// # Errors
+/// Building the document, normalizing it (dry run), or the upload fails.
+pub fn upload(
+    args: &UploadArgs,
+    connection: &Connection,
+    env: &Environment,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let built = build_document(args, env)?;
+    for note in &built.notes {
+        writeln!(err, "note: {note}")?;
+    }
+    let document = built.document;
+    if args.dry_run {
+        let results = document.normalize().map_err(|e| {
+            let mut message = format!("invalid upload at {}: {}", e.pointer, e.message);
+            if let Some(index) = e
+                .pointer
+                .strip_prefix("/files/")
+                .and_then(|p| p.split('/').next()?.parse::<usize>().ok())
+            {
+                if let Some(file) = document.files.get(index) {
+                    message.push_str(&format!(" (file `{}`)", file.name));
+                }
+            }
+            anyhow!(message)
+        })?;
+        let printed = DryRun {
+            run: &document.run,
+            results: &results,
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
+        return Ok(());
+    }
+    let project = args
+        .project
+        .as_deref()
+        .ok_or_else(|| anyhow!("--project is required to upload"))?;
+    let client = connection.client("a project upload token")?;
+    let path = format!("/api/v1/projects/{}/runs", path_segment(project));
+    let (status, response): (u16, UploadResponse) = client.post_json(&path, &document)?;
+    let page = response
+        .path
+        .clone()
+        .unwrap_or_else(|| format!("/runs/{}", response.run_id));
+    let url = client.url(&page);
+    writeln!(
+        err,
+        "{} run {} with {} result(s) for commit {}",
+        if response.created {
+            "stored"
+        } else {
+            "already stored:"
+        },
+        response.run_id,
+        response.results,
+        document.run.commit.sha
+    )?;
+    if args.json {
+        let line = json!({
+            "run_id": response.run_id,
+            "url": url,
+            "created": response.created,
+            "results": response.results,
+            "status": status,
+        });
+        writeln!(out, "{line}")?;
+    } else {
+        writeln!(out, "{url}")?;
+    }
+    Ok(())
+}
+
+/// `benchtrail project create`: prints the project's URL (the answer's `path`, else
+/// `/projects/{slug}`).
+///
+/// # Errors
+/// The request fails (409 when the project exists).
+pub fn project_create(
+    args: &ProjectCreateArgs,
+    connection: &Connection,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let client = connection.client("the admin token")?;
+    let mut body = json!({
+        "slug": args.slug,
+        "name": args.name.as_deref().unwrap_or(&args.slug),
+        "default_branch": args.default_branch,
+        "public": !args.private,
+        "key_fields": args.key_fields,
+    });
+    if let Some(url) = &args.repository_url {
+        body["repository_url"] = json!(url);
+    }
+    let (_, response): (u16, serde_json::Value) = client
+        .post_json("/api/v1/projects", &body)
+        .with_context(|| format!("cannot create project `{}`", args.slug))?;
+    let page = response.get("path").and_then(|p| p.as_str()).map_or_else(
+        || format!("/projects/{}", path_segment(&args.slug)),
+        str::to_string,
+    );
+    writeln!(err, "created project {}", args.slug)?;
+    writeln!(out, "{}", client.url(&page))?;
+    Ok(())
+}
+
+/// The answer to `POST /api/v1/projects/{slug}/tokens`.
+#[derive(Debug, Clone, Deserialize)]
+struct TokenResponse {
+    token: String,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+}
+
+/// `benchtrail token create`: prints the new token alone on the last line of stdout.
+///
+/// # Errors
+/// The request fails.
+pub fn token_create(
+    args: &TokenCreateArgs,
+    connection: &Connection,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let client = connection.client("the admin token")?;
+    let path = format!("/api/v1/projects/{}/tokens", path_segment(&args.project));
+    let (_, response): (u16, TokenResponse) = client
+        .post_json(&path, &json!({"scope": args.scope.as_str()}))
+        .with_context(|| format!("cannot create a token for project `{}`", args.project))?;
+    writeln!(
+        err,
+        "created {} token for project {} (shown once; store it as a secret)",
+        response.scope.as_deref().unwrap_or(args.scope.as_str()),
+        response.project.as_deref().unwrap_or(&args.project)
+    )?;
+    writeln!(out, "{}", response.token)?;
+    Ok(())
+}

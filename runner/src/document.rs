@@ -1,0 +1,183 @@
+//! Builds the [`UploadDocument`] of `benchtrail upload` from its arguments, the files, git,
+//! the hardware and the CI environment.
+//!
+//! Precedence: explicit flags win; then CI environment variables; then git. For the
+//! configuration, `--config` fields win over `--hardware` (auto or FILE) fields.
+
+use crate::cell_arg::parse_cells;
+use crate::cli::UploadArgs;
+use crate::{git, gpu};
+use anyhow::{bail, Context, Result};
+use benchtrail_core::config::Hardware;
+use benchtrail_core::run::{PullRequest, RunMeta};
+use benchtrail_core::{Configuration, UploadDocument, UploadFile};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Where the CLI runs: the directory (git and relative paths) and the environment variables
+/// it reads (`GITHUB_*`). `PATH` is used as the process has it.
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    /// Current directory.
+    pub cwd: PathBuf,
+    /// Environment variables.
+    pub vars: HashMap<String, String>,
+}
+
+impl Environment {
+    /// This process's directory and environment.
+    ///
+    /// # Errors
+    /// The current directory cannot be read.
+    pub fn current() -> Result<Environment> {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        Ok(Environment {
+            cwd,
+            vars: std::env::vars().collect(),
+        })
+    }
+
+    /// A variable's value, `None` when unset or empty.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// An upload document and the notes gathered while building it (for stderr).
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The document.
+    pub document: UploadDocument,
+    /// Notes, e.g. "nvidia-smi not found".
+    pub notes: Vec<String>,
+}
+
+/// Builds the upload document.
+///
+/// # Errors
+/// A file that cannot be read as UTF-8 text, a bad `--cell`, `--tag`, `--config` or
+/// `--hardware` file, a failing `nvidia-smi`, or no commit (not a git checkout and no
+/// `--commit`). Messages name the file or flag at fault.
+pub fn build_document(args: &UploadArgs, env: &Environment) -> Result<Built> {
+    let mut notes = Vec::new();
+    let files = args
+        .files
+        .iter()
+        .map(|path| {
+            let content = std::fs::read_to_string(env.cwd.join(path))
+                .with_context(|| format!("cannot read result file `{}`", path.display()))?;
+            Ok(UploadFile {
+                name: path.display().to_string(),
+                format: args.format.clone(),
+                content,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let cell = parse_cells(&args.cell)?;
+    let configuration = configuration(args, env, &mut notes)?;
+    let run = run_meta(args, env)?;
+    Ok(Built {
+        document: UploadDocument {
+            run,
+            configuration,
+            cell,
+            files,
+            results: Vec::new(),
+        },
+        notes,
+    })
+}
+
+/// `--hardware` then `--config` over it.
+fn configuration(
+    args: &UploadArgs,
+    env: &Environment,
+    notes: &mut Vec<String>,
+) -> Result<Configuration> {
+    let hardware = match args.hardware.as_deref() {
+        None => Hardware::default(),
+        Some("auto") => {
+            let detected = gpu::detect().map_err(|e| anyhow::anyhow!("--hardware auto: {e}"))?;
+            notes.extend(detected.notes);
+            detected.hardware
+        }
+        Some(file) => {
+            read_json::<Hardware>(&env.cwd.join(file), "--hardware", "a hardware object")?
+        }
+    };
+    let mut configuration = Configuration {
+        hardware,
+        ..Configuration::default()
+    };
+    if let Some(file) = &args.config {
+        let from_file =
+            read_json::<Configuration>(&env.cwd.join(file), "--config", "a configuration")?;
+        configuration.overlay(&from_file);
+    }
+    Ok(configuration)
+}
+
+/// Reads `path` as JSON of type `T`; errors name the flag, the file and serde's message.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, flag: &str, what: &str) -> Result<T> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{flag}: cannot read `{}`", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{flag}: `{}` is not {what}: {e}", path.display()))
+}
+
+/// Run metadata from flags, CI environment and git.
+fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
+    let commit = git::commit_info(&env.cwd, args.commit.as_deref()).map_err(anyhow::Error::msg)?;
+    let branch = args
+        .branch
+        .clone()
+        .or_else(|| env.var("GITHUB_HEAD_REF").map(str::to_string))
+        .or_else(|| {
+            (env.var("GITHUB_REF_TYPE") == Some("branch"))
+                .then(|| env.var("GITHUB_REF_NAME").map(str::to_string))
+                .flatten()
+        })
+        .or_else(|| {
+            if args.commit.is_none() {
+                git::current_branch(&env.cwd)
+            } else {
+                None
+            }
+        });
+    let ci_job_url = args.ci_job_url.clone().or_else(|| {
+        Some(format!(
+            "{}/{}/actions/runs/{}",
+            env.var("GITHUB_SERVER_URL")?,
+            env.var("GITHUB_REPOSITORY")?,
+            env.var("GITHUB_RUN_ID")?
+        ))
+    });
+    let mut tags = BTreeMap::new();
+    for tag in &args.tags {
+        let Some((key, value)) = tag.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+            bail!("--tag `{tag}`: expected KEY=VALUE");
+        };
+        if tags
+            .insert(key.trim().to_string(), value.to_string())
+            .is_some()
+        {
+            bail!("--tag: `{}` given more than once", key.trim());
+        }
+    }
+    Ok(RunMeta {
+        id: args.run_id,
+        commit,
+        branch,
+        pull_request: args.pr.map(|number| PullRequest {
+            number,
+            merge_base: args.merge_base.clone(),
+        }),
+        run_at: None,
+        ci_job_url,
+        repeat_index: args.repeat_index.unwrap_or(0),
+        tags,
+    })
+}

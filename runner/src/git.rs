@@ -1,0 +1,78 @@
+//! Commit and branch of the checkout being measured, read with the `git` command.
+//!
+//! Shallow clones (CI's `fetch-depth: 1`) have no parents recorded: `parents` is then empty.
+
+use benchtrail_core::run::CommitInfo;
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `git ARGS` in `dir`; `Ok(stdout without trailing whitespace)` on success.
+///
+/// # Errors
+/// git could not be started, or exited non-zero: the message holds git's stderr.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .map_err(|e| format!("could not run git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    } else {
+        Err(format!(
+            "`git {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// The commit to record.
+///
+/// - `given = None`: `HEAD` of the checkout at `dir`, with parents, committer time and subject.
+/// - `given = Some(sha)`: when `sha` is hex and names a commit in the checkout, its full SHA and
+///   details; otherwise `sha` as given with no details (the server checks its form).
+///
+/// # Errors
+/// `given = None` and `dir` is not a git checkout with a commit (or git is missing).
+pub fn commit_info(dir: &Path, given: Option<&str>) -> Result<CommitInfo, String> {
+    let sha = match given {
+        None => git(dir, &["rev-parse", "--verify", "HEAD^{commit}"])
+            .map_err(|e| format!("cannot tell which commit was measured: {e}; run inside a git checkout or pass --commit SHA"))?,
+        Some(sha) => {
+            let resolved = (!sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit()))
+                .then(|| git(dir, &["rev-parse", "--verify", "--quiet", &format!("{sha}^{{commit}}")]).ok())
+                .flatten();
+            match resolved {
+                Some(full) => full,
+                None => return Ok(CommitInfo { sha: sha.to_string(), ..CommitInfo::default() }),
+            }
+        }
+    };
+    let details = git(dir, &["show", "-s", "--format=%P%n%cI%n%s", &sha])?;
+    let mut lines = details.lines();
+    let parents = lines
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let time = lines
+        .next()
+        .and_then(|t| serde_json::from_value(serde_json::Value::String(t.to_string())).ok());
+    let subject = lines.next().filter(|s| !s.is_empty()).map(str::to_string);
+    Ok(CommitInfo {
+        sha,
+        parents,
+        time,
+        subject,
+    })
+}
+
+/// The branch checked out at `dir`; `None` when HEAD is detached or `dir` is not a checkout.
+pub fn current_branch(dir: &Path) -> Option<String> {
+    git(dir, &["rev-parse", "--abbrev-ref", "HEAD"])
+        .ok()
+        .filter(|b| !b.is_empty() && b != "HEAD")
+}

@@ -1,0 +1,18 @@
+//! benchtrail-runner: the `benchtrail` CLI that uploads benchmark results from CI.
+//!
+//! The binary (`main.rs`) only parses the command line and maps errors to exit status 2;
+//! everything else lives here so tests (and an end-to-end test against a real server) can
+//! call it: [`commands::run`] with an [`document::Environment`] and output writers.
+
+pub mod cell_arg;
+pub mod cli;
+pub mod client;
+pub mod commands;
+pub mod document;
+pub mod git;
+pub mod gpu;
+
+/// Exit status when the command succeeded (for `upload`: the data is stored).
+pub const EXIT_OK: u8 = 0;
+/// Exit status on any error, including command-line usage errors.
+pub const EXIT_ERROR: u8 = 2;
