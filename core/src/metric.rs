@@ -302,6 +302,22 @@ pub enum Stat {
     Value,
 }
 
+/// The display order of a (metric, statistic) pair: vocabulary order, then `value`, `mean`,
+/// percentiles ascending, `std`, `min`, `max`. Unknown metrics sort last.
+pub fn display_order(name: &str, stat: &Stat) -> (usize, u8, u64) {
+    let metric = VOCABULARY.iter().position(|m| m.name == name).unwrap_or(usize::MAX);
+    let (rank, p) = match stat {
+        Stat::Value => (0, 0),
+        Stat::Mean => (1, 0),
+        // Percentiles in thousandths so p99.9 sorts between p99 and p100.
+        Stat::Percentile(_) => (2, (stat.percentile().unwrap_or(0.0) * 1000.0) as u64),
+        Stat::Std => (3, 0),
+        Stat::Min => (4, 0),
+        Stat::Max => (5, 0),
+    };
+    (metric, rank, p)
+}
+
 /// A statistic string that is not `mean`, `std`, `min`, `max`, `value` or `pP` with 0 ≤ P ≤ 100.
 #[derive(Debug, thiserror::Error)]
 #[error("unknown statistic `{0}`: expected mean, std, min, max, value, median or pP (e.g. p99, p99.9)")]

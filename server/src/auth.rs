@@ -1,1 +1,127 @@
-//! auth
+//! Tokens and who may do what.
+//!
+//! Tokens are random 256-bit secrets shown once; only their SHA-256 is stored. The admin token
+//! (env `BENCHTRAIL_ADMIN_TOKEN`, or generated and printed once on first start) creates projects
+//! and tokens. Project tokens carry a scope: `read` < `upload` < `write`. Public projects are
+//! readable without a token.
+
+use crate::app::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::storage::{Project, Scope};
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+
+/// Prefix of every token benchtrail makes, so secret scanners and people can recognise one.
+pub const TOKEN_PREFIX: &str = "bt_";
+
+/// SHA-256 (hex) of a token: what is stored and compared.
+pub fn hash_token(token: &str) -> String {
+    benchtrail_core::sha256_hex(token.as_bytes())
+}
+
+/// A new random token: `bt_` followed by 64 hex digits (256 bits from the OS).
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the OS random source works");
+    format!("{TOKEN_PREFIX}{}", hex::encode(bytes))
+}
+
+/// The bearer token of a request, if any. Never printed by `Debug`.
+pub struct Bearer(Option<String>);
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Bearer(<redacted>)" } else { "Bearer(None)" })
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Bearer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let Some(value) = parts.headers.get(axum::http::header::AUTHORIZATION) else {
+            return Ok(Bearer(None));
+        };
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| ApiError::Unauthorized("the Authorization header must be `Bearer <token>`".into()))?;
+        Ok(Bearer(Some(token.to_string())))
+    }
+}
+
+/// What a request's token grants.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Caller {
+    /// No token.
+    Anonymous,
+    /// The admin token.
+    Admin,
+    /// A project token.
+    Project {
+        /// The token's project.
+        project_id: i64,
+        /// Its scope.
+        scope: Scope,
+    },
+}
+
+impl Bearer {
+    /// Resolves the token. An unknown token is a 401, not anonymous: a typo must not silently
+    /// read public data only.
+    pub async fn caller(&self, state: &AppState) -> ApiResult<Caller> {
+        let Some(token) = &self.0 else { return Ok(Caller::Anonymous) };
+        let hash = hash_token(token);
+        if hash == *state.admin_token_hash {
+            return Ok(Caller::Admin);
+        }
+        match state.store.token(&hash).await? {
+            Some(grant) => Ok(Caller::Project { project_id: grant.project_id, scope: grant.scope }),
+            None => Err(ApiError::Unauthorized("unknown token".into())),
+        }
+    }
+}
+
+impl Caller {
+    /// Admin only.
+    pub fn require_admin(&self) -> ApiResult<()> {
+        match self {
+            Caller::Admin => Ok(()),
+            Caller::Anonymous => Err(ApiError::Unauthorized("this needs the admin token".into())),
+            Caller::Project { .. } => Err(ApiError::Forbidden("this needs the admin token, not a project token".into())),
+        }
+    }
+
+    /// The admin, or a token of `project` with at least `scope`.
+    pub fn require(&self, project: &Project, scope: Scope) -> ApiResult<()> {
+        match self {
+            Caller::Admin => Ok(()),
+            Caller::Project { project_id, scope: have } if *project_id == project.id && *have >= scope => Ok(()),
+            Caller::Project { project_id, .. } if *project_id == project.id => Err(ApiError::Forbidden(format!(
+                "this token's scope does not allow this; it needs `{}`",
+                scope.as_str()
+            ))),
+            Caller::Project { .. } => {
+                Err(ApiError::Forbidden(format!("this token belongs to another project than `{}`", project.slug)))
+            }
+            Caller::Anonymous => Err(ApiError::Unauthorized(format!(
+                "this needs a token of project `{}` with scope `{}`",
+                project.slug,
+                scope.as_str()
+            ))),
+        }
+    }
+
+    /// Reading: anyone for a public project, else [`Self::require`] with `read`. A private
+    /// project is reported as not found to callers who may not read it, so its name leaks nothing.
+    pub fn require_read(&self, project: &Project) -> ApiResult<()> {
+        if project.public || self.require(project, Scope::Read).is_ok() {
+            Ok(())
+        } else {
+            Err(ApiError::NotFound(format!("no project `{}`", project.slug)))
+        }
+    }
+}

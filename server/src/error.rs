@@ -1,1 +1,178 @@
-//! error
+//! One error type for the API, rendered as `application/problem+json` (RFC 9457).
+//!
+//! Client faults name the field at fault with a JSON pointer (`pointer`, and per-fault
+//! entries in `errors`); server faults are logged with their cause and answered with a generic
+//! 500, so no database detail leaks to clients.
+
+use crate::storage::StorageError;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// The media type of problem details (RFC 9457 §3).
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// An API failure.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The body is not the expected JSON shape (400), at `pointer`.
+    #[error("{detail}")]
+    BadRequest {
+        /// JSON pointer into the request body.
+        pointer: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The body is well-formed but its content is wrong (422): a result file that does not
+    /// parse, an unknown metric. `field`/`record`/`line` locate the fault inside an uploaded file.
+    #[error("{detail}")]
+    Invalid {
+        /// JSON pointer into the request body.
+        pointer: String,
+        /// JSON pointer inside the uploaded file's record, if the fault is inside a file.
+        field: Option<String>,
+        /// 0-based record (JSON Lines entry) and its 1-based line in the file.
+        record: Option<(usize, usize)>,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A query parameter is wrong (400).
+    #[error("{detail}")]
+    BadParameter {
+        /// The parameter's name.
+        parameter: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// No or unknown credentials (401).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Valid credentials that do not allow this (403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// Nothing at this address (404).
+    #[error("{0}")]
+    NotFound(String),
+    /// The request conflicts with stored state (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// The body is larger than the limit (413).
+    #[error("the request body is larger than {limit} bytes")]
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// Anything else: logged, answered with a generic 500.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<StorageError> for ApiError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Conflict(msg) => ApiError::Conflict(msg),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Problem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    title: &'static str,
+    status: u16,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pointer: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameter: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<FieldProblem<'a>>,
+}
+
+/// One fault, as RFC 9457 §3.1's validation example lists them.
+#[derive(Serialize)]
+struct FieldProblem<'a> {
+    detail: String,
+    pointer: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+}
+
+impl ApiError {
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest { .. } | ApiError::BadParameter { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest { .. } => "Malformed request body",
+            ApiError::Invalid { .. } => "Invalid upload",
+            ApiError::BadParameter { .. } => "Invalid query parameter",
+            ApiError::Unauthorized(_) => "Unauthorized",
+            ApiError::Forbidden(_) => "Forbidden",
+            ApiError::NotFound(_) => "Not found",
+            ApiError::Conflict(_) => "Conflict",
+            ApiError::PayloadTooLarge { .. } => "Payload too large",
+            ApiError::Internal(_) => "Internal server error",
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let detail = match &self {
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                "The server failed; the cause is in its log.".to_string()
+            }
+            other => other.to_string(),
+        };
+        let (pointer, parameter, errors) = match &self {
+            ApiError::BadRequest { pointer, detail } => (
+                Some(pointer.as_str()),
+                None,
+                vec![FieldProblem { detail: detail.clone(), pointer, field: None, record: None, line: None }],
+            ),
+            ApiError::Invalid { pointer, field, record, detail } => (
+                Some(pointer.as_str()),
+                None,
+                vec![FieldProblem {
+                    detail: detail.clone(),
+                    pointer,
+                    field: field.as_deref(),
+                    record: record.map(|r| r.0),
+                    line: record.map(|r| r.1),
+                }],
+            ),
+            ApiError::BadParameter { parameter, .. } => (None, Some(parameter.as_str()), vec![]),
+            _ => (None, None, vec![]),
+        };
+        let problem = Problem { kind: "about:blank", title: self.title(), status: status.as_u16(), detail, pointer, parameter, errors };
+        let mut response = (status, axum::Json(problem)).into_response();
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+/// Result type of API handlers.
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -297,16 +297,24 @@ fn read_distributions(
             "itl" => detail.map(|d| d.itl_samples),
             _ => Some(completed),
         };
-        push_value(result, name, stat.clone(), v, n, key);
-        if let (Some(p), Some(n)) = (stat.percentile(), n) {
-            if is_small_sample_tail(p, n) {
-                result.warnings.push(Warning {
-                    code: "small_sample_tail".into(),
-                    message: format!("{name} {stat} comes from only {n} samples: fewer than one sample lies beyond it."),
-                });
-            }
-        }
+        push_value(result, name, stat, v, n, key);
     }
+    result.metrics.sort_by_key(|m| metric::display_order(&m.name, &m.stat));
+    let small_tails: Vec<Warning> = result
+        .metrics
+        .iter()
+        .filter_map(|m| {
+            let (p, n) = (m.stat.percentile()?, m.n?);
+            is_small_sample_tail(p, n).then(|| Warning {
+                code: "small_sample_tail".into(),
+                message: format!(
+                    "{} {} comes from only {n} samples: fewer than one sample lies beyond it.",
+                    m.name, m.stat
+                ),
+            })
+        })
+        .collect();
+    result.warnings.extend(small_tails);
     Ok(())
 }
 

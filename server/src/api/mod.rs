@@ -1,2 +1,70 @@
-//! API
-pub fn routes() -> axum::Router<crate::app::AppState> { axum::Router::new() }
+//! The REST API under `/api/v1`, plus `/healthz`.
+//!
+//! One small module per resource. List endpoints answer `{"items": [...], "next_cursor": ...}`;
+//! errors are `application/problem+json` (see [`crate::error`]).
+
+mod configs;
+pub mod json;
+mod projects;
+mod runs;
+mod series;
+
+use crate::app::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::storage::Project;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+/// Default and largest page size of list endpoints.
+pub const DEFAULT_LIMIT: i64 = 50;
+/// Largest page size a client may ask for.
+pub const MAX_LIMIT: i64 = 500;
+
+/// All API routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/api/v1/projects", get(projects::list).post(projects::create))
+        .route("/api/v1/projects/{project}", get(projects::get_one))
+        .route("/api/v1/projects/{project}/tokens", post(projects::create_token))
+        .route("/api/v1/projects/{project}/runs", get(runs::list).post(runs::upload))
+        .route("/api/v1/projects/{project}/series", get(series::list))
+        .route("/api/v1/projects/{project}/series/{series_id}", get(series::points))
+        .route("/api/v1/runs/{id}", get(runs::get_one))
+        .route("/api/v1/runs/{id}/files/{n}", get(runs::file))
+        .route("/api/v1/configs/{fingerprint}", get(configs::get_one))
+        .route("/api/v1/metrics", get(vocabulary))
+        .fallback(not_found)
+}
+
+/// 200 once the server is up; migrations are applied before the listener opens.
+async fn healthz(axum::extract::State(state): axum::extract::State<AppState>) -> Json<Value> {
+    Json(json!({"status": "ok", "database": state.store.backend()}))
+}
+
+/// The metric vocabulary: name, label, unit, direction, kind, definition.
+async fn vocabulary() -> Json<Value> {
+    Json(json!({"items": benchtrail_core::metric::VOCABULARY, "next_cursor": null}))
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::NotFound(format!("nothing at {}", uri.path()))
+}
+
+/// Looks a project up or answers 404.
+pub(crate) async fn project_or_404(state: &AppState, slug: &str) -> ApiResult<Project> {
+    state.store.project(slug).await?.ok_or_else(|| ApiError::NotFound(format!("no project `{slug}`")))
+}
+
+/// Checks a `limit` query parameter.
+pub(crate) fn page_limit(limit: Option<i64>) -> ApiResult<i64> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT),
+        Some(l) if (1..=MAX_LIMIT).contains(&l) => Ok(l),
+        Some(_) => Err(ApiError::BadParameter {
+            parameter: "limit".into(),
+            detail: format!("limit must be between 1 and {MAX_LIMIT}"),
+        }),
+    }
+}

@@ -1,0 +1,85 @@
+//! A JSON body extractor whose failures are problem details naming the field at fault.
+//!
+//! axum's own `Json` rejects with a plain-text message; uploads need a JSON pointer to the
+//! field (`/run/commit/sha`), which `serde_path_to_error` gives.
+
+use crate::app::BODY_LIMIT_BYTES;
+use crate::error::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use serde::de::DeserializeOwned;
+
+/// A JSON request body of type `T`.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge { limit: BODY_LIMIT_BYTES }
+            } else {
+                ApiError::BadRequest { pointer: String::new(), detail: rejection.body_text() }
+            }
+        })?;
+        parse(&bytes).map(ApiJson)
+    }
+}
+
+/// Deserializes `bytes`, turning the failing path into a JSON pointer.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let pointer = to_pointer(e.path());
+        let inner = e.into_inner();
+        let detail = if inner.is_syntax() || inner.is_eof() {
+            format!("the body is not valid JSON: {inner}")
+        } else {
+            inner.to_string()
+        };
+        ApiError::BadRequest { pointer, detail }
+    })
+}
+
+fn to_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } => pointer.push_str(&format!("/{}", key.replace('~', "~0").replace('/', "~1"))),
+            Segment::Enum { variant } => pointer.push_str(&format!("/{variant}")),
+            Segment::Unknown => {}
+        }
+    }
+    pointer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Outer {
+        items: Vec<Inner>,
+    }
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Inner {
+        count: u32,
+    }
+
+    #[test]
+    fn pointer_names_the_field() {
+        let err = parse::<Outer>(br#"{"items": [{"count": 1}, {"count": "x"}]}"#).unwrap_err();
+        match err {
+            ApiError::BadRequest { pointer, detail } => {
+                assert_eq!(pointer, "/items/1/count");
+                assert!(detail.starts_with("invalid type: string \"x\", expected u32"), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Projects and their tokens.
+
+use super::json::ApiJson;
+use super::project_or_404;
+use crate::app::AppState;
+use crate::auth::{hash_token, new_token, Bearer};
+use crate::error::{ApiError, ApiResult};
+use crate::storage::{NewProject, Page, Project, Scope};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// `POST /api/v1/projects` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateProject {
+    /// URL-safe name: lower-case letters, digits, `-` and `_`, starting with a letter or digit, at most 64.
+    pub slug: String,
+    /// Display name (defaults to the slug).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Repository URL for commit links.
+    #[serde(default)]
+    pub repository_url: Option<String>,
+    /// Base branch (default `main`).
+    #[serde(default)]
+    pub default_branch: Option<String>,
+    /// Readable without a token (default true).
+    #[serde(default = "yes")]
+    pub public: bool,
+    /// `--metadata` keys that split series (e.g. `framework`).
+    #[serde(default)]
+    pub key_fields: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /api/v1/projects/{project}/tokens` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateToken {
+    /// `read`, `upload` (default) or `write`.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// True for a valid slug.
+pub fn valid_slug(slug: &str) -> bool {
+    let mut chars = slug.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase() || c.is_ascii_digit())
+        && slug.len() <= 64
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+pub(super) async fn list(State(state): State<AppState>, bearer: Bearer) -> ApiResult<Json<Page<Project>>> {
+    let caller = bearer.caller(&state).await?;
+    let items = state.store.list_projects().await?.into_iter().filter(|p| caller.require_read(p).is_ok()).collect();
+    Ok(Json(Page { items, next_cursor: None }))
+}
+
+pub(super) async fn get_one(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+) -> ApiResult<Json<Project>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    Ok(Json(project))
+}
+
+pub(super) async fn create(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    ApiJson(body): ApiJson<CreateProject>,
+) -> ApiResult<(StatusCode, Json<Project>)> {
+    bearer.caller(&state).await?.require_admin()?;
+    if !valid_slug(&body.slug) {
+        return Err(ApiError::Invalid {
+            pointer: "/slug".into(),
+            field: None,
+            record: None,
+            detail: "a slug is 1–64 of a-z, 0-9, `-`, `_`, starting with a letter or digit".into(),
+        });
+    }
+    let project = state
+        .store
+        .create_project(&NewProject {
+            name: body.name.filter(|n| !n.is_empty()).unwrap_or_else(|| body.slug.clone()),
+            slug: body.slug,
+            repository_url: body.repository_url.map(|u| u.trim_end_matches('/').to_string()),
+            default_branch: body.default_branch.unwrap_or_else(|| "main".into()),
+            public: body.public,
+            key_fields: body.key_fields,
+        })
+        .await
+        .map_err(|e| match e {
+            crate::storage::StorageError::Conflict(_) => ApiError::Conflict("a project with this slug exists".into()),
+            other => other.into(),
+        })?;
+    Ok((StatusCode::CREATED, Json(project)))
+}
+
+pub(super) async fn create_token(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+    ApiJson(body): ApiJson<CreateToken>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    bearer.caller(&state).await?.require_admin()?;
+    let project = project_or_404(&state, &slug).await?;
+    let scope_text = body.scope.unwrap_or_else(|| "upload".into());
+    let scope = Scope::parse(&scope_text).ok_or_else(|| ApiError::Invalid {
+        pointer: "/scope".into(),
+        field: None,
+        record: None,
+        detail: format!("unknown scope `{scope_text}`: use read, upload or write"),
+    })?;
+    let token = new_token();
+    state.store.create_token(project.id, scope, &hash_token(&token)).await?;
+    Ok((StatusCode::CREATED, Json(json!({"token": token, "scope": scope, "project": project.slug}))))
+}

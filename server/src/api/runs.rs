@@ -1,0 +1,119 @@
+//! Runs: upload, list, read, and the files they were read from.
+
+use super::json::ApiJson;
+use super::{page_limit, project_or_404};
+use crate::app::AppState;
+use crate::auth::Bearer;
+use crate::error::{ApiError, ApiResult};
+use crate::ingest;
+use crate::storage::{Inserted, Page, RunSummary, Scope, StoredRun};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::Json;
+use benchtrail_core::UploadDocument;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Answer to an upload.
+#[derive(Debug, Serialize)]
+pub struct UploadReceipt {
+    /// The run's id.
+    pub run_id: Uuid,
+    /// False when the run id was already stored (nothing was stored again).
+    pub created: bool,
+    /// Number of results in the run.
+    pub results: usize,
+    /// Path of the run's page (`/runs/{id}`).
+    pub path: String,
+}
+
+/// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
+/// 200 when a run with the same id was already stored (idempotent retry), 422 with a pointer
+/// to the fault when a file or result is wrong.
+pub(super) async fn upload(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+    ApiJson(doc): ApiJson<UploadDocument>,
+) -> ApiResult<(StatusCode, Json<UploadReceipt>)> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require(&project, Scope::Upload)?;
+    if let Some(id) = doc.run.id {
+        if let Some(existing) = state.store.run(id).await? {
+            if existing.summary.project != project.slug {
+                return Err(ApiError::Conflict(format!("run {id} belongs to another project")));
+            }
+            return Ok((StatusCode::OK, Json(receipt(id, false, existing.results.len()))));
+        }
+    }
+    let run = ingest::prepare(&project, &doc, chrono::Utc::now())?;
+    let count = run.results.len();
+    let status = match state.store.insert_run(&run).await? {
+        Inserted::Created => StatusCode::CREATED,
+        Inserted::AlreadyStored => StatusCode::OK,
+    };
+    tracing::info!(project = %project.slug, run = %run.id, results = count, "run uploaded");
+    Ok((status, Json(receipt(run.id, status == StatusCode::CREATED, count))))
+}
+
+fn receipt(run_id: Uuid, created: bool, results: usize) -> UploadReceipt {
+    UploadReceipt { run_id, created, results, path: format!("/runs/{run_id}") }
+}
+
+/// Query of `GET /api/v1/projects/{project}/runs`.
+#[derive(Debug, Deserialize)]
+pub(super) struct ListRuns {
+    branch: Option<String>,
+    cursor: Option<String>,
+    limit: Option<i64>,
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+    Query(q): Query<ListRuns>,
+) -> ApiResult<Json<Page<RunSummary>>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    let limit = page_limit(q.limit)?;
+    Ok(Json(state.store.list_runs(project.id, q.branch.as_deref(), q.cursor.as_deref(), limit).await?))
+}
+
+/// Loads a run the caller may read, or 404.
+async fn readable_run(state: &AppState, bearer: &Bearer, id: &str) -> ApiResult<StoredRun> {
+    let not_found = || ApiError::NotFound(format!("no run `{id}`"));
+    let id: Uuid = id.parse().map_err(|_| not_found())?;
+    let run = state.store.run(id).await?.ok_or_else(not_found)?;
+    let project = project_or_404(state, &run.summary.project).await?;
+    bearer.caller(state).await?.require_read(&project).map_err(|_| not_found())?;
+    Ok(run)
+}
+
+pub(super) async fn get_one(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StoredRun>> {
+    Ok(Json(readable_run(&state, &bearer, &id).await?))
+}
+
+/// `GET /api/v1/runs/{id}/files/{n}`: the n-th uploaded file, byte for byte.
+pub(super) async fn file(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path((id, n)): Path<(String, i64)>,
+) -> ApiResult<impl IntoResponse> {
+    let run = readable_run(&state, &bearer, &id).await?;
+    let (info, content) = state
+        .store
+        .run_file(run.summary.id, n)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("run `{id}` has no file {n}")))?;
+    let disposition = format!("inline; filename=\"{}\"", info.name.replace(['"', '\\', '\r', '\n'], "_"));
+    Ok((
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8".to_string()), (header::CONTENT_DISPOSITION, disposition)],
+        content,
+    ))
+}

@@ -1,0 +1,90 @@
+//! Series: listing with filters, and the points of one series on a branch.
+
+use super::{page_limit, project_or_404};
+use crate::app::AppState;
+use crate::auth::Bearer;
+use crate::error::{ApiError, ApiResult};
+use crate::storage::{Page, SeriesFilter, SeriesInfo, SeriesPoint};
+use axum::extract::{Path, Query, State};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+/// Query of `GET /api/v1/projects/{project}/series`.
+#[derive(Debug, Deserialize)]
+pub(super) struct ListSeries {
+    accelerator: Option<String>,
+    model: Option<String>,
+    quantization: Option<String>,
+    cell: Option<String>,
+    metric: Option<String>,
+    stat: Option<String>,
+    cursor: Option<String>,
+    limit: Option<i64>,
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+    Query(q): Query<ListSeries>,
+) -> ApiResult<Json<Page<SeriesInfo>>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    if let Some(m) = q.metric.as_deref().filter(|m| benchtrail_core::metric::lookup(m).is_none()) {
+        return Err(ApiError::BadParameter { parameter: "metric".into(), detail: format!("unknown metric `{m}`") });
+    }
+    let stat = match q.stat.as_deref() {
+        Some(s) => Some(
+            s.parse::<benchtrail_core::Stat>()
+                .map_err(|e| ApiError::BadParameter { parameter: "stat".into(), detail: e.to_string() })?
+                .to_string(),
+        ),
+        None => None,
+    };
+    let filter = SeriesFilter {
+        accelerator: q.accelerator,
+        model: q.model,
+        quantization: q.quantization,
+        cell: q.cell,
+        metric: q.metric,
+        stat,
+    };
+    let limit = page_limit(q.limit)?;
+    Ok(Json(state.store.list_series(project.id, &filter, q.cursor.as_deref(), limit).await?))
+}
+
+/// Query of `GET /api/v1/projects/{project}/series/{series_id}`.
+#[derive(Debug, Deserialize)]
+pub(super) struct PointsQuery {
+    branch: Option<String>,
+}
+
+/// A series with its points on one branch, in commit order.
+#[derive(Debug, Serialize)]
+pub struct SeriesPoints {
+    /// The series.
+    pub series: SeriesInfo,
+    /// The branch the points are from.
+    pub branch: String,
+    /// The points.
+    pub points: Vec<SeriesPoint>,
+}
+
+pub(super) async fn points(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path((slug, series_id)): Path<(String, String)>,
+    Query(q): Query<PointsQuery>,
+) -> ApiResult<Json<SeriesPoints>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    let series = state
+        .store
+        .series(&series_id)
+        .await?
+        .filter(|s| s.project == project.slug)
+        .ok_or_else(|| ApiError::NotFound(format!("no series `{series_id}` in project `{slug}`")))?;
+    let branch = q.branch.unwrap_or(project.default_branch);
+    let points = state.store.series_points(&series_id, &branch).await?;
+    Ok(Json(SeriesPoints { series, branch, points }))
+}
