@@ -1,10 +1,203 @@
 //! HTML pages (askama templates from `web/templates`) and embedded static assets.
+//!
+//! Pages are rendered on the server from the [`Store`](crate::storage::Store) read methods,
+//! so they work without JavaScript and tests can read exact values from them; only the chart
+//! on the series page is drawn in the browser (`web/static/series.js` with the vendored
+//! uPlot), from the JSON API. Templates are compiled into the binary by askama and assets
+//! are embedded with `include_bytes!` (see [`assets`]), so the server needs no files at run
+//! time.
+//!
+//! Visibility: pages are anonymous (there is no login yet), so a project with
+//! `public == false` — and its runs and series — answers 404 exactly like one that does not
+//! exist, so that a private project's name cannot be probed.
+
+pub mod assets;
+pub mod format;
+mod views;
 
 use crate::app::AppState;
+use crate::storage::{Project, StorageError};
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
 use axum::Router;
+use serde::Deserialize;
+use uuid::Uuid;
+
+pub use views::*;
 
 /// Page and static-asset routes: `/`, `/projects/{project}`, `/projects/{project}/series/{series_id}`,
 /// `/runs/{id}`, `/configs/{fingerprint}`, `/static/...`.
 pub fn routes() -> Router<AppState> {
     Router::new()
+        .route("/", get(index))
+        .route("/projects/{project}", get(project_page))
+        .route("/projects/{project}/series/{series_id}", get(series_page))
+        .route("/runs/{id}", get(run_page))
+        .route("/configs/{fingerprint}", get(config_page))
+        .route("/static/{*path}", get(assets::serve))
+}
+
+/// Why a page could not be shown; rendered as an HTML error page with the matching status.
+#[derive(Debug)]
+pub enum PageError {
+    /// 404: the thing does not exist or is not visible anonymously. The text names what was
+    /// looked for.
+    NotFound(String),
+    /// 500: storage or rendering failed (details are logged, not shown).
+    Internal(String),
+}
+
+impl From<StorageError> for PageError {
+    fn from(e: StorageError) -> Self {
+        PageError::Internal(e.to_string())
+    }
+}
+
+impl From<askama::Error> for PageError {
+    fn from(e: askama::Error) -> Self {
+        PageError::Internal(format!("template: {e}"))
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let (status, title, message) = match self {
+            PageError::NotFound(what) => (StatusCode::NOT_FOUND, "Not found", what),
+            PageError::Internal(detail) => {
+                tracing::error!(%detail, "page failed");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Something went wrong",
+                    "The server could not show this page; the error has been logged.".to_string(),
+                )
+            }
+        };
+        let page = ErrorPage { status: status.as_u16(), title, message };
+        match page.render() {
+            Ok(body) => (status, Html(body)).into_response(),
+            // The error template is static; if even it fails, answer in plain text.
+            Err(_) => (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], title).into_response(),
+        }
+    }
+}
+
+/// A rendered page, or the error page.
+type PageResult = Result<Html<String>, PageError>;
+
+/// The project with this slug if anonymous visitors may see it.
+async fn visible_project(state: &AppState, slug: &str) -> Result<Project, PageError> {
+    match state.store.project(slug).await? {
+        Some(p) if p.public => Ok(p),
+        _ => Err(PageError::NotFound(format!("There is no project “{slug}”."))),
+    }
+}
+
+/// `GET /`: the public projects.
+async fn index(State(state): State<AppState>) -> PageResult {
+    let projects = state.store.list_projects().await?;
+    let page = IndexPage { projects: projects.iter().filter(|p| p.public).map(ProjectView::new).collect() };
+    Ok(Html(page.render()?))
+}
+
+/// Most series listed on a project page; a project with more shows a note and its series
+/// pages stay reachable from run pages.
+const PROJECT_SERIES_CAP: usize = 5000;
+/// Series fetched per storage call.
+const SERIES_PAGE_SIZE: i64 = 500;
+/// Runs listed on a project page.
+const RECENT_RUNS: i64 = 20;
+
+/// `GET /projects/{project}`: series grouped by configuration and cell, and recent runs.
+async fn project_page(State(state): State<AppState>, Path(slug): Path<String>) -> PageResult {
+    let project = visible_project(&state, &slug).await?;
+    let filter = crate::storage::SeriesFilter::default();
+    let mut series = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut truncated = false;
+    loop {
+        let page = state.store.list_series(project.id, &filter, cursor.as_deref(), SERIES_PAGE_SIZE).await?;
+        series.extend(page.items);
+        match page.next_cursor {
+            Some(next) if series.len() < PROJECT_SERIES_CAP => cursor = Some(next),
+            Some(_) => {
+                truncated = true;
+                break;
+            }
+            None => break,
+        }
+    }
+    let runs = state.store.list_runs(project.id, None, None, RECENT_RUNS).await?;
+    let page = ProjectPage {
+        project: ProjectView::new(&project),
+        groups: group_series(&series),
+        series_count: series.len(),
+        truncated,
+        runs: runs.items.iter().map(|r| RunRow::new(r, &project)).collect(),
+        more_runs: runs.next_cursor.is_some(),
+    };
+    Ok(Html(page.render()?))
+}
+
+/// Query of the series page.
+#[derive(Debug, Deserialize)]
+struct SeriesQuery {
+    /// Branch to plot; the project's default branch when absent or empty.
+    branch: Option<String>,
+}
+
+/// `GET /projects/{project}/series/{series_id}?branch=B`: chart and table of one series.
+async fn series_page(
+    State(state): State<AppState>,
+    Path((slug, series_id)): Path<(String, String)>,
+    Query(query): Query<SeriesQuery>,
+) -> PageResult {
+    let project = visible_project(&state, &slug).await?;
+    let not_found = || PageError::NotFound(format!("There is no series “{series_id}” in project “{slug}”."));
+    let series = state.store.series(&series_id).await?.filter(|s| s.project == project.slug).ok_or_else(not_found)?;
+    let branch = query.branch.filter(|b| !b.is_empty()).unwrap_or_else(|| project.default_branch.clone());
+    let points = state.store.series_points(&series.series_id, &branch).await?;
+    // Sibling statistics: same configuration, cell and metric. The cell filter is a substring
+    // match, so the exact key is checked here.
+    let sibling_filter = crate::storage::SeriesFilter {
+        metric: Some(series.metric.clone()),
+        cell: Some(series.cell_key.clone()),
+        ..Default::default()
+    };
+    let siblings = state.store.list_series(project.id, &sibling_filter, None, 100).await?.items;
+    let mut siblings: Vec<_> = siblings
+        .into_iter()
+        .filter(|s| s.series_key == series.series_key && s.cell_key == series.cell_key)
+        .map(|s| StatLink { current: s.series_id == series.series_id, stat: s.stat.to_string(), series_id: s.series_id })
+        .collect();
+    siblings.sort_by(|a, b| format::stat_order(&a.stat).partial_cmp(&format::stat_order(&b.stat)).expect("no NaN"));
+    let page = SeriesPage::new(&project, &series, branch, &points, siblings);
+    Ok(Html(page.render()?))
+}
+
+/// `GET /runs/{id}`: run metadata, files and results.
+async fn run_page(State(state): State<AppState>, Path(id): Path<String>) -> PageResult {
+    let not_found = || PageError::NotFound(format!("There is no run “{id}”."));
+    let uuid = Uuid::parse_str(&id).map_err(|_| not_found())?;
+    let run = state.store.run(uuid).await?.ok_or_else(not_found)?;
+    let project = match state.store.project(&run.summary.project).await? {
+        Some(p) if p.public => p,
+        _ => return Err(not_found()),
+    };
+    let page = RunPage::new(&project, &run);
+    Ok(Html(page.render()?))
+}
+
+/// `GET /configs/{fingerprint}`: a whole configuration and how to reproduce it.
+async fn config_page(State(state): State<AppState>, Path(fingerprint): Path<String>) -> PageResult {
+    let not_found = || PageError::NotFound(format!("There is no configuration “{fingerprint}”."));
+    // Fingerprints are lower-case SHA-256 hex; anything else cannot exist.
+    if fingerprint.len() != 64 || !fingerprint.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Err(not_found());
+    }
+    let config = state.store.config(&fingerprint).await?.ok_or_else(not_found)?;
+    let page = ConfigPage::new(&config);
+    Ok(Html(page.render()?))
 }

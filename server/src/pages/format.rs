@@ -1,0 +1,187 @@
+//! Small text helpers shared by the page views: number display, time display, URL escaping
+//! and series-key rendering.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// A value with a sensible number of digits for reading; pages also carry the exact value
+/// (see [`exact`]) in a `data-value` attribute and a tooltip, so nothing is lost.
+///
+/// Whole numbers print without decimals; otherwise 2 decimals from 100 up, 3 from 1 up and
+/// 4 significant digits below 1 (sub-millisecond latencies and ratios).
+pub fn display_number(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.2}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        // 4 significant digits: the number of decimals grows with the leading zeros.
+        let decimals = (3 - a.log10().floor() as i32).clamp(1, 12) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
+/// The exact value as the shortest text that reads back to the same `f64` (what JSON has).
+pub fn exact(v: f64) -> String {
+    format!("{v}")
+}
+
+/// `2026-01-02 03:04 UTC`: minutes are enough to read; `<time datetime>` carries the rest.
+pub fn display_time(t: &DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// RFC 3339 with seconds, for `datetime` attributes.
+pub fn machine_time(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The first 10 hex digits of a commit, as shown on axes and in tables.
+pub fn short_sha(sha: &str) -> String {
+    sha.chars().take(10).collect()
+}
+
+/// A URL that may safely go into an `href`: only `http(s)` URLs. Anything else (for example a
+/// `javascript:` CI job URL sent by an uploader) is shown as text, never made a link.
+pub fn safe_link(url: &str) -> Option<String> {
+    let lower = url.trim().to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")).then(|| url.trim().to_string())
+}
+
+/// The page that shows a commit: `{repository_url}/commit/{sha}` (GitHub, GitLab and Gitea
+/// all answer this path), when the project has a linkable repository URL.
+pub fn commit_url(repository_url: Option<&str>, sha: &str) -> Option<String> {
+    let base = safe_link(repository_url?)?;
+    Some(format!("{}/commit/{}", base.trim_end_matches('/'), sha))
+}
+
+/// A JSON value as text for a table cell: strings without quotes, everything else as JSON.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The series key's fields as `(dotted name, value)` pairs in the configuration's display
+/// order ([`benchtrail_core::config::SERIES_KEY_FIELDS`]), then any others (project metadata
+/// key fields) by name.
+pub fn key_pairs(series_key: &Value) -> Vec<(String, String)> {
+    let Some(obj) = series_key.as_object() else {
+        return Vec::new();
+    };
+    let order = benchtrail_core::config::SERIES_KEY_FIELDS;
+    let mut pairs: Vec<(usize, String, String)> = obj
+        .iter()
+        .map(|(k, v)| (order.iter().position(|f| f == k).unwrap_or(order.len()), k.clone(), value_text(v)))
+        .collect();
+    pairs.sort();
+    pairs.into_iter().map(|(_, k, v)| (k, v)).collect()
+}
+
+/// A one-line title for a configuration: model, accelerator × count, engine, quantization,
+/// tensor parallel size, as far as recorded.
+pub fn key_title(series_key: &Value) -> String {
+    let get = |k: &str| series_key.get(k).map(value_text);
+    let mut parts = Vec::new();
+    if let Some(m) = get("model.name") {
+        parts.push(m);
+    }
+    match (get("hardware.accelerator"), get("hardware.accelerator_count")) {
+        (Some(a), Some(c)) => parts.push(format!("{c} × {a}")),
+        (Some(a), None) => parts.push(a),
+        (None, Some(c)) => parts.push(format!("{c} accelerators")),
+        (None, None) => {}
+    }
+    if let Some(e) = get("engine.name") {
+        parts.push(e);
+    }
+    if let Some(q) = get("quantization.weights") {
+        parts.push(format!("weights {q}"));
+    }
+    if let Some(tp) = get("parallelism.tensor_parallel_size") {
+        parts.push(format!("TP {tp}"));
+    }
+    if parts.is_empty() {
+        "Unspecified configuration".to_string()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+/// Sort key of a statistic label for display: mean, then percentiles ascending, then std,
+/// min, max, value.
+pub fn stat_order(stat: &str) -> (u8, f64) {
+    match stat {
+        "mean" => (0, 0.0),
+        "std" => (2, 0.0),
+        "min" => (3, 0.0),
+        "max" => (4, 0.0),
+        "value" => (5, 0.0),
+        s => (1, s.strip_prefix('p').and_then(|p| p.parse().ok()).unwrap_or(f64::MAX)),
+    }
+}
+
+/// Position of a metric in the vocabulary (display order); unknown names go last.
+pub fn metric_order(name: &str) -> usize {
+    benchtrail_core::metric::VOCABULARY.iter().position(|m| m.name == name).unwrap_or(usize::MAX)
+}
+
+/// The human label of a metric, or its name when it is not in the vocabulary.
+pub fn metric_label(name: &str) -> String {
+    benchtrail_core::metric::lookup(name).map_or_else(|| name.to_string(), |m| m.label.to_string())
+}
+
+/// How the direction reads on a page.
+pub fn direction_text(d: benchtrail_core::Direction) -> &'static str {
+    match d {
+        benchtrail_core::Direction::LowerIsBetter => "lower is better",
+        benchtrail_core::Direction::HigherIsBetter => "higher is better",
+        benchtrail_core::Direction::Neutral => "neither higher nor lower is better",
+    }
+}
+
+/// The unit as shown after a value (`ms`, `req/s`); dimensionless values get none.
+pub fn unit_text(u: benchtrail_core::Unit) -> &'static str {
+    match u {
+        benchtrail_core::Unit::Dimensionless => "",
+        other => other.as_str(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(display_number(12.0), "12");
+        assert_eq!(display_number(1234.5678), "1234.57");
+        assert_eq!(display_number(12.34567), "12.346");
+        assert_eq!(display_number(0.012345678), "0.01235");
+        assert_eq!(display_number(0.5), "0.5000");
+        assert_eq!(exact(12.345678901), "12.345678901");
+    }
+
+    #[test]
+    fn only_http_links() {
+        assert_eq!(safe_link("javascript:alert(1)"), None);
+        assert_eq!(safe_link("https://ci/x").as_deref(), Some("https://ci/x"));
+        assert_eq!(commit_url(Some("https://g/o/r/"), "abc").as_deref(), Some("https://g/o/r/commit/abc"));
+        assert_eq!(commit_url(None, "abc"), None);
+    }
+
+    #[test]
+    fn stats_sort_by_meaning() {
+        let mut s = vec!["max", "p99.9", "p50", "mean", "p99", "std", "p90"];
+        s.sort_by(|a, b| stat_order(a).partial_cmp(&stat_order(b)).unwrap());
+        assert_eq!(s, ["mean", "p50", "p90", "p99", "p99.9", "std", "max"]);
+    }
+}

@@ -1,0 +1,217 @@
+// benchtrail series chart: draws one series across commits with uPlot (vendored, global
+// `uPlot`). Plain script, no build step.
+//
+// Reads the JSON API named in #chart[data-api] ({series, branch, points: [{commit_sha,
+// commit_subject, run_id, repeat_index, value, n, ...}]}), turns the points into uPlot's
+// column arrays (x = commit order index, so repeats of a commit share an x), and draws every
+// point plus a thin line through each commit's mean. Hovering shows a tooltip for the
+// nearest point (by x, then by y among repeats); clicking opens that point's run.
+//
+// For tests and scripts, the chart container gets data-state="ready" and
+// data-points=<count> once drawn, and window.benchtrailChart holds the uPlot instance and
+// the columns.
+(function () {
+  "use strict";
+
+  var el = document.getElementById("chart");
+  if (!el || typeof uPlot === "undefined") return;
+  var statusEl = document.getElementById("chart-status");
+  var unit = el.dataset.unit || "";
+  var HEIGHT = 320;
+
+  function setStatus(state, text) {
+    el.dataset.state = state;
+    if (statusEl) statusEl.textContent = text;
+  }
+
+  // Same precision rule as the server's tables: whole numbers as is, then 2/3 decimals,
+  // 4 significant digits below 1.
+  function displayNumber(v) {
+    if (!isFinite(v)) return String(v);
+    if (Number.isInteger(v)) return String(v);
+    var a = Math.abs(v);
+    if (a >= 100) return v.toFixed(2);
+    if (a >= 1) return v.toFixed(3);
+    var decimals = Math.min(12, Math.max(1, 3 - Math.floor(Math.log10(a))));
+    return v.toFixed(decimals);
+  }
+
+  // API points (commit order) -> columns.
+  function columns(points) {
+    var xOf = new Map();
+    var c = { xs: [], ys: [], shas: [], subjects: [], runIds: [], ns: [], repeats: [], labels: [], means: [] };
+    var sums = [];
+    points.forEach(function (p) {
+      if (!xOf.has(p.commit_sha)) {
+        xOf.set(p.commit_sha, xOf.size);
+        c.labels.push(p.commit_sha.slice(0, 10));
+        sums.push({ sum: 0, count: 0 });
+      }
+      var x = xOf.get(p.commit_sha);
+      c.xs.push(x);
+      c.ys.push(p.value);
+      c.shas.push(p.commit_sha);
+      c.subjects.push(p.commit_subject || "");
+      c.runIds.push(p.run_id);
+      c.ns.push(p.n == null ? null : p.n);
+      c.repeats.push(p.repeat_index);
+      sums[x].sum += p.value;
+      sums[x].count += 1;
+    });
+    // uPlot needs x ascending; storage sends commit order, but sort defensively (stable).
+    var order = c.xs.map(function (_, i) { return i; });
+    order.sort(function (a, b) { return c.xs[a] - c.xs[b] || a - b; });
+    ["xs", "ys", "shas", "subjects", "runIds", "ns", "repeats"].forEach(function (k) {
+      var col = c[k];
+      c[k] = order.map(function (i) { return col[i]; });
+    });
+    // The mean line has one value per commit, at the commit's first point; nulls elsewhere.
+    var seen = new Set();
+    c.means = c.xs.map(function (x) {
+      if (seen.has(x)) return null;
+      seen.add(x);
+      return sums[x].sum / sums[x].count;
+    });
+    return c;
+  }
+
+  // Among the points sharing the hovered x (repeats of a commit), the one nearest the cursor
+  // vertically; uPlot alone would always pick the same one of them.
+  function nearestRepeat(u, c, idx) {
+    if (idx == null) return idx;
+    var top = u.cursor.top;
+    if (top == null || top < 0) return idx;
+    var yAtCursor = u.posToVal(top, "y");
+    var x = c.xs[idx];
+    var lo = idx, hi = idx;
+    while (lo > 0 && c.xs[lo - 1] === x) lo--;
+    while (hi < c.xs.length - 1 && c.xs[hi + 1] === x) hi++;
+    var best = idx, bestDist = Infinity;
+    for (var i = lo; i <= hi; i++) {
+      var d = Math.abs(c.ys[i] - yAtCursor);
+      if (d < bestDist) { best = i; bestDist = d; }
+    }
+    return best;
+  }
+
+  function render(doc) {
+    var points = (doc && doc.points) || [];
+    if (points.length === 0) {
+      setStatus("empty", "No points on this branch.");
+      el.dataset.points = "0";
+      return;
+    }
+    var c = columns(points);
+    var tooltip = document.createElement("div");
+    tooltip.className = "tooltip";
+    tooltip.id = "chart-tooltip";
+    tooltip.hidden = true;
+    var hovered = null;
+
+    function showTooltip(u) {
+      var i = u.cursor.idxs ? u.cursor.idxs[1] : u.cursor.idx;
+      if (i == null || u.cursor.left == null || u.cursor.left < 0) {
+        tooltip.hidden = true;
+        hovered = null;
+        return;
+      }
+      hovered = i;
+      var value = String(c.ys[i]);
+      tooltip.dataset.commitSha = c.shas[i];
+      tooltip.dataset.value = value;
+      tooltip.dataset.runId = c.runIds[i];
+      tooltip.textContent = "";
+      var head = document.createElement("div");
+      var sha = document.createElement("code");
+      sha.textContent = c.shas[i].slice(0, 10);
+      head.appendChild(sha);
+      if (c.repeats[i] !== 0) head.appendChild(document.createTextNode(" · repeat " + c.repeats[i]));
+      tooltip.appendChild(head);
+      if (c.subjects[i]) {
+        var subject = document.createElement("div");
+        subject.className = "subject";
+        subject.textContent = c.subjects[i];
+        tooltip.appendChild(subject);
+      }
+      var val = document.createElement("div");
+      var strong = document.createElement("strong");
+      strong.className = "value";
+      strong.textContent = value + (unit ? " " + unit : "");
+      val.appendChild(strong);
+      if (c.ns[i] != null) val.appendChild(document.createTextNode(" · n=" + c.ns[i]));
+      tooltip.appendChild(val);
+      tooltip.hidden = false;
+      // Place next to the point, flipped left near the right edge.
+      var px = u.valToPos(c.xs[i], "x");
+      var py = u.valToPos(c.ys[i], "y");
+      var w = tooltip.offsetWidth;
+      var left = px + 12;
+      if (left + w > u.over.clientWidth) left = Math.max(0, px - 12 - w);
+      tooltip.style.left = left + "px";
+      tooltip.style.top = Math.max(0, py - tooltip.offsetHeight - 8) + "px";
+    }
+
+    var opts = {
+      width: Math.max(300, el.clientWidth || 800),
+      height: HEIGHT,
+      legend: { show: false },
+      scales: {
+        // Half a commit of room on each side so the first and last points are not clipped.
+        x: { time: false, range: function (u, min, max) { return [min - 0.5, max + 0.5]; } },
+      },
+      axes: [
+        {
+          // Ticks only at whole commit indices, labelled with the short SHA.
+          incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
+          space: 90,
+          values: function (u, splits) {
+            return splits.map(function (v) { return Number.isInteger(v) && c.labels[v] !== undefined ? c.labels[v] : ""; });
+          },
+        },
+        { label: unit, size: 70, values: function (u, splits) { return splits.map(displayNumber); } },
+      ],
+      series: [
+        {},
+        {
+          label: el.dataset.label || "value",
+          stroke: "#1f5fbf",
+          fill: "#1f5fbf",
+          width: 0,
+          paths: function () { return null; },
+          points: { show: true, size: 8, stroke: "#1f5fbf", fill: "#1f5fbf" },
+        },
+        { label: "mean per commit", stroke: "#9aa7b8", width: 1.5, spanGaps: true, points: { show: false } },
+      ],
+      cursor: {
+        drag: { x: false, y: false },
+        dataIdx: function (u, seriesIdx, closestIdx) {
+          return seriesIdx === 1 ? nearestRepeat(u, c, closestIdx) : closestIdx;
+        },
+      },
+      hooks: { setCursor: [showTooltip] },
+    };
+
+    var u = new uPlot(opts, [c.xs, c.ys, c.means], el);
+    u.over.appendChild(tooltip);
+    u.over.addEventListener("mouseleave", function () { tooltip.hidden = true; hovered = null; });
+    // Clicking opens the run of the point the tooltip shows.
+    u.over.addEventListener("click", function () {
+      if (hovered != null) window.location.href = "/runs/" + encodeURIComponent(c.runIds[hovered]);
+    });
+    window.addEventListener("resize", function () {
+      u.setSize({ width: Math.max(300, el.clientWidth || 800), height: HEIGHT });
+    });
+    window.benchtrailChart = { u: u, columns: c };
+    el.dataset.points = String(c.xs.length);
+    setStatus("ready", "");
+  }
+
+  setStatus("loading", "Loading points…");
+  fetch(el.dataset.api, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+    .then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.json();
+    })
+    .then(render)
+    .catch(function (e) { setStatus("error", "Could not load the chart: " + e.message); });
+})();
