@@ -21,12 +21,12 @@ pub struct AppState {
 
 /// The whole application: API under `/api/v1`, pages, static assets, `/healthz`.
 pub fn router(state: AppState) -> Router {
-    use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, trace::TraceLayer};
+    use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
     Router::new()
         .merge(crate::api::routes())
         .merge(crate::pages::routes())
-        .layer(axum::extract::DefaultBodyLimit::disable())
-        .layer(RequestBodyLimitLayer::new(BODY_LIMIT_BYTES))
+        // Enforced where bodies are read (`ApiJson`), so a 413 is a problem document too.
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())
         .layer(CatchPanicLayer::new())
         .with_state(state)
@@ -38,5 +38,7 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
 }

@@ -1,0 +1,576 @@
+//! The REST API over real HTTP on loopback, on every database (SQLite always, Postgres when
+//! `BENCHTRAIL_TEST_DATABASE_URL` is set), with real vLLM result files.
+
+mod common;
+
+use common::db::for_each_store;
+use common::server::{repo_file, upload_doc, TestServer, ADMIN_TOKEN};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Every real vLLM file of the repository: (path, number of results in it).
+const VLLM_FILES: &[(&str, usize)] = &[
+    ("examples/history/baseline_completions_c1_isl512_osl128.json", 1),
+    ("examples/history/baseline_completions_c4_isl512_osl128.json", 1),
+    ("examples/history/candidate_completions_c1_isl512_osl128.json", 1),
+    ("examples/history/candidate_completions_c4_isl512_osl128.json", 1),
+    ("examples/history/goodput_baseline_s11_c4.json", 1),
+    ("examples/history/goodput_baseline_s12_c4.json", 1),
+    ("examples/history/goodput_baseline_s13_c4.json", 1),
+    ("examples/history/goodput_candidate_s21_c4.json", 1),
+    ("examples/history/goodput_tight_baseline_s15_c4.json", 1),
+    ("testdata/vllm/nerdalert-benchmark_serving-v0.8-append-result-llama31-8b-2025-04.jsonl", 12),
+    ("testdata/vllm/rgshaw-benchmark_serving-2025-08-append-p90-p95-p99-e2el-llama33-70b-fp8-tp4.jsonl", 4),
+    ("testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json", 1),
+];
+
+/// What a vLLM result record says, read independently of the adapter: (metric, stat) → value.
+fn expected_from_file(record: &Value) -> BTreeMap<(String, String), f64> {
+    const AGGREGATES: &[&str] = &[
+        "duration",
+        "completed",
+        "failed",
+        "total_input_tokens",
+        "total_output_tokens",
+        "request_throughput",
+        "request_goodput",
+        "output_throughput",
+        "total_token_throughput",
+        "max_output_tokens_per_s",
+        "max_concurrent_requests",
+    ];
+    let mut out = BTreeMap::new();
+    for (key, v) in record.as_object().unwrap() {
+        let Some(v) = v.as_f64() else { continue };
+        if AGGREGATES.contains(&key.as_str()) {
+            out.insert((key.clone(), "value".to_string()), v);
+        } else if let Some(body) = key.strip_suffix("_ms") {
+            let (stat, metric) = body.split_once('_').unwrap();
+            let stat = if stat == "median" { "p50" } else { stat };
+            out.insert((metric.to_string(), stat.to_string()), v);
+        }
+    }
+    out
+}
+
+fn stored_metrics(result: &Value) -> BTreeMap<(String, String), f64> {
+    result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                (
+                    m["name"].as_str().unwrap().to_string(),
+                    m["stat"].as_str().unwrap().to_string(),
+                ),
+                m["value"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_vllm_file_uploads_and_reads_back_exactly() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        for (i, (path, count)) in VLLM_FILES.iter().enumerate() {
+            let doc = upload_doc(&format!("{:040x}", i + 1), "2026-11-01T00:00:00Z", &[path]);
+            let (status, receipt) = server.upload("demo", &token, &doc).await;
+            assert_eq!(status, 201, "{path}: {receipt}");
+            assert_eq!(receipt["results"], *count as u64, "{path}");
+            assert_eq!(receipt["created"], true);
+            let id = receipt["run_id"].as_str().unwrap();
+            assert_eq!(receipt["path"], format!("/runs/{id}"));
+
+            let (status, run) = server.get(&format!("/api/v1/runs/{id}")).await;
+            assert_eq!(status, 200);
+            let records: Vec<Value> = repo_file(path)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let results = run["results"].as_array().unwrap();
+            assert_eq!(results.len(), records.len(), "{path}");
+            for (record, result) in records.iter().zip(results) {
+                assert_eq!(stored_metrics(result), expected_from_file(record), "{path}");
+                assert_eq!(result["config_fingerprint"].as_str().unwrap().len(), 64);
+                assert!(result["cell"]["key"].is_string() || result["cell_key"].is_string());
+            }
+            // The file is kept byte for byte.
+            let r = server
+                .http
+                .get(server.url(&format!("/api/v1/runs/{id}/files/0")))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            assert_eq!(r.text().await.unwrap(), repo_file(path), "{path}");
+        }
+        let (_, runs) = server.get("/api/v1/projects/demo/runs?limit=500").await;
+        assert_eq!(runs["items"].as_array().unwrap().len(), VLLM_FILES.len());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn metric_values_carry_unit_and_sample_count() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let doc = upload_doc(
+            &"a".repeat(40),
+            "2026-11-01T00:00:00Z",
+            &["examples/history/baseline_completions_c1_isl512_osl128.json"],
+        );
+        let (_, receipt) = server.upload("demo", &token, &doc).await;
+        let (_, run) = server
+            .get(&format!(
+                "/api/v1/runs/{}",
+                receipt["run_id"].as_str().unwrap()
+            ))
+            .await;
+        let metrics = run["results"][0]["metrics"].as_array().unwrap();
+        let find = |name: &str, stat: &str| {
+            metrics
+                .iter()
+                .find(|m| m["name"] == name && m["stat"] == stat)
+                .unwrap()
+                .clone()
+        };
+        let ttft = find("ttft", "p99");
+        assert_eq!(ttft["unit"], "ms");
+        assert_eq!(ttft["value"].as_f64().unwrap(), 38.17072886003415);
+        assert_eq!(ttft["n"], 20);
+        let itl = find("itl", "p50");
+        assert_eq!(itl["n"], 2540);
+        let rt = find("request_throughput", "value");
+        assert_eq!(rt["unit"], "req/s");
+        assert_eq!(rt["value"].as_f64().unwrap(), 0.7693989756787135);
+        assert_eq!(find("output_throughput", "value")["unit"], "tok/s");
+        assert_eq!(find("duration", "value")["unit"], "s");
+        assert_eq!(run["results"][0]["cell"]["load"]["request_rate"], "inf");
+        assert_eq!(
+            run["results"][0]["cell_key"],
+            "max_concurrency=1;request_rate=inf;num_prompts=20"
+        );
+        let warnings = run["results"][0]["warnings"].as_array().unwrap();
+        assert_eq!(
+            warnings
+                .iter()
+                .filter(|w| w["code"] == "small_sample_tail")
+                .count(),
+            3
+        );
+
+        let fp = run["results"][0]["config_fingerprint"].as_str().unwrap();
+        let (status, config) = server.get(&format!("/api/v1/configs/{fp}")).await;
+        assert_eq!(status, 200);
+        assert_eq!(config["configuration"]["model"]["name"], "mock-llm");
+        assert_eq!(
+            config["configuration"]["metadata"]["server_version"],
+            "baseline"
+        );
+        assert_eq!(config["fingerprint"], fp);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn reupload_of_the_same_run_id_stores_nothing_twice() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let mut doc = upload_doc(
+            &"b".repeat(40),
+            "2026-11-01T00:00:00Z",
+            &["examples/history/goodput_baseline_s11_c4.json"],
+        );
+        doc["run"]["id"] = json!("0b7d6b3e-8f0c-4a51-9d2e-1f4b8c2a7e10");
+        let (status, first) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 201);
+        assert_eq!(first["created"], true);
+        let (status, second) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 200);
+        assert_eq!(second["created"], false);
+        assert_eq!(second["run_id"], "0b7d6b3e-8f0c-4a51-9d2e-1f4b8c2a7e10");
+        assert_eq!(second["results"], 1);
+        let (_, runs) = server.get("/api/v1/projects/demo/runs").await;
+        assert_eq!(runs["items"].as_array().unwrap().len(), 1);
+        let (_, series) = server
+            .get("/api/v1/projects/demo/series?metric=ttft&stat=p99")
+            .await;
+        let id = series["items"][0]["series_id"].as_str().unwrap();
+        let (_, points) = server
+            .get(&format!("/api/v1/projects/demo/series/{id}"))
+            .await;
+        assert_eq!(points["points"].as_array().unwrap().len(), 1);
+
+        // The same id in another project is a conflict, not a silent success.
+        let other = server.project_with_token("other", json!({})).await;
+        let (status, problem) = server.upload("other", &other, &doc).await;
+        assert_eq!(status, 409, "{problem}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bad_uploads_get_problem_details_and_store_nothing() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let good = repo_file("testdata/vllm/rgshaw-benchmark_serving-2025-08-append-p90-p95-p99-e2el-llama33-70b-fp8-tp4.jsonl");
+
+        // A truncated file after a good one: 422 naming the file, nothing stored.
+        let truncated = &good[..good.len() - 40];
+        let doc = json!({"run": {"commit": {"sha": "c".repeat(40)}},
+            "files": [{"name": "ok.json", "content": good}, {"name": "cut.json", "content": truncated}]});
+        let r = server.http.post(server.url("/api/v1/projects/demo/runs")).bearer_auth(&token).json(&doc).send().await.unwrap();
+        assert_eq!(r.status(), 422);
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        let problem: Value = r.json().await.unwrap();
+        assert_eq!(problem["status"], 422);
+        assert_eq!(problem["pointer"], "/files/1/content");
+        assert!(problem["detail"].as_str().unwrap().starts_with("not valid JSON: line 4, column "), "{problem}");
+
+        // A wrong field inside a record: the record, its line and the field are named.
+        let bad = good.replacen("\"completed\": 600", "\"completed\": \"six hundred\"", 1);
+        let doc = json!({"run": {"commit": {"sha": "c".repeat(40)}}, "files": [{"name": "bad.json", "content": bad}]});
+        let (status, problem) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 422);
+        assert_eq!(problem["errors"][0]["pointer"], "/files/0/content");
+        assert_eq!(problem["errors"][0]["field"], "/completed");
+        assert_eq!(problem["errors"][0]["record"], 1);
+        assert_eq!(problem["errors"][0]["line"], 2);
+
+        // A malformed body: 400 with a pointer into the document.
+        let doc = json!({"run": {"commit": {"sha": 12}}, "files": []});
+        let (status, problem) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 400);
+        assert_eq!(problem["pointer"], "/run/commit/sha");
+
+        // Not a commit SHA.
+        let doc = json!({"run": {"commit": {"sha": "not-a-sha"}}, "files": [{"name": "ok.json", "content": good}]});
+        let (status, problem) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 422);
+        assert_eq!(problem["pointer"], "/run/commit/sha");
+
+        // A file no adapter reads: every format tried is listed.
+        let doc = json!({"run": {"commit": {"sha": "c".repeat(40)}}, "files": [{"name": "x.json", "content": "{\"hello\": 1}"}]});
+        let (status, problem) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 422);
+        assert_eq!(
+            problem["detail"],
+            "could not detect the format; tried vllm-bench-serve (no `duration`, `completed`, `request_throughput`, `model_id`); benchtrail (no `metrics` list)"
+        );
+
+        // Too large: 413 as a problem.
+        let huge = json!({"run": {"commit": {"sha": "c".repeat(40)}}, "files": [{"name": "big", "content": "x".repeat(65 * 1024 * 1024)}]});
+        let (status, problem) = server.upload("demo", &token, &huge).await;
+        assert_eq!(status, 413);
+        assert_eq!(problem["title"], "Payload too large");
+
+        let (_, runs) = server.get("/api/v1/projects/demo/runs").await;
+        assert_eq!(runs["items"], json!([]));
+        let (_, series) = server.get("/api/v1/projects/demo/series").await;
+        assert_eq!(series["items"], json!([]));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tokens_are_scoped_to_their_project() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let a = server.project_with_token("team-a", json!({})).await;
+        let _b = server
+            .project_with_token("team-b", json!({"public": false}))
+            .await;
+        let doc = upload_doc(
+            &"d".repeat(40),
+            "2026-11-01T00:00:00Z",
+            &["testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json"],
+        );
+
+        let (status, problem) = server.upload("team-b", &a, &doc).await;
+        assert_eq!(status, 403, "{problem}");
+        assert_eq!(
+            problem["detail"],
+            "this token belongs to another project than `team-b`"
+        );
+        let (status, _) = server.upload("team-b", "bt_not_a_token", &doc).await;
+        assert_eq!(status, 401);
+        let r = server
+            .http
+            .post(server.url("/api/v1/projects/team-b/runs"))
+            .json(&doc)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+        assert_eq!(r.headers()["www-authenticate"], "Bearer");
+        let read_only = server.token("team-a", "read").await;
+        let (status, _) = server.upload("team-a", &read_only, &doc).await;
+        assert_eq!(status, 403);
+        // Only the admin creates projects.
+        let r = server
+            .http
+            .post(server.url("/api/v1/projects"))
+            .bearer_auth(&a)
+            .json(&json!({"slug": "x"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403);
+
+        // A private project is invisible without its token.
+        let (status, _) = server.get("/api/v1/projects/team-b").await;
+        assert_eq!(status, 404);
+        let (_, list) = server.get("/api/v1/projects").await;
+        let slugs: Vec<_> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["slug"].clone())
+            .collect();
+        assert_eq!(slugs, vec![json!("team-a")]);
+        let reader = server.token("team-b", "read").await;
+        let r = server
+            .http
+            .get(server.url("/api/v1/projects/team-b"))
+            .bearer_auth(&reader)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let r = server
+            .http
+            .get(server.url("/api/v1/projects"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.json::<Value>().await.unwrap()["items"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+
+        let (status, _) = server.upload("team-a", &a, &doc).await;
+        assert_eq!(status, 201);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn series_points_follow_commit_order_with_repeats() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // Uploaded out of order; commit time decides the order. Commit 3 has two repeats.
+        let uploads = [
+            (
+                "3",
+                "2026-11-03T00:00:00Z",
+                "examples/history/goodput_baseline_s13_c4.json",
+                0,
+            ),
+            (
+                "1",
+                "2026-11-01T00:00:00Z",
+                "examples/history/goodput_baseline_s11_c4.json",
+                0,
+            ),
+            (
+                "2",
+                "2026-11-02T00:00:00Z",
+                "examples/history/goodput_baseline_s12_c4.json",
+                0,
+            ),
+            (
+                "3",
+                "2026-11-03T00:00:00Z",
+                "examples/history/baseline_completions_c4_isl512_osl128.json",
+                1,
+            ),
+            (
+                "4",
+                "2026-11-04T00:00:00Z",
+                "examples/history/goodput_candidate_s21_c4.json",
+                0,
+            ),
+        ];
+        for (sha, time, path, repeat) in uploads {
+            let mut doc = upload_doc(&sha.repeat(40), time, &[path]);
+            doc["run"]["repeat_index"] = json!(repeat);
+            let (status, _) = server.upload("demo", &token, &doc).await;
+            assert_eq!(status, 201);
+        }
+        let (status, list) = server
+            .get("/api/v1/projects/demo/series?metric=ttft&stat=median&cell=max_concurrency%3D4")
+            .await;
+        assert_eq!(status, 200);
+        let items = list["items"].as_array().unwrap();
+        assert_eq!(
+            items.len(),
+            1,
+            "one series for ttft p50 at concurrency 4: {list}"
+        );
+        assert_eq!(items[0]["stat"], "p50");
+        assert_eq!(items[0]["unit"], "ms");
+        assert_eq!(items[0]["direction"], "lower_is_better");
+        let id = items[0]["series_id"].as_str().unwrap();
+        let (status, series) = server
+            .get(&format!("/api/v1/projects/demo/series/{id}?branch=main"))
+            .await;
+        assert_eq!(status, 200);
+        let points: Vec<(String, f64)> = series["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["commit_sha"].as_str().unwrap()[..1].to_string(),
+                    p["value"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        let median = |path: &str| {
+            serde_json::from_str::<Value>(&repo_file(path)).unwrap()["median_ttft_ms"]
+                .as_f64()
+                .unwrap()
+        };
+        assert_eq!(
+            points,
+            vec![
+                (
+                    "1".to_string(),
+                    median("examples/history/goodput_baseline_s11_c4.json")
+                ),
+                (
+                    "2".to_string(),
+                    median("examples/history/goodput_baseline_s12_c4.json")
+                ),
+                (
+                    "3".to_string(),
+                    median("examples/history/goodput_baseline_s13_c4.json")
+                ),
+                (
+                    "3".to_string(),
+                    median("examples/history/baseline_completions_c4_isl512_osl128.json")
+                ),
+                (
+                    "4".to_string(),
+                    median("examples/history/goodput_candidate_s21_c4.json")
+                ),
+            ]
+        );
+        assert_eq!(series["points"][0]["n"], 60);
+        let (_, other_branch) = server
+            .get(&format!("/api/v1/projects/demo/series/{id}?branch=feature"))
+            .await;
+        assert_eq!(other_branch["points"], json!([]));
+        let (status, _) = server
+            .get("/api/v1/projects/demo/series/0000000000000000")
+            .await;
+        assert_eq!(status, 404);
+        let (status, problem) = server
+            .get("/api/v1/projects/demo/series?metric=latency")
+            .await;
+        assert_eq!(status, 400);
+        assert_eq!(problem["parameter"], "metric");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn declared_metadata_key_fields_split_series() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let path =
+            "testdata/vllm/nerdalert-benchmark_serving-v0.8-append-result-llama31-8b-2025-04.jsonl";
+        // Without the key field, framework=vllm and framework=sgl collide in one series per rate.
+        let t1 = server.project_with_token("plain", json!({})).await;
+        let t2 = server
+            .project_with_token("split", json!({"key_fields": ["framework"]}))
+            .await;
+        for (slug, token) in [("plain", &t1), ("split", &t2)] {
+            let (status, _) = server
+                .upload(
+                    slug,
+                    token,
+                    &upload_doc(&"e".repeat(40), "2026-11-01T00:00:00Z", &[path]),
+                )
+                .await;
+            assert_eq!(status, 201);
+        }
+        let count = |slug: &'static str| {
+            let server = &server;
+            async move {
+                let (_, list) = server
+                    .get(&format!(
+                        "/api/v1/projects/{slug}/series?metric=ttft&stat=p99&limit=500"
+                    ))
+                    .await;
+                list["items"].as_array().unwrap().len()
+            }
+        };
+        assert_eq!(count("plain").await, 6);
+        assert_eq!(count("split").await, 12);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn healthz_and_project_creation_errors() {
+    for_each_store(|name, store| async move {
+        let server = TestServer::start(store).await;
+        let (status, health) = server.get("/healthz").await;
+        assert_eq!(status, 200);
+        assert_eq!(health["status"], "ok");
+        assert_eq!(health["database"], name);
+        let create = |body: Value| {
+            let server = &server;
+            async move {
+                let r = server
+                    .http
+                    .post(server.url("/api/v1/projects"))
+                    .bearer_auth(ADMIN_TOKEN)
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                (r.status().as_u16(), r.json::<Value>().await.unwrap())
+            }
+        };
+        let (status, project) = create(
+            json!({"slug": "demo", "repository_url": "https://github.com/vllm-project/vllm/"}),
+        )
+        .await;
+        assert_eq!(status, 201);
+        assert_eq!(
+            project["repository_url"],
+            "https://github.com/vllm-project/vllm"
+        );
+        assert_eq!(project["default_branch"], "main");
+        assert_eq!(project["public"], true);
+        let (status, _) = create(json!({"slug": "demo"})).await;
+        assert_eq!(status, 409);
+        let (status, problem) = create(json!({"slug": "Bad Slug"})).await;
+        assert_eq!(status, 422);
+        assert_eq!(problem["pointer"], "/slug");
+        let (status, problem) = create(json!({"slug": "x", "colour": "red"})).await;
+        assert_eq!(status, 400);
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("unknown field `colour`"),
+            "{problem}"
+        );
+    })
+    .await;
+}

@@ -1,0 +1,126 @@
+//! A real benchtrail server on a loopback port for one test, with an admin token and a client.
+
+use benchtrail_server::app::{serve, AppState};
+use benchtrail_server::auth::hash_token;
+use benchtrail_server::storage::Store;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// The admin token every test server accepts.
+pub const ADMIN_TOKEN: &str = "bt_test_admin_token";
+
+/// A running server; stops when dropped.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// A plain HTTP client.
+    pub http: reqwest::Client,
+    /// The store behind the server.
+    pub store: Store,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    /// Starts the app over `store` on 127.0.0.1:0.
+    pub async fn start(store: Store) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let state = AppState {
+            store: store.clone(),
+            admin_token_hash: Arc::new(hash_token(ADMIN_TOKEN)),
+        };
+        tokio::spawn(serve(listener, state, async {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            base,
+            http: reqwest::Client::new(),
+            store,
+            stop: Some(stop),
+        }
+    }
+
+    /// `base` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Creates a project with the admin token and returns an upload token for it.
+    pub async fn project_with_token(&self, slug: &str, extra: Value) -> String {
+        let mut body = json!({"slug": slug});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().cloned().unwrap_or_default());
+        let r = self
+            .http
+            .post(self.url("/api/v1/projects"))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+        self.token(slug, "upload").await
+    }
+
+    /// A new token of `slug` with `scope`.
+    pub async fn token(&self, slug: &str, scope: &str) -> String {
+        let r = self
+            .http
+            .post(self.url(&format!("/api/v1/projects/{slug}/tokens")))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&json!({"scope": scope}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        r.json::<Value>().await.unwrap()["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// POSTs an upload document; returns status and JSON body.
+    pub async fn upload(&self, slug: &str, token: &str, doc: &Value) -> (u16, Value) {
+        let r = self
+            .http
+            .post(self.url(&format!("/api/v1/projects/{slug}/runs")))
+            .bearer_auth(token)
+            .json(doc)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// GETs JSON; returns status and body.
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.http.get(self.url(path)).send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Reads a file of the repository (`examples/...`, `testdata/...`).
+pub fn repo_file(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// An upload document for one commit with the given files (format detected by the server).
+pub fn upload_doc(sha: &str, commit_time: &str, files: &[&str]) -> Value {
+    json!({
+        "run": {"commit": {"sha": sha, "time": commit_time, "subject": format!("commit {sha}")}, "branch": "main"},
+        "files": files.iter().map(|f| json!({"name": f.rsplit('/').next().unwrap(), "content": repo_file(f)})).collect::<Vec<_>>(),
+    })
+}
