@@ -43,22 +43,31 @@ impl<'de> Deserialize<'de> for RequestRate {
                 .as_f64()
                 .filter(|r| *r > 0.0)
                 .map(RequestRate::PerSecond)
-                .ok_or_else(|| serde::de::Error::custom("request_rate must be a positive number or \"inf\"")),
+                .ok_or_else(|| {
+                    serde::de::Error::custom("request_rate must be a positive number or \"inf\"")
+                }),
             serde_json::Value::String(s) if is_infinity_word(&s) => Ok(RequestRate::Infinite),
             serde_json::Value::String(s) => s
                 .parse::<f64>()
                 .ok()
                 .filter(|r| *r > 0.0 && r.is_finite())
                 .map(RequestRate::PerSecond)
-                .ok_or_else(|| serde::de::Error::custom("request_rate must be a positive number or \"inf\"")),
-            _ => Err(serde::de::Error::custom("request_rate must be a positive number or \"inf\"")),
+                .ok_or_else(|| {
+                    serde::de::Error::custom("request_rate must be a positive number or \"inf\"")
+                }),
+            _ => Err(serde::de::Error::custom(
+                "request_rate must be a positive number or \"inf\"",
+            )),
         }
     }
 }
 
 /// True for the spellings of infinity that Python tools write: `inf`, `Infinity`.
 pub fn is_infinity_word(s: &str) -> bool {
-    matches!(s.to_ascii_lowercase().as_str(), "inf" | "+inf" | "infinity" | "+infinity")
+    matches!(
+        s.to_ascii_lowercase().as_str(),
+        "inf" | "+inf" | "infinity" | "+infinity"
+    )
 }
 
 /// How load was applied.
@@ -125,7 +134,14 @@ impl WorkloadCell {
             push("scenario", v);
         }
         if let Some(v) = self.prefix_mode {
-            push("prefix_mode", &serde_json::to_value(v).unwrap().as_str().unwrap().to_string());
+            push(
+                "prefix_mode",
+                &serde_json::to_value(v)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
         }
         if let Some(v) = &self.load_level {
             push("load_level", v);
@@ -167,7 +183,10 @@ impl WorkloadCell {
         fill(&mut self.scenario, &defaults.scenario);
         fill(&mut self.prefix_mode, &defaults.prefix_mode);
         fill(&mut self.load_level, &defaults.load_level);
-        fill(&mut self.load.max_concurrency, &defaults.load.max_concurrency);
+        fill(
+            &mut self.load.max_concurrency,
+            &defaults.load.max_concurrency,
+        );
         fill(&mut self.load.request_rate, &defaults.load.request_rate);
         fill(&mut self.load.burstiness, &defaults.load.burstiness);
         fill(&mut self.input_len, &defaults.input_len);

@@ -318,7 +318,10 @@ mod tests {
             c.canonical_json(),
             r#"{"benchmark":{},"engine":{"commit":"abc123","name":"vllm"},"hardware":{"accelerator":"NVIDIA H100 80GB HBM3","accelerator_count":4,"driver_version":"550.54.15"},"metadata":{"framework":"sgl"},"model":{},"parallelism":{"tensor_parallel_size":4},"quantization":{"kv_cache_dtype":"fp8"},"sampling":{},"scheduler":{},"speculative_decoding":{}}"#
         );
-        assert_eq!(c.fingerprint(), crate::sha256_hex(c.canonical_json().as_bytes()));
+        assert_eq!(
+            c.fingerprint(),
+            crate::sha256_hex(c.canonical_json().as_bytes())
+        );
         assert_eq!(c.fingerprint().len(), 64);
     }
 

@@ -20,7 +20,6 @@ pub struct JsonSyntaxError {
     pub message: String,
 }
 
-
 /// Parses `text` as one or more JSON values (a single document, JSON Lines, or values simply
 /// concatenated), accepting Python's bare `NaN`, `Infinity` and `-Infinity`, which are read as
 /// the strings `"NaN"`, `"Infinity"` and `"-Infinity"`. Empty text gives an empty list.
@@ -140,8 +139,10 @@ mod tests {
 
     #[test]
     fn reads_python_literals_outside_strings_only() {
-        let v = parse_values(r#"{"a": NaN, "b": Infinity, "c": -Infinity, "d": "NaN Infinity", "e": 1.5}"#)
-            .unwrap();
+        let v = parse_values(
+            r#"{"a": NaN, "b": Infinity, "c": -Infinity, "d": "NaN Infinity", "e": 1.5}"#,
+        )
+        .unwrap();
         assert_eq!(v.len(), 1);
         assert_eq!(v[0]["a"], "NaN");
         assert_eq!(v[0]["b"], "Infinity");

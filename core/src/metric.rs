@@ -305,7 +305,10 @@ pub enum Stat {
 /// The display order of a (metric, statistic) pair: vocabulary order, then `value`, `mean`,
 /// percentiles ascending, `std`, `min`, `max`. Unknown metrics sort last.
 pub fn display_order(name: &str, stat: &Stat) -> (usize, u8, u64) {
-    let metric = VOCABULARY.iter().position(|m| m.name == name).unwrap_or(usize::MAX);
+    let metric = VOCABULARY
+        .iter()
+        .position(|m| m.name == name)
+        .unwrap_or(usize::MAX);
     let (rank, p) = match stat {
         Stat::Value => (0, 0),
         Stat::Mean => (1, 0),
@@ -320,7 +323,9 @@ pub fn display_order(name: &str, stat: &Stat) -> (usize, u8, u64) {
 
 /// A statistic string that is not `mean`, `std`, `min`, `max`, `value` or `pP` with 0 ≤ P ≤ 100.
 #[derive(Debug, thiserror::Error)]
-#[error("unknown statistic `{0}`: expected mean, std, min, max, value, median or pP (e.g. p99, p99.9)")]
+#[error(
+    "unknown statistic `{0}`: expected mean, std, min, max, value, median or pP (e.g. p99, p99.9)"
+)]
 pub struct StatParseError(pub String);
 
 impl Stat {

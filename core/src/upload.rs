@@ -70,7 +70,12 @@ pub struct UploadError {
 
 impl UploadError {
     fn at(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        UploadError { pointer: pointer.into(), field: None, record: None, message: message.into() }
+        UploadError {
+            pointer: pointer.into(),
+            field: None,
+            record: None,
+            message: message.into(),
+        }
     }
 }
 
@@ -84,10 +89,16 @@ impl UploadDocument {
     pub fn normalize(&self) -> Result<Vec<BenchResult>, UploadError> {
         let sha = &self.run.commit.sha;
         if sha.is_empty() || sha.len() > 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(UploadError::at("/run/commit/sha", "must be a hex commit SHA (1–64 hex digits)"));
+            return Err(UploadError::at(
+                "/run/commit/sha",
+                "must be a hex commit SHA (1–64 hex digits)",
+            ));
         }
         if self.files.is_empty() && self.results.is_empty() {
-            return Err(UploadError::at("/files", "an upload needs at least one file or result"));
+            return Err(UploadError::at(
+                "/files",
+                "an upload needs at least one file or result",
+            ));
         }
         let mut out = Vec::new();
         for (i, file) in self.files.iter().enumerate() {
@@ -114,8 +125,14 @@ impl UploadDocument {
 
 fn file_error(index: usize, error: AdapterError) -> UploadError {
     match &error {
-        AdapterError::UnknownFormat(_) => UploadError::at(format!("/files/{index}/format"), error.to_string()),
-        AdapterError::Field { record, line, error: field } => UploadError {
+        AdapterError::UnknownFormat(_) => {
+            UploadError::at(format!("/files/{index}/format"), error.to_string())
+        }
+        AdapterError::Field {
+            record,
+            line,
+            error: field,
+        } => UploadError {
             pointer: format!("/files/{index}/content"),
             field: Some(field.field.clone()),
             record: Some((*record, *line)),

@@ -25,8 +25,12 @@ fn has(r: &BenchResult, name: &str, stat: &str) -> bool {
 
 #[test]
 fn detailed_vllm_0_33_file_keeps_every_value_exactly() {
-    let (format, results) =
-        parse_file(None, &read("examples/history/baseline_completions_c1_isl512_osl128.json"), 0).unwrap();
+    let (format, results) = parse_file(
+        None,
+        &read("examples/history/baseline_completions_c1_isl512_osl128.json"),
+        0,
+    )
+    .unwrap();
     assert_eq!(format, "vllm-bench-serve");
     assert_eq!(results.len(), 1);
     let r = &results[0];
@@ -39,9 +43,18 @@ fn detailed_vllm_0_33_file_keeps_every_value_exactly() {
     assert_eq!(value(r, "itl", "p99"), (13.682241069966496, Some(2540)));
     assert_eq!(value(r, "itl", "p50"), (10.361107499988975, Some(2540)));
     assert_eq!(value(r, "e2el", "p95"), (1353.22352520011, Some(20)));
-    assert_eq!(value(r, "request_throughput", "value"), (0.7693989756787135, None));
-    assert_eq!(value(r, "output_throughput", "value"), (98.48306888687533, None));
-    assert_eq!(value(r, "total_token_throughput", "value"), (492.4922843319445, None));
+    assert_eq!(
+        value(r, "request_throughput", "value"),
+        (0.7693989756787135, None)
+    );
+    assert_eq!(
+        value(r, "output_throughput", "value"),
+        (98.48306888687533, None)
+    );
+    assert_eq!(
+        value(r, "total_token_throughput", "value"),
+        (492.4922843319445, None)
+    );
     assert_eq!(value(r, "duration", "value"), (25.99431586500009, None));
     assert_eq!(value(r, "completed", "value"), (20.0, None));
     assert_eq!(value(r, "failed", "value"), (0.0, None));
@@ -50,28 +63,54 @@ fn detailed_vllm_0_33_file_keeps_every_value_exactly() {
     // `request_goodput` is null without --goodput: not computable, so not stored (never 0).
     assert!(!has(r, "request_goodput", "value"));
     // median_* and p50_* are one statistic.
-    assert_eq!(r.metrics.iter().filter(|m| m.name == "ttft" && m.stat.to_string() == "p50").count(), 1);
-    assert!(r.metrics.iter().all(|m| m.unit == benchtrail_core::metric::lookup(&m.name).unwrap().unit));
-    assert_eq!(r.metrics.iter().find(|m| m.name == "duration").unwrap().unit, Unit::S);
+    assert_eq!(
+        r.metrics
+            .iter()
+            .filter(|m| m.name == "ttft" && m.stat.to_string() == "p50")
+            .count(),
+        1
+    );
+    assert!(r
+        .metrics
+        .iter()
+        .all(|m| m.unit == benchtrail_core::metric::lookup(&m.name).unwrap().unit));
+    assert_eq!(
+        r.metrics
+            .iter()
+            .find(|m| m.name == "duration")
+            .unwrap()
+            .unit,
+        Unit::S
+    );
 
     assert_eq!(r.cell.load.max_concurrency, Some(1));
     assert_eq!(r.cell.load.request_rate, Some(RequestRate::Infinite));
     assert_eq!(r.cell.load.burstiness, None);
     assert_eq!(r.cell.num_prompts, Some(20));
-    assert_eq!(r.cell.key(), "max_concurrency=1;request_rate=inf;num_prompts=20");
+    assert_eq!(
+        r.cell.key(),
+        "max_concurrency=1;request_rate=inf;num_prompts=20"
+    );
     let c = &r.configuration;
     assert_eq!(c.model.name.as_deref(), Some("mock-llm"));
     assert_eq!(c.model.tokenizer.as_deref(), Some("/models/mock-tokenizer"));
     assert_eq!(c.benchmark.name.as_deref(), Some("vllm-bench-serve"));
     assert_eq!(c.benchmark.backend.as_deref(), Some("openai"));
-    assert_eq!(c.metadata.get("server_version").map(String::as_str), Some("baseline"));
+    assert_eq!(
+        c.metadata.get("server_version").map(String::as_str),
+        Some("baseline")
+    );
     assert_eq!(c.metadata.len(), 1);
     assert_eq!(r.facts["date"], "20261130-035417");
     assert_eq!(r.facts["label"], "mock-baseline");
     assert_eq!(r.facts["rtfx"], 0.0);
     // p99 from 20 requests is a tail guess; p95 from 20 is not.
-    let small: Vec<_> =
-        r.warnings.iter().filter(|w| w.code == "small_sample_tail").map(|w| w.message.as_str()).collect();
+    let small: Vec<_> = r
+        .warnings
+        .iter()
+        .filter(|w| w.code == "small_sample_tail")
+        .map(|w| w.message.as_str())
+        .collect();
     assert_eq!(
         small,
         vec![
@@ -87,7 +126,12 @@ fn percentiles_from_per_request_arrays_equal_the_tools_summary() {
     // vLLM computes np.percentile over seconds and multiplies by 1000; so does this check.
     let text = read("examples/history/baseline_completions_c4_isl512_osl128.json");
     let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let ttfts: Vec<f64> = raw["ttfts"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let ttfts: Vec<f64> = raw["ttfts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
     for p in [50.0, 90.0, 95.0, 99.0] {
         let ours = stats::percentile(&ttfts, p).unwrap() * 1000.0;
         let key = format!("p{}_ttft_ms", p as i64);
@@ -101,12 +145,28 @@ fn percentiles_from_per_request_arrays_equal_the_tools_summary() {
 
 #[test]
 fn goodput_file_keeps_goodput_including_zero() {
-    let (_, results) = parse_file(None, &read("examples/history/goodput_baseline_s11_c4.json"), 0).unwrap();
-    assert_eq!(value(&results[0], "request_goodput", "value"), (2.9180366644138527, None));
+    let (_, results) = parse_file(
+        None,
+        &read("examples/history/goodput_baseline_s11_c4.json"),
+        0,
+    )
+    .unwrap();
+    assert_eq!(
+        value(&results[0], "request_goodput", "value"),
+        (2.9180366644138527, None)
+    );
     // The candidate met no SLO: a measured 0.0, stored as such.
-    let (_, results) = parse_file(None, &read("examples/history/goodput_candidate_s21_c4.json"), 0).unwrap();
+    let (_, results) = parse_file(
+        None,
+        &read("examples/history/goodput_candidate_s21_c4.json"),
+        0,
+    )
+    .unwrap();
     assert_eq!(value(&results[0], "request_goodput", "value"), (0.0, None));
-    assert_eq!(value(&results[0], "output_throughput", "value"), (501.4190244573485, None));
+    assert_eq!(
+        value(&results[0], "output_throughput", "value"),
+        (501.4190244573485, None)
+    );
     assert_eq!(value(&results[0], "itl", "mean").1, Some(7620));
 }
 
@@ -114,26 +174,43 @@ fn goodput_file_keeps_goodput_including_zero() {
 fn v0_8_append_result_with_colon_goodput_and_metadata() {
     let (_, results) = parse_file(
         None,
-        &read("testdata/vllm/nerdalert-benchmark_serving-v0.8-append-result-llama31-8b-2025-04.jsonl"),
+        &read(
+            "testdata/vllm/nerdalert-benchmark_serving-v0.8-append-result-llama31-8b-2025-04.jsonl",
+        ),
         3,
     )
     .unwrap();
     assert_eq!(results.len(), 12);
-    let rates: Vec<_> = results.iter().map(|r| r.cell.load.request_rate.unwrap()).collect();
+    let rates: Vec<_> = results
+        .iter()
+        .map(|r| r.cell.load.request_rate.unwrap())
+        .collect();
     assert_eq!(rates[0], RequestRate::PerSecond(1.0));
     assert_eq!(rates[5], RequestRate::Infinite);
     assert_eq!(results[0].cell.load.burstiness, Some(1.0));
     assert_eq!(results[5].cell.load.burstiness, None);
-    assert_eq!(value(&results[0], "ttft", "p99"), (54.841249948367484, Some(120)));
-    assert_eq!(value(&results[11], "ttft", "p99"), (34329.968956713565, Some(1015)));
+    assert_eq!(
+        value(&results[0], "ttft", "p99"),
+        (54.841249948367484, Some(120))
+    );
+    assert_eq!(
+        value(&results[11], "ttft", "p99"),
+        (34329.968956713565, Some(1015))
+    );
     // "request_goodput:" is null: nothing stored, and no `failed` key in this version.
     assert!(!has(&results[0], "request_goodput", "value"));
     assert!(!has(&results[0], "failed", "value"));
     assert_eq!(results[0].configuration.metadata["framework"], "vllm");
     assert_eq!(results[6].configuration.metadata["framework"], "sgl");
-    assert_eq!(results[0].configuration.model.name.as_deref(), Some("meta-llama/Llama-3.1-8B-Instruct"));
+    assert_eq!(
+        results[0].configuration.model.name.as_deref(),
+        Some("meta-llama/Llama-3.1-8B-Instruct")
+    );
     let source = results[7].source.as_ref().unwrap();
-    assert_eq!((source.format.as_str(), source.file, source.record), ("vllm-bench-serve", 3, 7));
+    assert_eq!(
+        (source.format.as_str(), source.file, source.record),
+        ("vllm-bench-serve", 3, 7)
+    );
     // No per-request arrays: tpot and itl sample counts are unknown, not guessed.
     assert_eq!(value(&results[0], "tpot", "p99").1, None);
     assert_eq!(value(&results[0], "itl", "p99").1, None);
@@ -148,24 +225,48 @@ fn appended_file_without_trailing_newline_and_chosen_percentiles() {
     )
     .unwrap();
     assert_eq!(results.len(), 4);
-    let cs: Vec<_> = results.iter().map(|r| r.cell.load.max_concurrency.unwrap()).collect();
+    let cs: Vec<_> = results
+        .iter()
+        .map(|r| r.cell.load.max_concurrency.unwrap())
+        .collect();
     assert_eq!(cs, vec![10, 30, 50, 70]);
-    assert_eq!(value(&results[3], "e2el", "p95"), (5278.038499224931, Some(1400)));
-    assert_eq!(value(&results[3], "e2el", "p90"), (5265.822805464268, Some(1400)));
-    assert_eq!(value(&results[3], "e2el", "p99"), (7446.2587250210345, Some(1400)));
+    assert_eq!(
+        value(&results[3], "e2el", "p95"),
+        (5278.038499224931, Some(1400))
+    );
+    assert_eq!(
+        value(&results[3], "e2el", "p90"),
+        (5265.822805464268, Some(1400))
+    );
+    assert_eq!(
+        value(&results[3], "e2el", "p99"),
+        (7446.2587250210345, Some(1400))
+    );
 }
 
 #[test]
 fn vllm_bench_serve_2026_single_object() {
-    let (_, results) =
-        parse_file(None, &read("testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json"), 0)
-            .unwrap();
+    let (_, results) = parse_file(
+        None,
+        &read("testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json"),
+        0,
+    )
+    .unwrap();
     let r = &results[0];
     assert_eq!(value(r, "ttft", "p99"), (5492.192458147692, Some(100)));
-    assert_eq!(value(r, "output_throughput", "value"), (1203.9244930914872, None));
+    assert_eq!(
+        value(r, "output_throughput", "value"),
+        (1203.9244930914872, None)
+    );
     assert_eq!(value(r, "max_concurrent_requests", "value"), (100.0, None));
-    assert_eq!(r.cell.key(), "max_concurrency=100;request_rate=inf;num_prompts=100");
-    assert_eq!(r.configuration.model.name.as_deref(), Some("/workspace/glm47-fp8"));
+    assert_eq!(
+        r.cell.key(),
+        "max_concurrency=100;request_rate=inf;num_prompts=100"
+    );
+    assert_eq!(
+        r.configuration.model.name.as_deref(),
+        Some("/workspace/glm47-fp8")
+    );
     assert!(!r.facts.contains_key("label"), "a null label is not a fact");
 }
 
@@ -180,7 +281,11 @@ fn python_literals_are_accepted() {
     assert_eq!(r.cell.load.request_rate, Some(RequestRate::Infinite));
     assert!(!has(r, "output_throughput", "value"));
     assert_eq!(
-        r.warnings.iter().find(|w| w.code == "non_finite_value").unwrap().message,
+        r.warnings
+            .iter()
+            .find(|w| w.code == "non_finite_value")
+            .unwrap()
+            .message,
         "`output_throughput` is NaN; not stored."
     );
 }
@@ -216,5 +321,8 @@ fn wrong_field_type_names_record_line_and_field() {
     let bad = text.replacen("\"completed\": 600", "\"completed\": \"six hundred\"", 1);
     assert_ne!(bad, text);
     let err = parse_file(None, &bad, 0).unwrap_err();
-    assert_eq!(err.to_string(), "record 1 (line 2): field `/completed`: expected a number, found \"six hundred\"");
+    assert_eq!(
+        err.to_string(),
+        "record 1 (line 2): field `/completed`: expected a number, found \"six hundred\""
+    );
 }

@@ -31,7 +31,11 @@ pub struct Bearer(Option<String>);
 
 impl std::fmt::Debug for Bearer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Bearer(<redacted>)" } else { "Bearer(None)" })
+        f.write_str(if self.0.is_some() {
+            "Bearer(<redacted>)"
+        } else {
+            "Bearer(None)"
+        })
     }
 }
 
@@ -45,10 +49,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Bearer {
         let token = value
             .to_str()
             .ok()
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| ApiError::Unauthorized("the Authorization header must be `Bearer <token>`".into()))?;
+            .ok_or_else(|| {
+                ApiError::Unauthorized("the Authorization header must be `Bearer <token>`".into())
+            })?;
         Ok(Bearer(Some(token.to_string())))
     }
 }
@@ -73,13 +82,18 @@ impl Bearer {
     /// Resolves the token. An unknown token is a 401, not anonymous: a typo must not silently
     /// read public data only.
     pub async fn caller(&self, state: &AppState) -> ApiResult<Caller> {
-        let Some(token) = &self.0 else { return Ok(Caller::Anonymous) };
+        let Some(token) = &self.0 else {
+            return Ok(Caller::Anonymous);
+        };
         let hash = hash_token(token);
         if hash == *state.admin_token_hash {
             return Ok(Caller::Admin);
         }
         match state.store.token(&hash).await? {
-            Some(grant) => Ok(Caller::Project { project_id: grant.project_id, scope: grant.scope }),
+            Some(grant) => Ok(Caller::Project {
+                project_id: grant.project_id,
+                scope: grant.scope,
+            }),
             None => Err(ApiError::Unauthorized("unknown token".into())),
         }
     }
@@ -91,7 +105,9 @@ impl Caller {
         match self {
             Caller::Admin => Ok(()),
             Caller::Anonymous => Err(ApiError::Unauthorized("this needs the admin token".into())),
-            Caller::Project { .. } => Err(ApiError::Forbidden("this needs the admin token, not a project token".into())),
+            Caller::Project { .. } => Err(ApiError::Forbidden(
+                "this needs the admin token, not a project token".into(),
+            )),
         }
     }
 
@@ -99,14 +115,20 @@ impl Caller {
     pub fn require(&self, project: &Project, scope: Scope) -> ApiResult<()> {
         match self {
             Caller::Admin => Ok(()),
-            Caller::Project { project_id, scope: have } if *project_id == project.id && *have >= scope => Ok(()),
-            Caller::Project { project_id, .. } if *project_id == project.id => Err(ApiError::Forbidden(format!(
-                "this token's scope does not allow this; it needs `{}`",
-                scope.as_str()
-            ))),
-            Caller::Project { .. } => {
-                Err(ApiError::Forbidden(format!("this token belongs to another project than `{}`", project.slug)))
+            Caller::Project {
+                project_id,
+                scope: have,
+            } if *project_id == project.id && *have >= scope => Ok(()),
+            Caller::Project { project_id, .. } if *project_id == project.id => {
+                Err(ApiError::Forbidden(format!(
+                    "this token's scope does not allow this; it needs `{}`",
+                    scope.as_str()
+                )))
             }
+            Caller::Project { .. } => Err(ApiError::Forbidden(format!(
+                "this token belongs to another project than `{}`",
+                project.slug
+            ))),
             Caller::Anonymous => Err(ApiError::Unauthorized(format!(
                 "this needs a token of project `{}` with scope `{}`",
                 project.slug,

@@ -148,9 +148,20 @@ impl IntoResponse for ApiError {
             ApiError::BadRequest { pointer, detail } => (
                 Some(pointer.as_str()),
                 None,
-                vec![FieldProblem { detail: detail.clone(), pointer, field: None, record: None, line: None }],
+                vec![FieldProblem {
+                    detail: detail.clone(),
+                    pointer,
+                    field: None,
+                    record: None,
+                    line: None,
+                }],
             ),
-            ApiError::Invalid { pointer, field, record, detail } => (
+            ApiError::Invalid {
+                pointer,
+                field,
+                record,
+                detail,
+            } => (
                 Some(pointer.as_str()),
                 None,
                 vec![FieldProblem {
@@ -164,11 +175,23 @@ impl IntoResponse for ApiError {
             ApiError::BadParameter { parameter, .. } => (None, Some(parameter.as_str()), vec![]),
             _ => (None, None, vec![]),
         };
-        let problem = Problem { kind: "about:blank", title: self.title(), status: status.as_u16(), detail, pointer, parameter, errors };
+        let problem = Problem {
+            kind: "about:blank",
+            title: self.title(),
+            status: status.as_u16(),
+            detail,
+            pointer,
+            parameter,
+            errors,
+        };
         let mut response = (status, axum::Json(problem)).into_response();
-        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
     }

@@ -20,7 +20,11 @@ use uuid::Uuid;
 /// # Errors
 /// [`ApiError::Invalid`] with a JSON pointer into the document when a file does not parse or
 /// a result is wrong.
-pub fn prepare(project: &Project, doc: &UploadDocument, now: DateTime<Utc>) -> Result<NewRun, ApiError> {
+pub fn prepare(
+    project: &Project,
+    doc: &UploadDocument,
+    now: DateTime<Utc>,
+) -> Result<NewRun, ApiError> {
     let results = doc.normalize().map_err(|e| ApiError::Invalid {
         pointer: e.pointer,
         field: e.field,
@@ -51,9 +55,16 @@ pub fn prepare(project: &Project, doc: &UploadDocument, now: DateTime<Utc>) -> R
         parent_shas: run.commit.parents.clone(),
         commit_time: run.commit.time,
         commit_subject: run.commit.subject.clone(),
-        branch: run.branch.clone().filter(|b| !b.is_empty()).unwrap_or_else(|| project.default_branch.clone()),
+        branch: run
+            .branch
+            .clone()
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| project.default_branch.clone()),
         pr_number: run.pull_request.as_ref().map(|pr| pr.number as i64),
-        merge_base_sha: run.pull_request.as_ref().and_then(|pr| pr.merge_base.clone()),
+        merge_base_sha: run
+            .pull_request
+            .as_ref()
+            .and_then(|pr| pr.merge_base.clone()),
         run_at: run.run_at.unwrap_or(now),
         ci_job_url: run.ci_job_url.clone(),
         repeat_index: i64::from(run.repeat_index),
@@ -65,7 +76,8 @@ pub fn prepare(project: &Project, doc: &UploadDocument, now: DateTime<Utc>) -> R
 
 fn keep_file(name: &str, format: String, content: &str) -> NewFile {
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    gz.write_all(content.as_bytes()).expect("writing to memory cannot fail");
+    gz.write_all(content.as_bytes())
+        .expect("writing to memory cannot fail");
     NewFile {
         name: name.to_string(),
         format,
@@ -81,7 +93,9 @@ fn prepare_result(project: &Project, result: &BenchResult) -> NewResult {
     let series_key_json = Value::Object(series_key.clone()).to_string();
     let cell_key = result.cell.key();
     let cell_json = serde_json::to_string(&result.cell).expect("cell serializes");
-    let text = |key: &Map<String, Value>, field: &str| key.get(field).and_then(Value::as_str).map(str::to_string);
+    let text = |key: &Map<String, Value>, field: &str| {
+        key.get(field).and_then(Value::as_str).map(str::to_string)
+    };
     let metrics = result
         .metrics
         .iter()

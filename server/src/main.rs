@@ -54,17 +54,25 @@ async fn main() -> std::process::ExitCode {
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let store = Store::connect(&args.database_url).await?;
     tracing::info!(database = ?store.backend(), "migrations applied");
-    let admin_token_hash = admin_token_hash(&store, args.admin_token.as_deref(), args.reset_admin_token).await?;
+    let admin_token_hash =
+        admin_token_hash(&store, args.admin_token.as_deref(), args.reset_admin_token).await?;
     let listener = tokio::net::TcpListener::bind(args.bind).await?;
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    let state = AppState { store: store.clone(), admin_token_hash: Arc::new(admin_token_hash) };
+    let state = AppState {
+        store: store.clone(),
+        admin_token_hash: Arc::new(admin_token_hash),
+    };
     serve(listener, state, shutdown_signal()).await?;
     store.close().await;
     Ok(())
 }
 
 /// The admin token's hash: from the flag/env, else the stored one, else a new token printed once.
-async fn admin_token_hash(store: &Store, given: Option<&str>, reset: bool) -> Result<String, Box<dyn std::error::Error>> {
+async fn admin_token_hash(
+    store: &Store,
+    given: Option<&str>,
+    reset: bool,
+) -> Result<String, Box<dyn std::error::Error>> {
     if let Some(token) = given.filter(|t| !t.is_empty()) {
         return Ok(hash_token(token));
     }
@@ -90,7 +98,8 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let terminate = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };

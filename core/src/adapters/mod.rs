@@ -57,7 +57,10 @@ pub struct FieldError {
 
 impl FieldError {
     pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError { field: field.into(), message: message.into() }
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -92,7 +95,11 @@ pub enum AdapterError {
 }
 
 fn known_formats() -> String {
-    FORMATS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+    FORMATS
+        .iter()
+        .map(|f| f.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Reads one uploaded file.
@@ -122,7 +129,11 @@ pub fn parse_file(
             error,
         })?;
         for mut r in parsed {
-            r.source = Some(Source { format: format.name.to_string(), file: file_index, record });
+            r.source = Some(Source {
+                format: format.name.to_string(),
+                file: file_index,
+                record,
+            });
             results.push(r);
         }
     }
@@ -185,18 +196,27 @@ mod tests {
     fn undetected_lists_each_format_and_why() {
         let err = parse_file(None, r#"{"hello": 1}"#, 0).unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("could not detect the format; tried vllm-bench-serve ("), "{text}");
+        assert!(
+            text.starts_with("could not detect the format; tried vllm-bench-serve ("),
+            "{text}"
+        );
         assert!(text.contains("benchtrail ("), "{text}");
     }
 
     #[test]
     fn unknown_format_lists_known_ones() {
         let err = parse_file(Some("nope"), "{}", 0).unwrap_err();
-        assert_eq!(err.to_string(), "unknown format `nope`; known formats: vllm-bench-serve, benchtrail");
+        assert_eq!(
+            err.to_string(),
+            "unknown format `nope`; known formats: vllm-bench-serve, benchtrail"
+        );
     }
 
     #[test]
     fn record_lines() {
-        assert_eq!(record_start_lines("{\"a\": \"{\\\"\"}\n\n{\n}\n{}"), vec![1, 3, 5]);
+        assert_eq!(
+            record_start_lines("{\"a\": \"{\\\"\"}\n\n{\n}\n{}"),
+            vec![1, 3, 5]
+        );
     }
 }

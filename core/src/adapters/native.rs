@@ -37,7 +37,10 @@ pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
 pub fn validate(result: &BenchResult) -> Result<(), FieldError> {
     for (i, m) in result.metrics.iter().enumerate() {
         let def = metric::lookup(&m.name).ok_or_else(|| {
-            FieldError::new(format!("/metrics/{i}/name"), format!("unknown metric `{}`", m.name))
+            FieldError::new(
+                format!("/metrics/{i}/name"),
+                format!("unknown metric `{}`", m.name),
+            )
         })?;
         if m.unit != def.unit {
             return Err(FieldError::new(
@@ -46,16 +49,18 @@ pub fn validate(result: &BenchResult) -> Result<(), FieldError> {
             ));
         }
         if !m.value.is_finite() {
-            return Err(FieldError::new(format!("/metrics/{i}/value"), "must be a finite number"));
+            return Err(FieldError::new(
+                format!("/metrics/{i}/value"),
+                "must be a finite number",
+            ));
         }
     }
     Ok(())
 }
 
 fn parse_one(value: &Value) -> Result<BenchResult, FieldError> {
-    let result: BenchResult = serde_json::from_value(value.clone()).map_err(|e| {
-        FieldError::new("", format!("not a benchtrail result: {e}"))
-    })?;
+    let result: BenchResult = serde_json::from_value(value.clone())
+        .map_err(|e| FieldError::new("", format!("not a benchtrail result: {e}")))?;
     validate(&result)?;
     Ok(result)
 }

@@ -24,8 +24,16 @@ pub const FORMAT: &str = "vllm-bench-serve";
 
 /// Setup keys that describe the run rather than measure it.
 const SETUP_KEYS: &[&str] = &[
-    "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts",
-    "request_rate", "burstiness", "max_concurrency",
+    "date",
+    "endpoint_type",
+    "backend",
+    "label",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "request_rate",
+    "burstiness",
+    "max_concurrency",
 ];
 
 /// Aggregate result keys and their vocabulary names.
@@ -44,17 +52,33 @@ const AGGREGATES: &[(&str, &str)] = &[
     ("max_output_tokens_per_s", "max_output_tokens_per_s"),
     ("max_concurrent_requests", "max_concurrent_requests"),
     ("spec_decode_acceptance_rate", "spec_decode_acceptance_rate"),
-    ("spec_decode_acceptance_length", "spec_decode_acceptance_length"),
+    (
+        "spec_decode_acceptance_length",
+        "spec_decode_acceptance_length",
+    ),
 ];
 
 /// Distribution metrics written as `<stat>_<metric>_ms`.
-const DISTRIBUTIONS: &[&str] =
-    &["ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"];
+const DISTRIBUTIONS: &[&str] = &[
+    "ttft",
+    "tpot",
+    "itl",
+    "e2el",
+    "client_queue_time",
+    "e2el_including_client_queue",
+];
 
 /// Per-request arrays of `--save-detailed` (and arrays some versions always write).
 const ARRAYS: &[&str] = &[
-    "input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "queue_times",
-    "generated_texts", "errors",
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "latencies",
+    "start_times",
+    "queue_times",
+    "generated_texts",
+    "errors",
 ];
 
 pub(super) fn detect(record: &Value) -> Result<(), String> {
@@ -66,13 +90,23 @@ pub(super) fn detect(record: &Value) -> Result<(), String> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("no {}", missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")))
+        Err(format!(
+            "no {}",
+            missing
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
     }
 }
 
 pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
-    let obj = record.as_object().ok_or_else(|| FieldError::new("", "expected a JSON object"))?;
-    detect(record).map_err(|why| FieldError::new("", format!("not a vllm bench serve result: {why}")))?;
+    let obj = record
+        .as_object()
+        .ok_or_else(|| FieldError::new("", "expected a JSON object"))?;
+    detect(record)
+        .map_err(|why| FieldError::new("", format!("not a vllm bench serve result: {why}")))?;
 
     let mut result = BenchResult::default();
     let completed = required_count(obj, "completed")?;
@@ -122,15 +156,24 @@ impl Detail {
         let output_lens = output_lens
             .as_array()
             .ok_or_else(|| FieldError::new("/output_lens", "expected a list of token counts"))?;
-        let itls = itls.as_array().ok_or_else(|| FieldError::new("/itls", "expected a list of lists"))?;
+        let itls = itls
+            .as_array()
+            .ok_or_else(|| FieldError::new("/itls", "expected a list of lists"))?;
         if itls.len() != output_lens.len() {
             return Err(FieldError::new(
                 "/itls",
-                format!("has {} entries but output_lens has {}", itls.len(), output_lens.len()),
+                format!(
+                    "has {} entries but output_lens has {}",
+                    itls.len(),
+                    output_lens.len()
+                ),
             ));
         }
         let errors = obj.get("errors").and_then(Value::as_array);
-        let mut detail = Detail { tpot_samples: 0, itl_samples: 0 };
+        let mut detail = Detail {
+            tpot_samples: 0,
+            itl_samples: 0,
+        };
         let mut successes = 0;
         for (i, (len, gaps)) in output_lens.iter().zip(itls).enumerate() {
             let failed = errors
@@ -141,21 +184,23 @@ impl Detail {
                 continue;
             }
             successes += 1;
-            let len = len
-                .as_u64()
-                .ok_or_else(|| FieldError::new(format!("/output_lens/{i}"), "expected a token count"))?;
+            let len = len.as_u64().ok_or_else(|| {
+                FieldError::new(format!("/output_lens/{i}"), "expected a token count")
+            })?;
             if len > 1 {
                 detail.tpot_samples += 1;
             }
-            let gaps = gaps
-                .as_array()
-                .ok_or_else(|| FieldError::new(format!("/itls/{i}"), "expected a list of seconds"))?;
+            let gaps = gaps.as_array().ok_or_else(|| {
+                FieldError::new(format!("/itls/{i}"), "expected a list of seconds")
+            })?;
             detail.itl_samples += gaps.len() as u64;
         }
         if successes != completed {
             return Err(FieldError::new(
                 "/output_lens",
-                format!("{successes} successful requests in the arrays but `completed` is {completed}"),
+                format!(
+                    "{successes} successful requests in the arrays but `completed` is {completed}"
+                ),
             ));
         }
         Ok(Some(detail))
@@ -175,7 +220,10 @@ fn optional_count(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, Fi
     match number(obj, key)? {
         None => Ok(None),
         Some(v) if v >= 0.0 && v.fract() == 0.0 && v.is_finite() => Ok(Some(v as u64)),
-        Some(v) => Err(FieldError::new(pointer(key), format!("expected a whole count, found {v}"))),
+        Some(v) => Err(FieldError::new(
+            pointer(key),
+            format!("expected a whole count, found {v}"),
+        )),
     }
 }
 
@@ -208,7 +256,11 @@ fn read_cell(obj: &Map<String, Value>) -> Result<WorkloadCell, FieldError> {
         _ => None,
     };
     Ok(WorkloadCell {
-        load: LoadShape { max_concurrency: optional_count(obj, "max_concurrency")?, request_rate, burstiness },
+        load: LoadShape {
+            max_concurrency: optional_count(obj, "max_concurrency")?,
+            request_rate,
+            burstiness,
+        },
         num_prompts: optional_count(obj, "num_prompts")?,
         ..Default::default()
     })
@@ -245,11 +297,20 @@ fn split_stat_key(key: &str) -> Option<(&str, &str)> {
     let body = key.strip_suffix("_ms")?;
     let (stat, metric) = body.split_once('_')?;
     let known_stat = matches!(stat, "mean" | "median" | "std")
-        || stat.strip_prefix('p').is_some_and(|p| p.parse::<f64>().is_ok());
+        || stat
+            .strip_prefix('p')
+            .is_some_and(|p| p.parse::<f64>().is_ok());
     (known_stat && DISTRIBUTIONS.contains(&metric)).then_some((stat, metric))
 }
 
-fn push_value(result: &mut BenchResult, name: &str, stat: Stat, value: f64, n: Option<u64>, field: &str) {
+fn push_value(
+    result: &mut BenchResult,
+    name: &str,
+    stat: Stat,
+    value: f64,
+    n: Option<u64>,
+    field: &str,
+) {
     if !value.is_finite() {
         result.warnings.push(Warning {
             code: "non_finite_value".into(),
@@ -258,7 +319,13 @@ fn push_value(result: &mut BenchResult, name: &str, stat: Stat, value: f64, n: O
         return;
     }
     let def = metric::lookup(name).expect("adapter names only vocabulary metrics");
-    result.metrics.push(MetricValue { name: name.to_string(), stat, unit: def.unit, value, n });
+    result.metrics.push(MetricValue {
+        name: name.to_string(),
+        stat,
+        unit: def.unit,
+        value,
+        n,
+    });
 }
 
 fn read_aggregates(obj: &Map<String, Value>, result: &mut BenchResult) -> Result<(), FieldError> {
@@ -283,15 +350,18 @@ fn read_distributions(
     // with equal values; both are p50 and stored once.
     let mut seen = std::collections::HashSet::new();
     for (key, value) in obj {
-        let Some((stat_label, name)) = split_stat_key(key) else { continue };
+        let Some((stat_label, name)) = split_stat_key(key) else {
+            continue;
+        };
         let stat: Stat = stat_label
             .parse()
             .map_err(|e: metric::StatParseError| FieldError::new(pointer(key), e.to_string()))?;
         if !seen.insert((name, stat.clone())) {
             continue;
         }
-        let v = as_f64(value)
-            .ok_or_else(|| FieldError::new(pointer(key), format!("expected a number, found {value}")))?;
+        let v = as_f64(value).ok_or_else(|| {
+            FieldError::new(pointer(key), format!("expected a number, found {value}"))
+        })?;
         let n = match name {
             "tpot" => detail.map(|d| d.tpot_samples),
             "itl" => detail.map(|d| d.itl_samples),
@@ -299,7 +369,9 @@ fn read_distributions(
         };
         push_value(result, name, stat, v, n, key);
     }
-    result.metrics.sort_by_key(|m| metric::display_order(&m.name, &m.stat));
+    result
+        .metrics
+        .sort_by_key(|m| metric::display_order(&m.name, &m.stat));
     let small_tails: Vec<Warning> = result
         .metrics
         .iter()

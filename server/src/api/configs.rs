@@ -8,7 +8,10 @@ use axum::Json;
 
 /// `GET /api/v1/configs/{fingerprint}`. A configuration holds no results, so it is readable
 /// by anyone who knows its 256-bit fingerprint.
-pub(super) async fn get_one(State(state): State<AppState>, Path(fingerprint): Path<String>) -> ApiResult<Json<StoredConfig>> {
+pub(super) async fn get_one(
+    State(state): State<AppState>,
+    Path(fingerprint): Path<String>,
+) -> ApiResult<Json<StoredConfig>> {
     state
         .store
         .config(&fingerprint)

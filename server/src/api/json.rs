@@ -18,9 +18,14 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge { limit: BODY_LIMIT_BYTES }
+                ApiError::PayloadTooLarge {
+                    limit: BODY_LIMIT_BYTES,
+                }
             } else {
-                ApiError::BadRequest { pointer: String::new(), detail: rejection.body_text() }
+                ApiError::BadRequest {
+                    pointer: String::new(),
+                    detail: rejection.body_text(),
+                }
             }
         })?;
         parse(&bytes).map(ApiJson)
@@ -48,7 +53,9 @@ fn to_pointer(path: &serde_path_to_error::Path) -> String {
     for segment in path.iter() {
         match segment {
             Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
-            Segment::Map { key } => pointer.push_str(&format!("/{}", key.replace('~', "~0").replace('/', "~1"))),
+            Segment::Map { key } => {
+                pointer.push_str(&format!("/{}", key.replace('~', "~0").replace('/', "~1")))
+            }
             Segment::Enum { variant } => pointer.push_str(&format!("/{variant}")),
             Segment::Unknown => {}
         }
@@ -77,7 +84,10 @@ mod tests {
         match err {
             ApiError::BadRequest { pointer, detail } => {
                 assert_eq!(pointer, "/items/1/count");
-                assert!(detail.starts_with("invalid type: string \"x\", expected u32"), "{detail}");
+                assert!(
+                    detail.starts_with("invalid type: string \"x\", expected u32"),
+                    "{detail}"
+                );
             }
             other => panic!("{other:?}"),
         }

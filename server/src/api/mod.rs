@@ -25,12 +25,24 @@ pub const MAX_LIMIT: i64 = 500;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(healthz))
-        .route("/api/v1/projects", get(projects::list).post(projects::create))
+        .route(
+            "/api/v1/projects",
+            get(projects::list).post(projects::create),
+        )
         .route("/api/v1/projects/{project}", get(projects::get_one))
-        .route("/api/v1/projects/{project}/tokens", post(projects::create_token))
-        .route("/api/v1/projects/{project}/runs", get(runs::list).post(runs::upload))
+        .route(
+            "/api/v1/projects/{project}/tokens",
+            post(projects::create_token),
+        )
+        .route(
+            "/api/v1/projects/{project}/runs",
+            get(runs::list).post(runs::upload),
+        )
         .route("/api/v1/projects/{project}/series", get(series::list))
-        .route("/api/v1/projects/{project}/series/{series_id}", get(series::points))
+        .route(
+            "/api/v1/projects/{project}/series/{series_id}",
+            get(series::points),
+        )
         .route("/api/v1/runs/{id}", get(runs::get_one))
         .route("/api/v1/runs/{id}/files/{n}", get(runs::file))
         .route("/api/v1/configs/{fingerprint}", get(configs::get_one))
@@ -54,7 +66,11 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
 
 /// Looks a project up or answers 404.
 pub(crate) async fn project_or_404(state: &AppState, slug: &str) -> ApiResult<Project> {
-    state.store.project(slug).await?.ok_or_else(|| ApiError::NotFound(format!("no project `{slug}`")))
+    state
+        .store
+        .project(slug)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no project `{slug}`")))
 }
 
 /// Checks a `limit` query parameter.

@@ -56,10 +56,22 @@ pub fn valid_slug(slug: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
-pub(super) async fn list(State(state): State<AppState>, bearer: Bearer) -> ApiResult<Json<Page<Project>>> {
+pub(super) async fn list(
+    State(state): State<AppState>,
+    bearer: Bearer,
+) -> ApiResult<Json<Page<Project>>> {
     let caller = bearer.caller(&state).await?;
-    let items = state.store.list_projects().await?.into_iter().filter(|p| caller.require_read(p).is_ok()).collect();
-    Ok(Json(Page { items, next_cursor: None }))
+    let items = state
+        .store
+        .list_projects()
+        .await?
+        .into_iter()
+        .filter(|p| caller.require_read(p).is_ok())
+        .collect();
+    Ok(Json(Page {
+        items,
+        next_cursor: None,
+    }))
 }
 
 pub(super) async fn get_one(
@@ -89,16 +101,23 @@ pub(super) async fn create(
     let project = state
         .store
         .create_project(&NewProject {
-            name: body.name.filter(|n| !n.is_empty()).unwrap_or_else(|| body.slug.clone()),
+            name: body
+                .name
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| body.slug.clone()),
             slug: body.slug,
-            repository_url: body.repository_url.map(|u| u.trim_end_matches('/').to_string()),
+            repository_url: body
+                .repository_url
+                .map(|u| u.trim_end_matches('/').to_string()),
             default_branch: body.default_branch.unwrap_or_else(|| "main".into()),
             public: body.public,
             key_fields: body.key_fields,
         })
         .await
         .map_err(|e| match e {
-            crate::storage::StorageError::Conflict(_) => ApiError::Conflict("a project with this slug exists".into()),
+            crate::storage::StorageError::Conflict(_) => {
+                ApiError::Conflict("a project with this slug exists".into())
+            }
             other => other.into(),
         })?;
     Ok((StatusCode::CREATED, Json(project)))
@@ -120,6 +139,12 @@ pub(super) async fn create_token(
         detail: format!("unknown scope `{scope_text}`: use read, upload or write"),
     })?;
     let token = new_token();
-    state.store.create_token(project.id, scope, &hash_token(&token)).await?;
-    Ok((StatusCode::CREATED, Json(json!({"token": token, "scope": scope, "project": project.slug}))))
+    state
+        .store
+        .create_token(project.id, scope, &hash_token(&token))
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"token": token, "scope": scope, "project": project.slug})),
+    ))
 }

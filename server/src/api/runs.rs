@@ -38,13 +38,21 @@ pub(super) async fn upload(
     ApiJson(doc): ApiJson<UploadDocument>,
 ) -> ApiResult<(StatusCode, Json<UploadReceipt>)> {
     let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require(&project, Scope::Upload)?;
+    bearer
+        .caller(&state)
+        .await?
+        .require(&project, Scope::Upload)?;
     if let Some(id) = doc.run.id {
         if let Some(existing) = state.store.run(id).await? {
             if existing.summary.project != project.slug {
-                return Err(ApiError::Conflict(format!("run {id} belongs to another project")));
+                return Err(ApiError::Conflict(format!(
+                    "run {id} belongs to another project"
+                )));
             }
-            return Ok((StatusCode::OK, Json(receipt(id, false, existing.results.len()))));
+            return Ok((
+                StatusCode::OK,
+                Json(receipt(id, false, existing.results.len())),
+            ));
         }
     }
     let run = ingest::prepare(&project, &doc, chrono::Utc::now())?;
@@ -54,11 +62,19 @@ pub(super) async fn upload(
         Inserted::AlreadyStored => StatusCode::OK,
     };
     tracing::info!(project = %project.slug, run = %run.id, results = count, "run uploaded");
-    Ok((status, Json(receipt(run.id, status == StatusCode::CREATED, count))))
+    Ok((
+        status,
+        Json(receipt(run.id, status == StatusCode::CREATED, count)),
+    ))
 }
 
 fn receipt(run_id: Uuid, created: bool, results: usize) -> UploadReceipt {
-    UploadReceipt { run_id, created, results, path: format!("/runs/{run_id}") }
+    UploadReceipt {
+        run_id,
+        created,
+        results,
+        path: format!("/runs/{run_id}"),
+    }
 }
 
 /// Query of `GET /api/v1/projects/{project}/runs`.
@@ -78,7 +94,12 @@ pub(super) async fn list(
     let project = project_or_404(&state, &slug).await?;
     bearer.caller(&state).await?.require_read(&project)?;
     let limit = page_limit(q.limit)?;
-    Ok(Json(state.store.list_runs(project.id, q.branch.as_deref(), q.cursor.as_deref(), limit).await?))
+    Ok(Json(
+        state
+            .store
+            .list_runs(project.id, q.branch.as_deref(), q.cursor.as_deref(), limit)
+            .await?,
+    ))
 }
 
 /// Loads a run the caller may read, or 404.
@@ -87,7 +108,11 @@ async fn readable_run(state: &AppState, bearer: &Bearer, id: &str) -> ApiResult<
     let id: Uuid = id.parse().map_err(|_| not_found())?;
     let run = state.store.run(id).await?.ok_or_else(not_found)?;
     let project = project_or_404(state, &run.summary.project).await?;
-    bearer.caller(state).await?.require_read(&project).map_err(|_| not_found())?;
+    bearer
+        .caller(state)
+        .await?
+        .require_read(&project)
+        .map_err(|_| not_found())?;
     Ok(run)
 }
 
@@ -111,9 +136,18 @@ pub(super) async fn file(
         .run_file(run.summary.id, n)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("run `{id}` has no file {n}")))?;
-    let disposition = format!("inline; filename=\"{}\"", info.name.replace(['"', '\\', '\r', '\n'], "_"));
+    let disposition = format!(
+        "inline; filename=\"{}\"",
+        info.name.replace(['"', '\\', '\r', '\n'], "_")
+    );
     Ok((
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8".to_string()), (header::CONTENT_DISPOSITION, disposition)],
+        [
+            (
+                header::CONTENT_TYPE,
+                "text/plain; charset=utf-8".to_string(),
+            ),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
         content,
     ))
 }

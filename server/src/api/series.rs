@@ -30,13 +30,23 @@ pub(super) async fn list(
 ) -> ApiResult<Json<Page<SeriesInfo>>> {
     let project = project_or_404(&state, &slug).await?;
     bearer.caller(&state).await?.require_read(&project)?;
-    if let Some(m) = q.metric.as_deref().filter(|m| benchtrail_core::metric::lookup(m).is_none()) {
-        return Err(ApiError::BadParameter { parameter: "metric".into(), detail: format!("unknown metric `{m}`") });
+    if let Some(m) = q
+        .metric
+        .as_deref()
+        .filter(|m| benchtrail_core::metric::lookup(m).is_none())
+    {
+        return Err(ApiError::BadParameter {
+            parameter: "metric".into(),
+            detail: format!("unknown metric `{m}`"),
+        });
     }
     let stat = match q.stat.as_deref() {
         Some(s) => Some(
             s.parse::<benchtrail_core::Stat>()
-                .map_err(|e| ApiError::BadParameter { parameter: "stat".into(), detail: e.to_string() })?
+                .map_err(|e| ApiError::BadParameter {
+                    parameter: "stat".into(),
+                    detail: e.to_string(),
+                })?
                 .to_string(),
         ),
         None => None,
@@ -50,7 +60,12 @@ pub(super) async fn list(
         stat,
     };
     let limit = page_limit(q.limit)?;
-    Ok(Json(state.store.list_series(project.id, &filter, q.cursor.as_deref(), limit).await?))
+    Ok(Json(
+        state
+            .store
+            .list_series(project.id, &filter, q.cursor.as_deref(), limit)
+            .await?,
+    ))
 }
 
 /// Query of `GET /api/v1/projects/{project}/series/{series_id}`.
@@ -83,8 +98,14 @@ pub(super) async fn points(
         .series(&series_id)
         .await?
         .filter(|s| s.project == project.slug)
-        .ok_or_else(|| ApiError::NotFound(format!("no series `{series_id}` in project `{slug}`")))?;
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("no series `{series_id}` in project `{slug}`"))
+        })?;
     let branch = q.branch.unwrap_or(project.default_branch);
     let points = state.store.series_points(&series_id, &branch).await?;
-    Ok(Json(SeriesPoints { series, branch, points }))
+    Ok(Json(SeriesPoints {
+        series,
+        branch,
+        points,
+    }))
 }
