@@ -31,8 +31,18 @@ fn metric(doc: &Value, name: &str, stat: &str) -> Value {
 #[test]
 fn vllm_file_in_a_git_checkout() {
     let (repo, first, second) = git_repo();
-    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"], "2026-01-01T00:00:00Z"), second);
-    let doc = dry_run(repo.path(), &["--cell", "scenario=short-chat,max_concurrency=4,prefix_mode=fresh"], &[]);
+    assert_eq!(
+        git(repo.path(), &["rev-parse", "HEAD"], "2026-01-01T00:00:00Z"),
+        second
+    );
+    let doc = dry_run(
+        repo.path(),
+        &[
+            "--cell",
+            "scenario=short-chat,max_concurrency=4,prefix_mode=fresh",
+        ],
+        &[],
+    );
 
     assert_eq!(
         doc["run"],
@@ -68,7 +78,10 @@ fn vllm_file_in_a_git_checkout() {
         })
     );
     assert_eq!(results[0]["configuration"]["model"]["name"], "mock-llm");
-    assert_eq!(results[0]["source"], json!({"format": "vllm-bench-serve", "file": 0, "record": 0}));
+    assert_eq!(
+        results[0]["source"],
+        json!({"format": "vllm-bench-serve", "file": 0, "record": 0})
+    );
     // No --hardware: nothing detected.
     assert_eq!(results[0]["configuration"]["hardware"], json!({}));
 }
@@ -77,8 +90,11 @@ fn vllm_file_in_a_git_checkout() {
 fn flags_ci_environment_config_and_hardware_file() {
     let (repo, first, _) = git_repo();
     let hardware = repo.path().join("hw.json");
-    std::fs::write(&hardware, r#"{"accelerator": "NVIDIA L4", "accelerator_count": 1, "driver_version": "535.183.01"}"#)
-        .unwrap();
+    std::fs::write(
+        &hardware,
+        r#"{"accelerator": "NVIDIA L4", "accelerator_count": 1, "driver_version": "535.183.01"}"#,
+    )
+    .unwrap();
     let config = repo.path().join("config.json");
     std::fs::write(
         &config,
@@ -138,27 +154,51 @@ fn flags_ci_environment_config_and_hardware_file() {
         configuration["hardware"],
         json!({"accelerator": "NVIDIA L4", "accelerator_count": 2, "driver_version": "535.183.01"})
     );
-    assert_eq!(configuration["engine"], json!({"name": "vllm", "commit": "0123abc"}));
-    assert_eq!(configuration["parallelism"], json!({"tensor_parallel_size": 2}));
+    assert_eq!(
+        configuration["engine"],
+        json!({"name": "vllm", "commit": "0123abc"})
+    );
+    assert_eq!(
+        configuration["parallelism"],
+        json!({"tensor_parallel_size": 2})
+    );
 }
 
 #[test]
 fn unknown_commit_outside_or_inside_git_is_kept_as_given() {
     let plain = TempDir::new("plain");
     let doc = dry_run(plain.path(), &["--commit", "deadbeef"], &[]);
-    assert_eq!(doc["run"], json!({"commit": {"sha": "deadbeef"}, "repeat_index": 0}));
+    assert_eq!(
+        doc["run"],
+        json!({"commit": {"sha": "deadbeef"}, "repeat_index": 0})
+    );
     let (repo, _, _) = git_repo();
-    let doc = dry_run(repo.path(), &["--commit", "deadbeef", "--branch", "main"], &[]);
-    assert_eq!(doc["run"], json!({"commit": {"sha": "deadbeef"}, "branch": "main", "repeat_index": 0}));
+    let doc = dry_run(
+        repo.path(),
+        &["--commit", "deadbeef", "--branch", "main"],
+        &[],
+    );
+    assert_eq!(
+        doc["run"],
+        json!({"commit": {"sha": "deadbeef"}, "branch": "main", "repeat_index": 0})
+    );
 }
 
 #[test]
 fn detached_head_has_no_branch() {
     let (repo, first, _) = git_repo();
-    git(repo.path(), &["checkout", "-q", "--detach", &first], "2026-01-01T00:00:00Z");
+    git(
+        repo.path(),
+        &["checkout", "-q", "--detach", &first],
+        "2026-01-01T00:00:00Z",
+    );
     let doc = dry_run(repo.path(), &[], &[]);
     assert_eq!(doc["run"]["commit"]["sha"], first.as_str());
-    assert_eq!(doc["run"]["commit"]["parents"], Value::Null, "a root commit has no parents");
+    assert_eq!(
+        doc["run"]["commit"]["parents"],
+        Value::Null,
+        "a root commit has no parents"
+    );
     assert_eq!(doc["run"].get("branch"), None);
 }
 
@@ -216,9 +256,17 @@ fn hardware_auto_with_eight_h100() {
 fn hardware_auto_with_one_l4_and_config_winning() {
     let bin = fake_nvidia_smi("NVIDIA L4, 23034, 535.183.01\n", 0);
     let (repo, _, _) = git_repo();
-    std::fs::write(repo.path().join("c.json"), r#"{"hardware": {"driver_version": "stated"}}"#).unwrap();
+    std::fs::write(
+        repo.path().join("c.json"),
+        r#"{"hardware": {"driver_version": "stated"}}"#,
+    )
+    .unwrap();
     let path = path_with(bin.path());
-    let doc = dry_run(repo.path(), &["--hardware", "auto", "--config", "c.json"], &[("PATH", &path)]);
+    let doc = dry_run(
+        repo.path(),
+        &["--hardware", "auto", "--config", "c.json"],
+        &[("PATH", &path)],
+    );
     let hardware = &doc["results"][0]["configuration"]["hardware"];
     assert_eq!(hardware["accelerator"], "NVIDIA L4");
     assert_eq!(hardware["accelerator_count"], 1);
@@ -228,12 +276,29 @@ fn hardware_auto_with_one_l4_and_config_winning() {
 
 #[test]
 fn hardware_auto_without_nvidia_smi() {
-    assert!(!git_dir().join("nvidia-smi").exists(), "this test needs a PATH without nvidia-smi");
+    assert!(
+        !git_dir().join("nvidia-smi").exists(),
+        "this test needs a PATH without nvidia-smi"
+    );
     let (repo, _, _) = git_repo();
     let file = fixture(FIXTURE);
-    let out = benchtrail(repo.path(), &["upload", "--dry-run", "--hardware", "auto", file.to_str().unwrap()], &[]);
+    let out = benchtrail(
+        repo.path(),
+        &[
+            "upload",
+            "--dry-run",
+            "--hardware",
+            "auto",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    assert!(stderr(&out).contains("note: nvidia-smi not found on PATH: no accelerator recorded"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note: nvidia-smi not found on PATH: no accelerator recorded"),
+        "{}",
+        stderr(&out)
+    );
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let expected = host_cpu().map_or(json!({}), |cpu| json!({ "host_cpu": cpu }));
     assert_eq!(doc["results"][0]["configuration"]["hardware"], expected);
@@ -243,7 +308,13 @@ fn hardware_auto_without_nvidia_smi() {
 fn hardware_auto_errors_exit_2() {
     let (repo, _, _) = git_repo();
     let file = fixture(FIXTURE);
-    let args = ["upload", "--dry-run", "--hardware", "auto", file.to_str().unwrap()];
+    let args = [
+        "upload",
+        "--dry-run",
+        "--hardware",
+        "auto",
+        file.to_str().unwrap(),
+    ];
     for (csv, code, message) in [
         ("", 9, "--hardware auto: nvidia-smi failed (exit status: 9): no output"),
         (
@@ -264,8 +335,17 @@ fn hardware_auto_errors_exit_2() {
 /// Runs `benchtrail ARGS` in `cwd`, asserts exit status 2 and that stderr contains `message`.
 fn assert_fails(cwd: &Path, args: &[&str], message: &str) {
     let out = benchtrail(cwd, args, &[]);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr: {}", stderr(&out));
-    assert!(stderr(&out).contains(message), "{args:?}: stderr: {}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: stderr: {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains(message),
+        "{args:?}: stderr: {}",
+        stderr(&out)
+    );
     assert_eq!(stdout(&out), "", "{args:?}");
 }
 
@@ -275,39 +355,97 @@ fn errors_exit_2() {
     let plain = TempDir::new("plain");
     let file = fixture(FIXTURE);
     let file = file.to_str().unwrap();
-    assert_fails(repo.path(), &["upload", "--dry-run", "missing.json"], "cannot read result file `missing.json`");
+    assert_fails(
+        repo.path(),
+        &["upload", "--dry-run", "missing.json"],
+        "cannot read result file `missing.json`",
+    );
     assert_fails(
         repo.path(),
         &["upload", "--dry-run", "--cell", "concurrency=4", file],
         "--cell: unknown key `concurrency`; valid keys: scenario, prefix_mode, load_level, max_concurrency, \
          request_rate, burstiness, input_len, output_len, dataset, num_prompts",
     );
-    assert_fails(plain.path(), &["upload", "--dry-run", file], "run inside a git checkout or pass --commit SHA");
+    assert_fails(
+        plain.path(),
+        &["upload", "--dry-run", file],
+        "run inside a git checkout or pass --commit SHA",
+    );
     assert_fails(
         repo.path(),
-        &["upload", "--server", "http://127.0.0.1:9", "--token", "t", "--project", "p", file],
+        &[
+            "upload",
+            "--server",
+            "http://127.0.0.1:9",
+            "--token",
+            "t",
+            "--project",
+            "p",
+            file,
+        ],
         "could not reach http://127.0.0.1:9/api/v1/projects/p/runs",
     );
-    assert_fails(repo.path(), &["upload", "--project", "p", file], "no server: pass --server URL or set BENCHTRAIL_URL");
     assert_fails(
         repo.path(),
-        &["upload", "--project", "p", "--server", "localhost:8080", "--token", "t", file],
+        &["upload", "--project", "p", file],
+        "no server: pass --server URL or set BENCHTRAIL_URL",
+    );
+    assert_fails(
+        repo.path(),
+        &[
+            "upload",
+            "--project",
+            "p",
+            "--server",
+            "localhost:8080",
+            "--token",
+            "t",
+            file,
+        ],
         "invalid server URL `localhost:8080`",
     );
-    assert_fails(repo.path(), &["upload", "--dry-run", "--config", "nope.json", file], "--config: cannot read `");
-    std::fs::write(repo.path().join("bad.json"), r#"{"hardware": {"gpu": "x"}}"#).unwrap();
+    assert_fails(
+        repo.path(),
+        &["upload", "--dry-run", "--config", "nope.json", file],
+        "--config: cannot read `",
+    );
+    std::fs::write(
+        repo.path().join("bad.json"),
+        r#"{"hardware": {"gpu": "x"}}"#,
+    )
+    .unwrap();
     assert_fails(
         repo.path(),
         &["upload", "--dry-run", "--config", "bad.json", file],
         "bad.json` is not a configuration: unknown field `gpu`",
     );
     std::fs::write(repo.path().join("notes.txt"), "not a result").unwrap();
-    assert_fails(repo.path(), &["upload", "--dry-run", "notes.txt"], "invalid upload at /files/0/content: not valid JSON");
-    assert_fails(repo.path(), &["upload", "--dry-run", "--format", "nope", file], "invalid upload at /files/0/format");
-    assert_fails(repo.path(), &["upload", "--dry-run", "--tag", "novalue", file], "--tag `novalue`: expected KEY=VALUE");
+    assert_fails(
+        repo.path(),
+        &["upload", "--dry-run", "notes.txt"],
+        "invalid upload at /files/0/content: not valid JSON",
+    );
+    assert_fails(
+        repo.path(),
+        &["upload", "--dry-run", "--format", "nope", file],
+        "invalid upload at /files/0/format",
+    );
+    assert_fails(
+        repo.path(),
+        &["upload", "--dry-run", "--tag", "novalue", file],
+        "--tag `novalue`: expected KEY=VALUE",
+    );
     // Usage errors from clap.
-    assert_fails(repo.path(), &["upload", "--dry-run", "--bogus", file], "--bogus");
-    assert_fails(repo.path(), &["upload", "--dry-run", "--merge-base", "abc", file], "--pr");
+    assert_fails(
+        repo.path(),
+        &["upload", "--dry-run", "--bogus", file],
+        "--bogus",
+    );
+    assert_fails(
+        repo.path(),
+        &["upload", "--dry-run", "--merge-base", "abc", file],
+        "--pr",
+    );
     assert_fails(repo.path(), &[], "Usage");
     // Help is not an error.
     let out = benchtrail(repo.path(), &["upload", "--help"], &[]);

@@ -15,7 +15,9 @@ pub const FIXTURE: &str = "baseline_completions_c1_isl512_osl128.json";
 
 /// Absolute path of a fixture.
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 /// A directory removed on drop.
@@ -25,9 +27,15 @@ impl TempDir {
     /// A new empty directory under the system temp dir.
     pub fn new(tag: &str) -> TempDir {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!("benchtrail-{tag}-{}-{n}-{nanos}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "benchtrail-{tag}-{}-{n}-{nanos}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
     }
@@ -47,7 +55,9 @@ impl Drop for TempDir {
 /// The directory holding `git` on this process's PATH.
 pub fn git_dir() -> PathBuf {
     let path = std::env::var_os("PATH").expect("PATH is set");
-    std::env::split_paths(&path).find(|d| d.join("git").is_file()).expect("git is on PATH")
+    std::env::split_paths(&path)
+        .find(|d| d.join("git").is_file())
+        .expect("git is on PATH")
 }
 
 /// Runs git in `dir` with a fixed identity and committer date, ignoring user configuration.
@@ -65,7 +75,11 @@ pub fn git(dir: &Path, args: &[&str], date: &str) -> String {
         .env("GIT_COMMITTER_DATE", date)
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -74,14 +88,30 @@ pub fn git(dir: &Path, args: &[&str], date: &str) -> String {
 /// 2026-01-02T04:04:05+01:00, i.e. 03:04:05Z). Returns the directory and both SHAs.
 pub fn git_repo() -> (TempDir, String, String) {
     let dir = TempDir::new("repo");
-    git(dir.path(), &["init", "-q", "-b", "feature-x"], "2026-01-01T10:00:00Z");
+    git(
+        dir.path(),
+        &["init", "-q", "-b", "feature-x"],
+        "2026-01-01T10:00:00Z",
+    );
     std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
     git(dir.path(), &["add", "a.txt"], "2026-01-01T10:00:00Z");
-    git(dir.path(), &["commit", "-q", "-m", "Add harness"], "2026-01-01T10:00:00Z");
+    git(
+        dir.path(),
+        &["commit", "-q", "-m", "Add harness"],
+        "2026-01-01T10:00:00Z",
+    );
     let first = git(dir.path(), &["rev-parse", "HEAD"], "2026-01-01T10:00:00Z");
     std::fs::write(dir.path().join("a.txt"), "b\n").unwrap();
-    git(dir.path(), &["commit", "-q", "-am", "Measure baseline\n\nLonger body."], "2026-01-02T04:04:05+01:00");
-    let second = git(dir.path(), &["rev-parse", "HEAD"], "2026-01-02T04:04:05+01:00");
+    git(
+        dir.path(),
+        &["commit", "-q", "-am", "Measure baseline\n\nLonger body."],
+        "2026-01-02T04:04:05+01:00",
+    );
+    let second = git(
+        dir.path(),
+        &["rev-parse", "HEAD"],
+        "2026-01-02T04:04:05+01:00",
+    );
     (dir, first, second)
 }
 
@@ -89,7 +119,10 @@ pub fn git_repo() -> (TempDir, String, String) {
 /// given variables set.
 pub fn benchtrail(cwd: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_benchtrail"));
-    cmd.args(args).current_dir(cwd).env_clear().env("PATH", git_dir());
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", git_dir());
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -122,7 +155,10 @@ pub struct Request {
 impl Request {
     /// A header's value.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The body as JSON.
@@ -152,12 +188,16 @@ impl FakeServer {
                 let mut stream = loop {
                     match listener.accept() {
                         Ok((s, _)) => break s,
-                        Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+                        Err(_) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_millis(10))
+                        }
                         Err(_) => return requests,
                     }
                 };
                 stream.set_nonblocking(false).unwrap();
-                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
                 requests.push(read_request(&mut stream));
                 let reply = format!(
                     "HTTP/1.1 {status} Canned\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -190,17 +230,28 @@ fn read_request(stream: &mut std::net::TcpStream) -> Request {
     let head = String::from_utf8(data[..header_end].to_vec()).unwrap();
     let mut lines = head.split("\r\n");
     let mut request_line = lines.next().unwrap().split(' ');
-    let (method, path) = (request_line.next().unwrap().to_string(), request_line.next().unwrap().to_string());
+    let (method, path) = (
+        request_line.next().unwrap().to_string(),
+        request_line.next().unwrap().to_string(),
+    );
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let length: usize = headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
+    let length: usize = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .map_or(0, |(_, v)| v.parse().unwrap());
     while data.len() < header_end + length {
         let n = stream.read(&mut buf).unwrap();
         assert!(n > 0, "connection closed before the body ended");
         data.extend_from_slice(&buf[..n]);
     }
     let body = String::from_utf8(data[header_end..header_end + length].to_vec()).unwrap();
-    Request { method, path, headers, body }
+    Request {
+        method,
+        path,
+        headers,
+        body,
+    }
 }
