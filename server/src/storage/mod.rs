@@ -10,6 +10,7 @@
 //!
 //! The shared test suite in `server/tests/storage.rs` runs every test on both databases.
 
+mod codec;
 mod model;
 mod store;
 

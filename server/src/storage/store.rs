@@ -1,8 +1,49 @@
-//! The [`Store`]: every query benchtrail runs. (Skeleton: bodies are implemented by the
-//! storage work; signatures are the contract the HTTP layer and pages rely on.)
+//! The [`Store`]: every query benchtrail runs, one SQL text per query for SQLite and Postgres.
+//!
+//! Signatures are the contract the HTTP layer and pages rely on. Column values are encoded
+//! and decoded by [`super::codec`]; queries with optional filters are assembled by
+//! [`SqlBuilder`], which numbers placeholders in order of appearance.
 
+use super::codec::*;
 use super::*;
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
+use sqlx::migrate::Migrator;
+use sqlx::query::Query;
+use sqlx::{Any, AnyConnection, AnyPool, Row};
+use std::collections::{HashMap, HashSet};
+use std::sync::Once;
 use uuid::Uuid;
+
+/// The schema of each database, embedded at compile time.
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// `sqlx::any` needs its drivers registered once per process before the first connect.
+static INSTALL_DRIVERS: Once = Once::new();
+
+/// The `settings` key of the admin token hash.
+const ADMIN_TOKEN_KEY: &str = "admin_token_hash";
+
+/// How long a SQLite connection waits for another writer before failing.
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
+
+/// Connections of a file-backed SQLite pool; SQLite has a single writer anyway.
+const SQLITE_MAX_CONNECTIONS: u32 = 4;
+
+/// Connections of a Postgres pool.
+const POSTGRES_MAX_CONNECTIONS: u32 = 10;
+
+const PROJECT_COLUMNS: &str =
+    "id, slug, name, repository_url, default_branch, is_public, key_fields, created_at";
+
+/// Columns decoded by [`run_summary`]; `r` is `runs`, `p` its project.
+const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.parent_shas, r.commit_time, r.commit_subject, \
+     r.branch, r.pr_number, r.merge_base_sha, r.run_at, r.uploaded_at, r.ci_job_url, r.repeat_index, r.tags, \
+     (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id) AS result_count";
+
+/// Columns decoded by [`series_info`]; `s` is `series`, `p` its project.
+const SERIES_COLUMNS: &str =
+    "s.series_id, p.slug, s.series_key_json, s.cell_key, s.cell_json, s.metric, s.stat, s.unit, s.direction";
 
 /// A connection pool to SQLite or Postgres with the schema applied.
 #[derive(Clone)]
@@ -15,7 +56,14 @@ impl Store {
     /// Connects to `url` (`sqlite://path?mode=rwc`, `sqlite::memory:`, `postgres://...`),
     /// creating the SQLite file (and its folder) if missing, and applies the embedded migrations.
     pub async fn connect(url: &str) -> Result<Store, StorageError> {
-        todo!("{url}")
+        INSTALL_DRIVERS.call_once(sqlx::any::install_default_drivers);
+        let backend = backend_of(url)?;
+        let (pool, migrations) = match backend {
+            Backend::Sqlite => (connect_sqlite(url).await?, &SQLITE_MIGRATIONS),
+            Backend::Postgres => (connect_postgres(url).await?, &POSTGRES_MIGRATIONS),
+        };
+        migrations.run(&pool).await?;
+        Ok(Store { pool, backend })
     }
 
     /// Which database this is.
@@ -30,53 +78,151 @@ impl Store {
 
     /// Creates a project. `Conflict` if the slug is taken.
     pub async fn create_project(&self, project: &NewProject) -> Result<Project, StorageError> {
-        todo!("{project:?}")
+        let created_at = now();
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO projects (slug, name, repository_url, default_branch, is_public, key_fields, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+        )
+        .bind(&project.slug)
+        .bind(&project.name)
+        .bind(&project.repository_url)
+        .bind(&project.default_branch)
+        .bind(i64::from(project.public))
+        .bind(json_text(&project.key_fields))
+        .bind(timestamp_text(&created_at))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| unique_as_conflict(e, || format!("project slug `{}` is already taken", project.slug)))?;
+        Ok(Project {
+            id,
+            slug: project.slug.clone(),
+            name: project.name.clone(),
+            repository_url: project.repository_url.clone(),
+            default_branch: project.default_branch.clone(),
+            public: project.public,
+            key_fields: project.key_fields.clone(),
+            created_at,
+        })
     }
 
     /// The project with this slug.
     pub async fn project(&self, slug: &str) -> Result<Option<Project>, StorageError> {
-        todo!("{slug}")
+        let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects WHERE slug = $1");
+        let row = sqlx::query(&sql)
+            .bind(slug)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(project_row).transpose()
     }
 
     /// All projects by slug.
     pub async fn list_projects(&self) -> Result<Vec<Project>, StorageError> {
-        todo!()
+        let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects ORDER BY slug");
+        let rows = sqlx::query(&sql).fetch_all(&self.pool).await?;
+        rows.iter().map(project_row).collect()
     }
 
     /// Stores a project token's SHA-256 hash (hex) with its scope.
-    pub async fn create_token(&self, project_id: i64, scope: Scope, token_hash: &str) -> Result<(), StorageError> {
-        todo!("{project_id} {scope:?} {token_hash}")
+    pub async fn create_token(
+        &self,
+        project_id: i64,
+        scope: Scope,
+        token_hash: &str,
+    ) -> Result<(), StorageError> {
+        sqlx::query("INSERT INTO api_tokens (project_id, token_hash, scope, created_at) VALUES ($1, $2, $3, $4)")
+            .bind(project_id)
+            .bind(token_hash)
+            .bind(scope.as_str())
+            .bind(timestamp_text(&now()))
+            .execute(&self.pool)
+            .await
+            .map_err(|e| unique_as_conflict(e, || "a token with this hash already exists".to_string()))?;
+        Ok(())
     }
 
     /// The grant of the token with this hash, if any.
     pub async fn token(&self, token_hash: &str) -> Result<Option<TokenGrant>, StorageError> {
-        todo!("{token_hash}")
+        let row = sqlx::query("SELECT project_id, scope FROM api_tokens WHERE token_hash = $1")
+            .bind(token_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let scope: String = row.try_get("scope")?;
+        Ok(Some(TokenGrant {
+            project_id: row.try_get("project_id")?,
+            scope: parse_scope(&scope)?,
+        }))
     }
 
     /// The stored admin token hash, if one was generated on an earlier start.
     pub async fn admin_token_hash(&self) -> Result<Option<String>, StorageError> {
-        todo!()
+        let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+            .bind(ADMIN_TOKEN_KEY)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(value)
     }
 
     /// Stores the admin token hash (replacing any earlier one).
     pub async fn set_admin_token_hash(&self, hash: &str) -> Result<(), StorageError> {
-        todo!("{hash}")
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(ADMIN_TOKEN_KEY)
+        .bind(hash)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// Inserts a whole run (files, configurations, series, results, values) in one transaction.
     /// If a run with `run.id` exists in the same project, stores nothing and returns
     /// `AlreadyStored`; if it exists in another project, `Conflict`.
+    ///
+    /// The run row is written first with `ON CONFLICT DO NOTHING`: that takes the write lock
+    /// up front (SQLite) and waits for a concurrent insert of the same id to finish (Postgres),
+    /// so racing uploads of one run resolve to one `Created` and `AlreadyStored`/`Conflict`.
     pub async fn insert_run(&self, run: &NewRun) -> Result<Inserted, StorageError> {
-        todo!("{run:?}")
+        let mut tx = self.pool.begin().await?;
+        // Roll back explicitly on failure rather than on drop: the in-memory SQLite pool has a
+        // single connection and the next query must find it clean.
+        match write_run(&mut tx, run).await {
+            Ok(Inserted::Created) => {
+                tx.commit().await?;
+                Ok(Inserted::Created)
+            }
+            outcome => {
+                if let Err(e) = tx.rollback().await {
+                    tracing::warn!(run = %run.id, error = %e, "rolling back a run insert failed");
+                }
+                outcome
+            }
+        }
     }
 
     /// A run with its files and results.
     pub async fn run(&self, id: Uuid) -> Result<Option<StoredRun>, StorageError> {
-        todo!("{id}")
+        let run_id = id.to_string();
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = $1");
+        let Some(row) = sqlx::query(&sql)
+            .bind(&run_id)
+            .fetch_optional(&self.pool)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let (_, summary) = run_summary(&row)?;
+        Ok(Some(StoredRun {
+            summary,
+            files: self.run_files(&run_id).await?,
+            results: self.run_results(&run_id).await?,
+        }))
     }
 
     /// Runs of a project, newest upload first, optionally on one branch. `cursor` is the
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page (the upload sequence number of its last run); a
+    /// cursor that is not one gives an empty page. `limit` below 1 counts as 1.
     pub async fn list_runs(
         &self,
         project_id: i64,
@@ -84,25 +230,85 @@ impl Store {
         cursor: Option<&str>,
         limit: i64,
     ) -> Result<Page<RunSummary>, StorageError> {
-        todo!("{project_id} {branch:?} {cursor:?} {limit}")
+        let limit = limit.max(1);
+        let mut q = SqlBuilder::new(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.project_id = "
+        ));
+        q.bind(Arg::Int(project_id));
+        if let Some(branch) = branch {
+            q.push(" AND r.branch = ")
+                .bind(Arg::Text(branch.to_string()));
+        }
+        if let Some(cursor) = cursor {
+            let Ok(seq) = cursor.parse::<i64>() else {
+                return Ok(Page {
+                    items: Vec::new(),
+                    next_cursor: None,
+                });
+            };
+            q.push(" AND r.seq < ").bind(Arg::Int(seq));
+        }
+        q.push(" ORDER BY r.seq DESC LIMIT ")
+            .bind(Arg::Int(limit.saturating_add(1)));
+        let rows = q.query().fetch_all(&self.pool).await?;
+        let runs = rows
+            .iter()
+            .map(run_summary)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(page(
+            runs,
+            limit,
+            |(seq, _)| seq.to_string(),
+            |(_, run)| run,
+        ))
     }
 
     /// Number of runs in a project.
     pub async fn count_runs(&self, project_id: i64) -> Result<i64, StorageError> {
-        todo!("{project_id}")
+        let count = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE project_id = $1")
+            .bind(project_id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(count)
     }
 
     /// The decompressed content of file `index` of a run, with its metadata.
-    pub async fn run_file(&self, run_id: Uuid, index: i64) -> Result<Option<(StoredFileInfo, Vec<u8>)>, StorageError> {
-        todo!("{run_id} {index}")
+    pub async fn run_file(
+        &self,
+        run_id: Uuid,
+        index: i64,
+    ) -> Result<Option<(StoredFileInfo, Vec<u8>)>, StorageError> {
+        let row = sqlx::query(
+            "SELECT idx, name, format, size, sha256, content_gz FROM run_files WHERE run_id = $1 AND idx = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(index)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let content_gz: Vec<u8> = row.try_get("content_gz")?;
+        Ok(Some((file_info(&row)?, gunzip(&content_gz)?)))
     }
 
     /// A configuration by fingerprint.
     pub async fn config(&self, fingerprint: &str) -> Result<Option<StoredConfig>, StorageError> {
-        todo!("{fingerprint}")
+        let row = sqlx::query("SELECT fingerprint, canonical_json, created_at FROM configurations WHERE fingerprint = $1")
+            .bind(fingerprint)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let canonical: String = row.try_get("canonical_json")?;
+        let created_at: String = row.try_get("created_at")?;
+        Ok(Some(StoredConfig {
+            fingerprint: row.try_get("fingerprint")?,
+            configuration: parse_json("canonical_json", &canonical)?,
+            created_at: parse_timestamp("created_at", &created_at)?,
+        }))
     }
 
-    /// Series of a project matching `filter`, ordered by series key, cell key, metric, stat.
+    /// Series of a project matching `filter`, ordered by series key, cell key, metric, stat
+    /// (bytewise text order on both databases; series id breaks ties). The cursor is the
+    /// series id of the previous page's last item. `limit` below 1 counts as 1.
     pub async fn list_series(
         &self,
         project_id: i64,
@@ -110,17 +316,672 @@ impl Store {
         cursor: Option<&str>,
         limit: i64,
     ) -> Result<Page<SeriesInfo>, StorageError> {
-        todo!("{project_id} {filter:?} {cursor:?} {limit}")
+        let limit = limit.max(1);
+        let mut q = SqlBuilder::new(&format!(
+            "SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id WHERE s.project_id = "
+        ));
+        q.bind(Arg::Int(project_id));
+        push_series_filter(&mut q, filter);
+        if let Some(cursor) = cursor {
+            // Keyset pagination: rows after the cursor's row in the list order. An unknown
+            // cursor makes the subquery NULL, so the page is empty.
+            q.push(
+                " AND (s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id) > \
+                 (SELECT c.series_key_json, c.cell_key, c.metric, c.stat, c.series_id FROM series c WHERE c.series_id = ",
+            )
+            .bind(Arg::Text(cursor.to_string()))
+            .push(")");
+        }
+        q.push(" ORDER BY s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id LIMIT ")
+            .bind(Arg::Int(limit.saturating_add(1)));
+        let rows = q.query().fetch_all(&self.pool).await?;
+        let series = rows
+            .iter()
+            .map(series_info)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(page(series, limit, |s| s.series_id.clone(), |s| s))
     }
 
     /// One series.
     pub async fn series(&self, series_id: &str) -> Result<Option<SeriesInfo>, StorageError> {
-        todo!("{series_id}")
+        let sql =
+            format!("SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id WHERE s.series_id = $1");
+        let row = sqlx::query(&sql)
+            .bind(series_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(series_info).transpose()
     }
 
     /// The points of a series on a branch, in commit order (commit time, then run time, then
-    /// upload order); several runs of one commit give several points.
-    pub async fn series_points(&self, series_id: &str, branch: &str) -> Result<Vec<SeriesPoint>, StorageError> {
-        todo!("{series_id} {branch}")
+    /// upload order); several runs of one commit give several points. A run without a commit
+    /// time sorts by its run time in place of the commit time.
+    pub async fn series_points(
+        &self,
+        series_id: &str,
+        branch: &str,
+    ) -> Result<Vec<SeriesPoint>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT r.commit_sha, r.commit_time, r.commit_subject, r.id, r.run_at, r.repeat_index, mv.value, mv.n \
+             FROM metric_values mv JOIN runs r ON r.id = mv.run_id \
+             WHERE mv.series_id = $1 AND r.branch = $2 \
+             ORDER BY COALESCE(r.commit_time, r.run_at), r.run_at, r.seq, mv.result_id",
+        )
+        .bind(series_id)
+        .bind(branch)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(series_point).collect()
+    }
+
+    /// Metadata of a run's files, in upload order.
+    async fn run_files(&self, run_id: &str) -> Result<Vec<StoredFileInfo>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT idx, name, format, size, sha256 FROM run_files WHERE run_id = $1 ORDER BY idx",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(file_info).collect()
+    }
+
+    /// A run's results in upload order, each with its metrics.
+    async fn run_results(&self, run_id: &str) -> Result<Vec<StoredResult>, StorageError> {
+        let mut metrics = self.run_metrics(run_id).await?;
+        let rows = sqlx::query(
+            "SELECT id, idx, config_fingerprint, cell_key, cell_json, facts_json, warnings_json, source_json \
+             FROM results WHERE run_id = $1 ORDER BY idx",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let id: i64 = row.try_get("id")?;
+                stored_result(row, metrics.remove(&id).unwrap_or_default())
+            })
+            .collect()
+    }
+
+    /// All metric values of a run by result id, each list in [`metric_order`].
+    async fn run_metrics(
+        &self,
+        run_id: &str,
+    ) -> Result<HashMap<i64, Vec<StoredMetric>>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT mv.result_id, s.metric, s.stat, s.unit, mv.value, mv.n, s.series_id \
+             FROM metric_values mv JOIN series s ON s.series_id = mv.series_id WHERE mv.run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut by_result: HashMap<i64, Vec<StoredMetric>> = HashMap::new();
+        for row in &rows {
+            by_result
+                .entry(row.try_get("result_id")?)
+                .or_default()
+                .push(stored_metric(row)?);
+        }
+        for metrics in by_result.values_mut() {
+            metrics.sort_by(metric_order);
+        }
+        Ok(by_result)
+    }
+}
+
+// ---- connecting ----------------------------------------------------------------------------
+
+/// The backend a URL names, by scheme.
+fn backend_of(url: &str) -> Result<Backend, StorageError> {
+    if url.starts_with("sqlite:") {
+        Ok(Backend::Sqlite)
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Backend::Postgres)
+    } else {
+        let scheme = url.split(':').next().unwrap_or_default();
+        Err(StorageError::Database(sqlx::Error::Configuration(
+            format!("unsupported database URL scheme `{scheme}`: expected sqlite: or postgres://")
+                .into(),
+        )))
+    }
+}
+
+async fn connect_postgres(url: &str) -> Result<AnyPool, StorageError> {
+    Ok(AnyPoolOptions::new()
+        .max_connections(POSTGRES_MAX_CONNECTIONS)
+        .connect(url)
+        .await?)
+}
+
+/// Opens a SQLite pool. A file database gets its folder created and `mode=rwc`; an in-memory
+/// one gets exactly one connection that never expires, because every new connection to
+/// `sqlite::memory:` would open a fresh, empty database.
+async fn connect_sqlite(url: &str) -> Result<AnyPool, StorageError> {
+    let (path, params) = split_sqlite_url(url);
+    let in_memory = path == ":memory:" || params.split('&').any(|p| p == "mode=memory");
+    let options = AnyPoolOptions::new()
+        .after_connect(move |conn, _meta| Box::pin(sqlite_pragmas(conn, in_memory)));
+    if in_memory {
+        let options = options
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None);
+        return Ok(options.connect(url).await?);
+    }
+    create_parent_dir(path)?;
+    let url = if params.split('&').any(|p| p.starts_with("mode=")) {
+        url.to_string()
+    } else if params.is_empty() {
+        format!("{}?mode=rwc", url.trim_end_matches('?'))
+    } else {
+        format!("{url}&mode=rwc")
+    };
+    Ok(options
+        .max_connections(SQLITE_MAX_CONNECTIONS)
+        .connect(&url)
+        .await?)
+}
+
+/// Per-connection SQLite settings: write-ahead log (readers do not block the writer), foreign
+/// keys enforced, and a wait instead of an immediate `SQLITE_BUSY` under write contention.
+async fn sqlite_pragmas(conn: &mut AnyConnection, in_memory: bool) -> Result<(), sqlx::Error> {
+    if !in_memory {
+        sqlx::query("PRAGMA journal_mode = WAL")
+            .execute(&mut *conn)
+            .await?;
+    }
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}"))
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Splits `sqlite://path?params` (or `sqlite:path?params`) into path and params.
+fn split_sqlite_url(url: &str) -> (&str, &str) {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    rest.split_once('?').unwrap_or((rest, ""))
+}
+
+/// Creates the folder of a SQLite file if missing (SQLite creates files, not folders).
+fn create_parent_dir(path: &str) -> Result<(), StorageError> {
+    match std::path::Path::new(path).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            std::fs::create_dir_all(dir).map_err(|e| StorageError::Database(sqlx::Error::Io(e)))
+        }
+        _ => Ok(()),
+    }
+}
+
+// ---- writing a run ---------------------------------------------------------------------------
+
+/// Everything [`Store::insert_run`] writes, inside its transaction. Returns `AlreadyStored`
+/// (or a `Conflict`) without writing when the run id is taken; the caller rolls back.
+async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, StorageError> {
+    let run_id = run.id.to_string();
+    if !insert_run_row(conn, run, &run_id).await? {
+        return existing_run_outcome(conn, run, &run_id).await;
+    }
+    for (idx, file) in run.files.iter().enumerate() {
+        insert_file(conn, &run_id, idx as i64, file).await?;
+    }
+    // A series is shared by many results of a run; insert each definition once per run.
+    let mut series_written = HashSet::new();
+    for (idx, result) in run.results.iter().enumerate() {
+        insert_result(conn, run, &run_id, idx as i64, result, &mut series_written).await?;
+    }
+    Ok(Inserted::Created)
+}
+
+/// Inserts the run row; `false` if a run with this id already exists.
+async fn insert_run_row(
+    conn: &mut AnyConnection,
+    run: &NewRun,
+    run_id: &str,
+) -> Result<bool, StorageError> {
+    let seq: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, commit_subject, branch, \
+         pr_number, merge_base_sha, run_at, uploaded_at, ci_job_url, repeat_index, tags) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+         ON CONFLICT (id) DO NOTHING RETURNING seq",
+    )
+    .bind(run_id)
+    .bind(run.project_id)
+    .bind(&run.commit_sha)
+    .bind(json_text(&run.parent_shas))
+    .bind(run.commit_time.as_ref().map(timestamp_text))
+    .bind(&run.commit_subject)
+    .bind(&run.branch)
+    .bind(run.pr_number)
+    .bind(&run.merge_base_sha)
+    .bind(timestamp_text(&run.run_at))
+    .bind(timestamp_text(&now()))
+    .bind(&run.ci_job_url)
+    .bind(run.repeat_index)
+    .bind(&run.tags_json)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(|e| unique_as_conflict(e, || format!("run {} could not be stored: unique constraint", run.id)))?;
+    Ok(seq.is_some())
+}
+
+/// `AlreadyStored` if the existing run belongs to the same project, else `Conflict`.
+async fn existing_run_outcome(
+    conn: &mut AnyConnection,
+    run: &NewRun,
+    run_id: &str,
+) -> Result<Inserted, StorageError> {
+    let owner: Option<i64> = sqlx::query_scalar("SELECT project_id FROM runs WHERE id = $1")
+        .bind(run_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    match owner {
+        Some(project_id) if project_id == run.project_id => Ok(Inserted::AlreadyStored),
+        _ => Err(StorageError::Conflict(format!(
+            "run {} belongs to another project",
+            run.id
+        ))),
+    }
+}
+
+async fn insert_file(
+    conn: &mut AnyConnection,
+    run_id: &str,
+    idx: i64,
+    file: &NewFile,
+) -> Result<(), StorageError> {
+    sqlx::query(
+        "INSERT INTO run_files (run_id, idx, name, format, content_gz, size, sha256) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(run_id)
+    .bind(idx)
+    .bind(&file.name)
+    .bind(&file.format)
+    .bind(file.content_gz.as_slice())
+    .bind(file.size)
+    .bind(&file.sha256)
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| unique_as_conflict(e, || format!("file {idx} of run {run_id} is stored twice")))?;
+    Ok(())
+}
+
+/// Inserts one result: its configuration (once per fingerprint), the result row, new series
+/// definitions and the metric values.
+async fn insert_result(
+    conn: &mut AnyConnection,
+    run: &NewRun,
+    run_id: &str,
+    idx: i64,
+    result: &NewResult,
+    series_written: &mut HashSet<String>,
+) -> Result<(), StorageError> {
+    insert_config(conn, &result.config_fingerprint, &result.config_json).await?;
+    let result_id: i64 = sqlx::query_scalar(
+        "INSERT INTO results (run_id, idx, config_fingerprint, cell_key, cell_json, facts_json, warnings_json, source_json) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(run_id)
+    .bind(idx)
+    .bind(&result.config_fingerprint)
+    .bind(&result.cell_key)
+    .bind(&result.cell_json)
+    .bind(&result.facts_json)
+    .bind(&result.warnings_json)
+    .bind(&result.source_json)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(|e| unique_as_conflict(e, || format!("result {idx} of run {run_id} is stored twice")))?;
+    for metric in &result.metrics {
+        if series_written.insert(metric.series.series_id.clone()) {
+            insert_series(conn, run.project_id, &metric.series).await?;
+        }
+        insert_value(conn, result_id, run_id, metric)
+            .await
+            .map_err(|e| duplicate_metric_conflict(e, idx, metric))?;
+    }
+    Ok(())
+}
+
+/// Stores a configuration unless one with this fingerprint is already stored (equal
+/// configurations have equal fingerprints, so the first copy is kept).
+async fn insert_config(
+    conn: &mut AnyConnection,
+    fingerprint: &str,
+    json: &str,
+) -> Result<(), StorageError> {
+    sqlx::query(
+        "INSERT INTO configurations (fingerprint, canonical_json, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (fingerprint) DO NOTHING",
+    )
+    .bind(fingerprint)
+    .bind(json)
+    .bind(timestamp_text(&now()))
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Stores a series definition unless its id is already stored.
+async fn insert_series(
+    conn: &mut AnyConnection,
+    project_id: i64,
+    s: &NewSeries,
+) -> Result<(), StorageError> {
+    sqlx::query(
+        "INSERT INTO series (series_id, project_id, series_key_json, cell_key, cell_json, metric, stat, unit, \
+         direction, accelerator, model, weights_quantization, kv_cache_dtype) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         ON CONFLICT (series_id) DO NOTHING",
+    )
+    .bind(&s.series_id)
+    .bind(project_id)
+    .bind(&s.series_key_json)
+    .bind(&s.cell_key)
+    .bind(&s.cell_json)
+    .bind(&s.metric)
+    .bind(s.stat.to_string())
+    .bind(s.unit.as_str())
+    .bind(s.direction.as_str())
+    .bind(&s.accelerator)
+    .bind(&s.model)
+    .bind(&s.weights_quantization)
+    .bind(&s.kv_cache_dtype)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn insert_value(
+    conn: &mut AnyConnection,
+    result_id: i64,
+    run_id: &str,
+    m: &NewMetric,
+) -> Result<(), StorageError> {
+    sqlx::query("INSERT INTO metric_values (result_id, series_id, run_id, value, n) VALUES ($1, $2, $3, $4, $5)")
+        .bind(result_id)
+        .bind(&m.series.series_id)
+        .bind(run_id)
+        .bind(m.value)
+        .bind(count_to_db(m.n)?)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// A result holding two values of one series violates `metric_values`' primary key.
+fn duplicate_metric_conflict(e: StorageError, idx: i64, m: &NewMetric) -> StorageError {
+    match e {
+        StorageError::Database(e) => unique_as_conflict(e, || {
+            format!(
+                "result {idx} has two values of {} {} (series {})",
+                m.series.metric, m.series.stat, m.series.series_id
+            )
+        }),
+        other => other,
+    }
+}
+
+/// Maps a unique violation to `Conflict` with a caller-facing message; other errors stay
+/// database errors.
+fn unique_as_conflict(e: sqlx::Error, message: impl FnOnce() -> String) -> StorageError {
+    match &e {
+        sqlx::Error::Database(db) if db.is_unique_violation() => StorageError::Conflict(message()),
+        _ => StorageError::Database(e),
+    }
+}
+
+// ---- reading rows ---------------------------------------------------------------------------
+
+fn project_row(row: &AnyRow) -> Result<Project, StorageError> {
+    let key_fields: String = row.try_get("key_fields")?;
+    let created_at: String = row.try_get("created_at")?;
+    Ok(Project {
+        id: row.try_get("id")?,
+        slug: row.try_get("slug")?,
+        name: row.try_get("name")?,
+        repository_url: row.try_get("repository_url")?,
+        default_branch: row.try_get("default_branch")?,
+        public: row.try_get::<i64, _>("is_public")? != 0,
+        key_fields: parse_json("key_fields", &key_fields)?,
+        created_at: parse_timestamp("created_at", &created_at)?,
+    })
+}
+
+/// A run summary with its upload sequence number (the list cursor).
+fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageError> {
+    let id: String = row.try_get("id")?;
+    let parent_shas: String = row.try_get("parent_shas")?;
+    let run_at: String = row.try_get("run_at")?;
+    let uploaded_at: String = row.try_get("uploaded_at")?;
+    let tags: String = row.try_get("tags")?;
+    let summary = RunSummary {
+        id: parse_uuid("id", &id)?,
+        project: row.try_get("slug")?,
+        commit_sha: row.try_get("commit_sha")?,
+        parent_shas: parse_json("parent_shas", &parent_shas)?,
+        commit_time: parse_opt_timestamp("commit_time", row.try_get("commit_time")?)?,
+        commit_subject: row.try_get("commit_subject")?,
+        branch: row.try_get("branch")?,
+        pr_number: row.try_get("pr_number")?,
+        merge_base_sha: row.try_get("merge_base_sha")?,
+        run_at: parse_timestamp("run_at", &run_at)?,
+        uploaded_at: parse_timestamp("uploaded_at", &uploaded_at)?,
+        ci_job_url: row.try_get("ci_job_url")?,
+        repeat_index: row.try_get("repeat_index")?,
+        tags: parse_json("tags", &tags)?,
+        result_count: row.try_get("result_count")?,
+    };
+    Ok((row.try_get("seq")?, summary))
+}
+
+fn file_info(row: &AnyRow) -> Result<StoredFileInfo, StorageError> {
+    Ok(StoredFileInfo {
+        index: row.try_get("idx")?,
+        name: row.try_get("name")?,
+        format: row.try_get("format")?,
+        size: row.try_get("size")?,
+        sha256: row.try_get("sha256")?,
+    })
+}
+
+fn stored_result(row: &AnyRow, metrics: Vec<StoredMetric>) -> Result<StoredResult, StorageError> {
+    let json = |column: &str| -> Result<serde_json::Value, StorageError> {
+        let text: String = row.try_get(column)?;
+        parse_json(column, &text)
+    };
+    Ok(StoredResult {
+        index: row.try_get("idx")?,
+        config_fingerprint: row.try_get("config_fingerprint")?,
+        cell_key: row.try_get("cell_key")?,
+        cell: json("cell_json")?,
+        facts: json("facts_json")?,
+        warnings: json("warnings_json")?,
+        source: json("source_json")?,
+        metrics,
+    })
+}
+
+fn stored_metric(row: &AnyRow) -> Result<StoredMetric, StorageError> {
+    let stat: String = row.try_get("stat")?;
+    let unit: String = row.try_get("unit")?;
+    Ok(StoredMetric {
+        name: row.try_get("metric")?,
+        stat: parse_stat(&stat)?,
+        unit: parse_unit(&unit)?,
+        value: row.try_get("value")?,
+        n: count_from_db(row.try_get("n")?)?,
+        series_id: row.try_get("series_id")?,
+    })
+}
+
+fn series_info(row: &AnyRow) -> Result<SeriesInfo, StorageError> {
+    let key: String = row.try_get("series_key_json")?;
+    let cell: String = row.try_get("cell_json")?;
+    let stat: String = row.try_get("stat")?;
+    let unit: String = row.try_get("unit")?;
+    let direction: String = row.try_get("direction")?;
+    Ok(SeriesInfo {
+        series_id: row.try_get("series_id")?,
+        project: row.try_get("slug")?,
+        series_key: parse_json("series_key_json", &key)?,
+        cell_key: row.try_get("cell_key")?,
+        cell: parse_json("cell_json", &cell)?,
+        metric: row.try_get("metric")?,
+        stat: parse_stat(&stat)?,
+        unit: parse_unit(&unit)?,
+        direction: parse_direction(&direction)?,
+    })
+}
+
+fn series_point(row: &AnyRow) -> Result<SeriesPoint, StorageError> {
+    let run_id: String = row.try_get("id")?;
+    let run_at: String = row.try_get("run_at")?;
+    Ok(SeriesPoint {
+        commit_sha: row.try_get("commit_sha")?,
+        commit_time: parse_opt_timestamp("commit_time", row.try_get("commit_time")?)?,
+        commit_subject: row.try_get("commit_subject")?,
+        run_id: parse_uuid("id", &run_id)?,
+        run_at: parse_timestamp("run_at", &run_at)?,
+        repeat_index: row.try_get("repeat_index")?,
+        value: row.try_get("value")?,
+        n: count_from_db(row.try_get("n")?)?,
+    })
+}
+
+// ---- queries with optional parts -------------------------------------------------------------
+
+/// Appends the `list_series` filters that are set.
+fn push_series_filter(q: &mut SqlBuilder, filter: &SeriesFilter) {
+    if let Some(accelerator) = &filter.accelerator {
+        q.push(" AND s.accelerator = ")
+            .bind(Arg::Text(accelerator.clone()));
+    }
+    if let Some(model) = &filter.model {
+        q.push(" AND s.model = ").bind(Arg::Text(model.clone()));
+    }
+    if let Some(quantization) = &filter.quantization {
+        q.push(" AND (s.weights_quantization = ")
+            .bind(Arg::Text(quantization.clone()));
+        q.push(" OR s.kv_cache_dtype = ")
+            .bind(Arg::Text(quantization.clone()))
+            .push(")");
+    }
+    if let Some(cell) = filter.cell.as_deref().filter(|c| !c.is_empty()) {
+        // Substring test that behaves the same on both databases: LIKE is case-insensitive
+        // on SQLite but not on Postgres, and would need `%`/`_` escaping.
+        q.push(" AND replace(s.cell_key, ")
+            .bind(Arg::Text(cell.to_string()))
+            .push(", '') <> s.cell_key");
+    }
+    if let Some(metric) = &filter.metric {
+        q.push(" AND s.metric = ").bind(Arg::Text(metric.clone()));
+    }
+    if let Some(stat) = &filter.stat {
+        // Compare canonical labels, so `median` finds `p50`; an unknown label finds nothing.
+        let label = stat
+            .parse::<benchtrail_core::Stat>()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|_| stat.clone());
+        q.push(" AND s.stat = ").bind(Arg::Text(label));
+    }
+}
+
+/// One bound value of a [`SqlBuilder`] query.
+enum Arg {
+    Int(i64),
+    Text(String),
+}
+
+/// SQL text assembled from optional parts, with `$N` placeholders numbered in the order they
+/// are appended (SQLite numbers `$N` by first appearance, Postgres by digit: both agree then).
+struct SqlBuilder {
+    sql: String,
+    args: Vec<Arg>,
+}
+
+impl SqlBuilder {
+    fn new(sql: &str) -> SqlBuilder {
+        SqlBuilder {
+            sql: sql.to_string(),
+            args: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, sql: &str) -> &mut SqlBuilder {
+        self.sql.push_str(sql);
+        self
+    }
+
+    /// Appends the next placeholder and remembers its value.
+    fn bind(&mut self, arg: Arg) -> &mut SqlBuilder {
+        self.args.push(arg);
+        self.sql.push_str(&format!("${}", self.args.len()));
+        self
+    }
+
+    fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
+        self.args
+            .iter()
+            .fold(sqlx::query(&self.sql), |q, arg| match arg {
+                Arg::Int(v) => q.bind(*v),
+                Arg::Text(v) => q.bind(v.as_str()),
+            })
+    }
+}
+
+/// Cuts rows fetched with `limit + 1` into a page: the extra row only says a next page exists.
+fn page<R, T>(
+    mut rows: Vec<R>,
+    limit: i64,
+    cursor_of: impl Fn(&R) -> String,
+    item: impl Fn(R) -> T,
+) -> Page<T> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let next_cursor = if rows.len() > limit {
+        rows.truncate(limit);
+        rows.last().map(cursor_of)
+    } else {
+        None
+    };
+    Page {
+        items: rows.into_iter().map(item).collect(),
+        next_cursor,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_split_into_path_and_params() {
+        assert_eq!(
+            split_sqlite_url("sqlite://data/bt.db?mode=rwc"),
+            ("data/bt.db", "mode=rwc")
+        );
+        assert_eq!(split_sqlite_url("sqlite:bt.db"), ("bt.db", ""));
+        assert_eq!(split_sqlite_url("sqlite::memory:"), (":memory:", ""));
+    }
+
+    #[test]
+    fn builder_numbers_placeholders_in_order() {
+        let mut q = SqlBuilder::new("SELECT 1 WHERE a = ");
+        q.bind(Arg::Int(1))
+            .push(" AND b = ")
+            .bind(Arg::Text("x".into()));
+        assert_eq!(q.sql, "SELECT 1 WHERE a = $1 AND b = $2");
+    }
+
+    #[test]
+    fn unknown_schemes_are_rejected() {
+        assert!(backend_of("mysql://localhost/db").is_err());
+        assert_eq!(backend_of("postgresql://h/db").unwrap(), Backend::Postgres);
     }
 }

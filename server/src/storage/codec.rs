@@ -1,0 +1,186 @@
+//! Conversions between Rust values and the few column types both databases share.
+//!
+//! Everything that crosses the SQL boundary as TEXT (timestamps, uuids, JSON, enums) or BLOB
+//! (gzip content) is encoded and decoded here, so the two databases store byte-identical
+//! values and a malformed stored value surfaces as [`StorageError::Corrupt`] with its column.
+
+use super::{Scope, StorageError, StoredMetric};
+use benchtrail_core::metric::VOCABULARY;
+use benchtrail_core::{Direction, Stat, Unit};
+use chrono::{DateTime, SubsecRound, Utc};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::io::Read;
+use uuid::Uuid;
+
+/// The one timestamp format: fixed width (microseconds, `Z`), so text order is time order.
+const TIMESTAMP_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6fZ";
+
+/// A timestamp as stored. Sub-microsecond digits are dropped (the format keeps six).
+pub(super) fn timestamp_text(t: &DateTime<Utc>) -> String {
+    t.format(TIMESTAMP_FORMAT).to_string()
+}
+
+/// The current time at the precision storage keeps, so a value returned right after an
+/// insert equals the one read back later.
+pub(super) fn now() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(6)
+}
+
+/// Parses a stored timestamp.
+pub(super) fn parse_timestamp(column: &str, text: &str) -> Result<DateTime<Utc>, StorageError> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| corrupt(column, text, e))
+}
+
+/// Parses an optional stored timestamp.
+pub(super) fn parse_opt_timestamp(
+    column: &str,
+    text: Option<String>,
+) -> Result<Option<DateTime<Utc>>, StorageError> {
+    text.map(|t| parse_timestamp(column, &t)).transpose()
+}
+
+/// Parses stored JSON text into any deserializable shape.
+pub(super) fn parse_json<T: DeserializeOwned>(column: &str, text: &str) -> Result<T, StorageError> {
+    serde_json::from_str(text).map_err(|e| corrupt(column, text, e))
+}
+
+/// Encodes a value as JSON text (infallible for the plain types stored here).
+pub(super) fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serializes to JSON")
+}
+
+/// Parses a stored run id.
+pub(super) fn parse_uuid(column: &str, text: &str) -> Result<Uuid, StorageError> {
+    Uuid::parse_str(text).map_err(|e| corrupt(column, text, e))
+}
+
+/// Parses a stored statistic label (`mean`, `p99.9`, ...).
+pub(super) fn parse_stat(text: &str) -> Result<Stat, StorageError> {
+    text.parse().map_err(|e| corrupt("stat", text, e))
+}
+
+/// Parses a stored unit. Units have no `FromStr`; their serde names are the stored text.
+pub(super) fn parse_unit(text: &str) -> Result<Unit, StorageError> {
+    serde_json::from_value(Value::String(text.to_string())).map_err(|e| corrupt("unit", text, e))
+}
+
+/// Parses a stored direction (its serde name).
+pub(super) fn parse_direction(text: &str) -> Result<Direction, StorageError> {
+    serde_json::from_value(Value::String(text.to_string()))
+        .map_err(|e| corrupt("direction", text, e))
+}
+
+/// Parses a stored token scope.
+pub(super) fn parse_scope(text: &str) -> Result<Scope, StorageError> {
+    Scope::parse(text)
+        .ok_or_else(|| StorageError::Corrupt(format!("scope: unknown scope `{text}`")))
+}
+
+/// Sample counts are `u64` in the model and BIGINT in the database.
+pub(super) fn count_to_db(n: Option<u64>) -> Result<Option<i64>, StorageError> {
+    n.map(|n| {
+        i64::try_from(n).map_err(|_| {
+            StorageError::Database(sqlx::Error::Encode(
+                format!("sample count {n} exceeds BIGINT").into(),
+            ))
+        })
+    })
+    .transpose()
+}
+
+/// The reverse of [`count_to_db`].
+pub(super) fn count_from_db(n: Option<i64>) -> Result<Option<u64>, StorageError> {
+    n.map(|n| u64::try_from(n).map_err(|e| corrupt("n", &n.to_string(), e)))
+        .transpose()
+}
+
+/// Decompresses a stored gzip file.
+pub(super) fn gunzip(gz: &[u8]) -> Result<Vec<u8>, StorageError> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(gz)
+        .read_to_end(&mut out)
+        .map_err(|e| StorageError::Corrupt(format!("content_gz: not gzip: {e}")))?;
+    Ok(out)
+}
+
+/// The order of [`super::StoredResult::metrics`]: vocabulary position (names outside the
+/// vocabulary last, by name), then statistic: mean, percentiles ascending numerically, std,
+/// min, max, value.
+pub(super) fn metric_order(a: &StoredMetric, b: &StoredMetric) -> Ordering {
+    vocabulary_rank(&a.name)
+        .cmp(&vocabulary_rank(&b.name))
+        .then_with(|| a.name.cmp(&b.name))
+        .then_with(|| stat_order(&a.stat, &b.stat))
+}
+
+fn vocabulary_rank(name: &str) -> usize {
+    VOCABULARY
+        .iter()
+        .position(|m| m.name == name)
+        .unwrap_or(usize::MAX)
+}
+
+fn stat_order(a: &Stat, b: &Stat) -> Ordering {
+    let percentile = |s: &Stat| s.percentile().unwrap_or(0.0);
+    stat_rank(a)
+        .cmp(&stat_rank(b))
+        .then_with(|| percentile(a).total_cmp(&percentile(b)))
+}
+
+fn stat_rank(stat: &Stat) -> u8 {
+    match stat {
+        Stat::Mean => 0,
+        Stat::Percentile(_) => 1,
+        Stat::Std => 2,
+        Stat::Min => 3,
+        Stat::Max => 4,
+        Stat::Value => 5,
+    }
+}
+
+fn corrupt(column: &str, text: &str, error: impl std::fmt::Display) -> StorageError {
+    StorageError::Corrupt(format!("{column}: `{text}`: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_fixed_width_and_round_trip() {
+        let t = DateTime::parse_from_rfc3339("2024-05-01T08:09:10.5Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let text = timestamp_text(&t);
+        assert_eq!(text, "2024-05-01T08:09:10.500000Z");
+        assert_eq!(parse_timestamp("t", &text).unwrap(), t);
+    }
+
+    #[test]
+    fn stats_order_mean_percentiles_std_min_max_value() {
+        let labels = [
+            "value", "max", "p99.9", "std", "p50", "min", "p99", "mean", "p9",
+        ];
+        let mut stats: Vec<Stat> = labels.iter().map(|s| s.parse().unwrap()).collect();
+        stats.sort_by(stat_order);
+        let sorted: Vec<String> = stats.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            sorted,
+            ["mean", "p9", "p50", "p99", "p99.9", "std", "min", "max", "value"]
+        );
+    }
+
+    #[test]
+    fn units_and_directions_parse_their_serde_names() {
+        assert_eq!(parse_unit("req/s").unwrap(), Unit::ReqPerS);
+        assert_eq!(
+            parse_direction("lower_is_better").unwrap(),
+            Direction::LowerIsBetter
+        );
+        assert!(parse_unit("parsecs").is_err());
+    }
+}

@@ -1,0 +1,1070 @@
+//! The shared storage suite: every test body runs against every database from
+//! `common::db::stores()` (SQLite always, Postgres when `BENCHTRAIL_TEST_DATABASE_URL` is set),
+//! so the one-SQL-text-for-both design is checked on both engines with exact values.
+
+mod common;
+
+use benchtrail_core::{sha256_hex, Direction, Stat, Unit};
+use benchtrail_server::storage::*;
+use chrono::{DateTime, Utc};
+use common::db::for_each_store;
+use serde_json::json;
+use std::io::Write;
+use uuid::Uuid;
+
+// ---- builders ---------------------------------------------------------------------------------
+
+fn ts(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text)
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn new_project(slug: &str) -> NewProject {
+    NewProject {
+        slug: slug.to_string(),
+        name: format!("Project {slug}"),
+        repository_url: Some(format!("https://github.com/example/{slug}")),
+        default_branch: "main".to_string(),
+        public: true,
+        key_fields: vec!["framework".to_string()],
+    }
+}
+
+async fn project_id(store: &Store, slug: &str) -> i64 {
+    store.create_project(&new_project(slug)).await.unwrap().id
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn new_file(name: &str, content: &[u8]) -> NewFile {
+    NewFile {
+        name: name.to_string(),
+        format: "vllm-serve".to_string(),
+        content_gz: gzip(content),
+        size: content.len() as i64,
+        sha256: sha256_hex(content),
+    }
+}
+
+/// A series of model `model` at cell `cell_key`; the id is derived like the real one.
+fn new_series(project: &str, model: &str, cell_key: &str, metric: &str, stat: &str) -> NewSeries {
+    let key_json = json!({"accelerator.model": "H100", "model.name": model}).to_string();
+    let key: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&key_json).unwrap();
+    let def = benchtrail_core::metric::lookup(metric).expect("a vocabulary metric");
+    NewSeries {
+        series_id: benchtrail_core::series::series_id(project, &key, cell_key, metric, stat),
+        series_key_json: key_json,
+        cell_key: cell_key.to_string(),
+        cell_json: json!({"key": cell_key}).to_string(),
+        metric: metric.to_string(),
+        stat: stat.parse().unwrap(),
+        unit: def.unit,
+        direction: def.direction,
+        accelerator: Some("H100".to_string()),
+        model: Some(model.to_string()),
+        weights_quantization: Some("fp8".to_string()),
+        kv_cache_dtype: Some("auto".to_string()),
+    }
+}
+
+fn new_metric(series: NewSeries, value: f64, n: Option<u64>) -> NewMetric {
+    NewMetric { series, value, n }
+}
+
+fn new_result(config_json: &str, cell_key: &str, metrics: Vec<NewMetric>) -> NewResult {
+    NewResult {
+        config_fingerprint: sha256_hex(config_json.as_bytes()),
+        config_json: config_json.to_string(),
+        cell_key: cell_key.to_string(),
+        cell_json: json!({"key": cell_key}).to_string(),
+        facts_json: json!({"num_prompts": 100}).to_string(),
+        warnings_json: json!([{"code": "w1", "message": "careful"}]).to_string(),
+        source_json: json!({"format": "vllm-serve", "file": 0, "record": 0}).to_string(),
+        metrics,
+    }
+}
+
+fn new_run(
+    project_id: i64,
+    commit: &str,
+    branch: &str,
+    commit_time: Option<&str>,
+    run_at: &str,
+) -> NewRun {
+    NewRun {
+        id: Uuid::new_v4(),
+        project_id,
+        commit_sha: commit.to_string(),
+        parent_shas: vec![format!("{commit}-parent")],
+        commit_time: commit_time.map(ts),
+        commit_subject: Some(format!("subject of {commit}")),
+        branch: branch.to_string(),
+        pr_number: None,
+        merge_base_sha: None,
+        run_at: ts(run_at),
+        ci_job_url: None,
+        repeat_index: 0,
+        tags_json: "{}".to_string(),
+        files: Vec::new(),
+        results: Vec::new(),
+    }
+}
+
+/// A run with one result holding a ttft p50 value on `model` at `max_concurrency=4`.
+fn ttft_run(
+    project: (&str, i64),
+    commit: &str,
+    branch: &str,
+    time: Option<&str>,
+    run_at: &str,
+    value: f64,
+) -> NewRun {
+    let series = new_series(project.0, "m", "max_concurrency=4", "ttft", "p50");
+    let mut run = new_run(project.1, commit, branch, time, run_at);
+    run.results = vec![new_result(
+        r#"{"model":"m"}"#,
+        "max_concurrency=4",
+        vec![new_metric(series, value, Some(100))],
+    )];
+    run
+}
+
+// ---- projects, tokens, settings -----------------------------------------------------------------
+
+#[tokio::test]
+async fn projects_round_trip_and_duplicate_slug_conflicts() {
+    for_each_store(|db, store| async move {
+        let before = Utc::now();
+        let created = store.create_project(&new_project("beta")).await.unwrap();
+        let mut private = new_project("alpha");
+        private.public = false;
+        private.repository_url = None;
+        private.key_fields = vec![];
+        let alpha = store.create_project(&private).await.unwrap();
+        assert!(
+            created.created_at >= before - chrono::Duration::seconds(1),
+            "{db}"
+        );
+        assert_ne!(created.id, alpha.id, "{db}");
+
+        let read = store.project("beta").await.unwrap().unwrap();
+        assert_eq!(read, created, "{db}");
+        assert_eq!(read.key_fields, vec!["framework".to_string()], "{db}");
+        assert_eq!(
+            read.repository_url.as_deref(),
+            Some("https://github.com/example/beta"),
+            "{db}"
+        );
+        let read_alpha = store.project("alpha").await.unwrap().unwrap();
+        assert_eq!(read_alpha, alpha, "{db}");
+        assert!(!read_alpha.public, "{db}");
+        assert_eq!(read_alpha.repository_url, None, "{db}");
+        assert_eq!(store.project("gamma").await.unwrap(), None, "{db}");
+
+        let slugs: Vec<String> = store
+            .list_projects()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.slug)
+            .collect();
+        assert_eq!(slugs, ["alpha", "beta"], "{db}");
+
+        let err = store
+            .create_project(&new_project("beta"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StorageError::Conflict(_)), "{db}: {err:?}");
+        assert_eq!(store.list_projects().await.unwrap().len(), 2, "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tokens_are_found_by_hash_with_their_scope() {
+    for_each_store(|db, store| async move {
+        let a = project_id(&store, "a").await;
+        let b = project_id(&store, "b").await;
+        store
+            .create_token(a, Scope::Upload, "hash-a")
+            .await
+            .unwrap();
+        store.create_token(b, Scope::Read, "hash-b").await.unwrap();
+        store
+            .create_token(b, Scope::Write, "hash-b2")
+            .await
+            .unwrap();
+
+        let grant = |project_id, scope| Some(TokenGrant { project_id, scope });
+        assert_eq!(
+            store.token("hash-a").await.unwrap(),
+            grant(a, Scope::Upload),
+            "{db}"
+        );
+        assert_eq!(
+            store.token("hash-b").await.unwrap(),
+            grant(b, Scope::Read),
+            "{db}"
+        );
+        assert_eq!(
+            store.token("hash-b2").await.unwrap(),
+            grant(b, Scope::Write),
+            "{db}"
+        );
+        assert_eq!(
+            store.token("HASH-A").await.unwrap(),
+            None,
+            "{db}: lookups are exact"
+        );
+        assert_eq!(store.token("nope").await.unwrap(), None, "{db}");
+
+        let err = store
+            .create_token(b, Scope::Read, "hash-a")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StorageError::Conflict(_)), "{db}: {err:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn admin_token_hash_is_set_then_replaced() {
+    for_each_store(|db, store| async move {
+        assert_eq!(store.admin_token_hash().await.unwrap(), None, "{db}");
+        store.set_admin_token_hash("first").await.unwrap();
+        assert_eq!(
+            store.admin_token_hash().await.unwrap().as_deref(),
+            Some("first"),
+            "{db}"
+        );
+        store.set_admin_token_hash("second").await.unwrap();
+        assert_eq!(
+            store.admin_token_hash().await.unwrap().as_deref(),
+            Some("second"),
+            "{db}"
+        );
+    })
+    .await;
+}
+
+// ---- runs ---------------------------------------------------------------------------------------
+
+/// A run exercising every column: two files, two results sharing one configuration, metrics
+/// given out of display order.
+fn full_run(project: (&str, i64)) -> NewRun {
+    let (slug, pid) = project;
+    let config = r#"{"model":{"name":"m"},"serve":{"tp":1}}"#;
+    let cell = "max_concurrency=4";
+    let mut run = new_run(
+        pid,
+        "abc123",
+        "feature/x",
+        Some("2024-03-01T10:00:00.123456Z"),
+        "2024-03-01T11:00:00Z",
+    );
+    run.parent_shas = vec!["p1".into(), "p2".into()];
+    run.pr_number = Some(42);
+    run.merge_base_sha = Some("base9".into());
+    run.ci_job_url = Some("https://ci.example/job/1".into());
+    run.repeat_index = 2;
+    run.tags_json = json!({"framework": "vllm", "gpu": "H100"}).to_string();
+    run.files = vec![
+        new_file("bench.json", b"{\"ttft\": [1, 2, 3]}\n"),
+        new_file("empty.txt", b""),
+    ];
+    run.results = vec![
+        new_result(
+            config,
+            cell,
+            vec![
+                new_metric(
+                    new_series(slug, "m", cell, "request_throughput", "value"),
+                    12.5,
+                    None,
+                ),
+                new_metric(new_series(slug, "m", cell, "ttft", "std"), 3.25, Some(100)),
+                new_metric(
+                    new_series(slug, "m", cell, "ttft", "p99.9"),
+                    80.0,
+                    Some(100),
+                ),
+                new_metric(
+                    new_series(slug, "m", cell, "ttft", "p50"),
+                    34.59466175000898,
+                    Some(100),
+                ),
+                new_metric(new_series(slug, "m", cell, "ttft", "p99"), 70.0, Some(100)),
+                new_metric(new_series(slug, "m", cell, "ttft", "mean"), 35.0, Some(100)),
+                new_metric(
+                    new_series(slug, "m", cell, "itl", "max"),
+                    9.0,
+                    Some(u64::from(u32::MAX) + 7),
+                ),
+            ],
+        ),
+        new_result(
+            config,
+            "max_concurrency=8",
+            vec![new_metric(
+                new_series(slug, "m", "max_concurrency=8", "ttft", "p50"),
+                0.1 + 0.2,
+                Some(5),
+            )],
+        ),
+    ];
+    run
+}
+
+#[tokio::test]
+async fn insert_run_round_trips_every_field() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let run = full_run(("demo", pid));
+        let before = Utc::now();
+        assert_eq!(
+            store.insert_run(&run).await.unwrap(),
+            Inserted::Created,
+            "{db}"
+        );
+        let stored = store.run(run.id).await.unwrap().expect("stored run");
+
+        let s = &stored.summary;
+        assert!(
+            s.uploaded_at >= before - chrono::Duration::seconds(1) && s.uploaded_at <= Utc::now(),
+            "{db}"
+        );
+        let expected_summary = RunSummary {
+            id: run.id,
+            project: "demo".into(),
+            commit_sha: "abc123".into(),
+            parent_shas: vec!["p1".into(), "p2".into()],
+            commit_time: Some(ts("2024-03-01T10:00:00.123456Z")),
+            commit_subject: Some("subject of abc123".into()),
+            branch: "feature/x".into(),
+            pr_number: Some(42),
+            merge_base_sha: Some("base9".into()),
+            run_at: ts("2024-03-01T11:00:00Z"),
+            uploaded_at: s.uploaded_at,
+            ci_job_url: Some("https://ci.example/job/1".into()),
+            repeat_index: 2,
+            tags: json!({"framework": "vllm", "gpu": "H100"}),
+            result_count: 2,
+        };
+        assert_eq!(*s, expected_summary, "{db}");
+
+        // Files: metadata in upload order, content decompressed to the exact bytes.
+        let infos: Vec<(i64, &str, &str, i64)> = stored
+            .files
+            .iter()
+            .map(|f| (f.index, f.name.as_str(), f.format.as_str(), f.size))
+            .collect();
+        assert_eq!(
+            infos,
+            [
+                (0, "bench.json", "vllm-serve", 20),
+                (1, "empty.txt", "vllm-serve", 0)
+            ],
+            "{db}"
+        );
+        let (info, content) = store.run_file(run.id, 0).await.unwrap().unwrap();
+        assert_eq!(content, b"{\"ttft\": [1, 2, 3]}\n", "{db}");
+        assert_eq!(info, stored.files[0], "{db}");
+        assert_eq!(info.sha256, sha256_hex(&content), "{db}");
+        assert_eq!(
+            store.run_file(run.id, 1).await.unwrap().unwrap().1,
+            b"",
+            "{db}"
+        );
+        assert_eq!(store.run_file(run.id, 2).await.unwrap(), None, "{db}");
+
+        // Results in upload order with their JSON.
+        assert_eq!(stored.results.len(), 2, "{db}");
+        let r0 = &stored.results[0];
+        assert_eq!(r0.index, 0, "{db}");
+        assert_eq!(
+            r0.config_fingerprint, run.results[0].config_fingerprint,
+            "{db}"
+        );
+        assert_eq!(r0.cell_key, "max_concurrency=4", "{db}");
+        assert_eq!(r0.cell, json!({"key": "max_concurrency=4"}), "{db}");
+        assert_eq!(r0.facts, json!({"num_prompts": 100}), "{db}");
+        assert_eq!(
+            r0.warnings,
+            json!([{"code": "w1", "message": "careful"}]),
+            "{db}"
+        );
+        assert_eq!(
+            r0.source,
+            json!({"format": "vllm-serve", "file": 0, "record": 0}),
+            "{db}"
+        );
+        assert_eq!(stored.results[1].index, 1, "{db}");
+        assert_eq!(stored.results[1].cell_key, "max_concurrency=8", "{db}");
+
+        // Metrics in vocabulary order then mean, percentiles ascending, std, ..., value;
+        // values bit-exact.
+        let got: Vec<(String, String, Unit, u64, Option<u64>)> = r0
+            .metrics
+            .iter()
+            .map(|m| {
+                (
+                    m.name.clone(),
+                    m.stat.to_string(),
+                    m.unit,
+                    m.value.to_bits(),
+                    m.n,
+                )
+            })
+            .collect();
+        let want = [
+            ("ttft", "mean", Unit::Ms, 35.0, Some(100)),
+            ("ttft", "p50", Unit::Ms, 34.59466175000898, Some(100)),
+            ("ttft", "p99", Unit::Ms, 70.0, Some(100)),
+            ("ttft", "p99.9", Unit::Ms, 80.0, Some(100)),
+            ("ttft", "std", Unit::Ms, 3.25, Some(100)),
+            ("itl", "max", Unit::Ms, 9.0, Some(u64::from(u32::MAX) + 7)),
+            ("request_throughput", "value", Unit::ReqPerS, 12.5, None),
+        ]
+        .map(|(n, s, u, v, c): (&str, &str, Unit, f64, Option<u64>)| {
+            (n.to_string(), s.to_string(), u, v.to_bits(), c)
+        });
+        assert_eq!(got, want, "{db}");
+        assert_eq!(
+            r0.metrics[1].series_id, run.results[0].metrics[3].series.series_id,
+            "{db}"
+        );
+        assert_eq!(
+            stored.results[1].metrics[0].value.to_bits(),
+            (0.1f64 + 0.2).to_bits(),
+            "{db}"
+        );
+
+        // The shared configuration is stored once, canonical JSON parsed.
+        let config = store.config(&r0.config_fingerprint).await.unwrap().unwrap();
+        assert_eq!(
+            config.configuration,
+            json!({"model": {"name": "m"}, "serve": {"tp": 1}}),
+            "{db}"
+        );
+        assert_eq!(store.config("0000").await.unwrap(), None, "{db}");
+
+        // Series definitions are stored with the project's slug.
+        let series = store
+            .series(&r0.metrics[1].series_id)
+            .await
+            .unwrap()
+            .unwrap();
+        let expected_series = SeriesInfo {
+            series_id: r0.metrics[1].series_id.clone(),
+            project: "demo".into(),
+            series_key: json!({"accelerator.model": "H100", "model.name": "m"}),
+            cell_key: "max_concurrency=4".into(),
+            cell: json!({"key": "max_concurrency=4"}),
+            metric: "ttft".into(),
+            stat: Stat::Percentile("50".into()),
+            unit: Unit::Ms,
+            direction: Direction::LowerIsBetter,
+        };
+        assert_eq!(series, expected_series, "{db}");
+        assert_eq!(store.series("nope").await.unwrap(), None, "{db}");
+        assert_eq!(store.run(Uuid::new_v4()).await.unwrap(), None, "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_configuration_shared_by_runs_is_stored_once() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let first = full_run(("demo", pid));
+        store.insert_run(&first).await.unwrap();
+        let fingerprint = first.results[0].config_fingerprint.clone();
+        let created_at = store
+            .config(&fingerprint)
+            .await
+            .unwrap()
+            .unwrap()
+            .created_at;
+
+        // A later run sends the same fingerprint: the first copy stays.
+        let mut second = full_run(("demo", pid));
+        second.results.truncate(1);
+        store.insert_run(&second).await.unwrap();
+        let config = store.config(&fingerprint).await.unwrap().unwrap();
+        assert_eq!(config.created_at, created_at, "{db}");
+        assert_eq!(config.fingerprint, fingerprint, "{db}");
+        let stored = store.run(second.id).await.unwrap().unwrap();
+        assert_eq!(stored.results[0].config_fingerprint, fingerprint, "{db}");
+        assert_eq!(store.count_runs(pid).await.unwrap(), 2, "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn reinserting_a_run_is_already_stored_and_writes_nothing() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let run = full_run(("demo", pid));
+        assert_eq!(
+            store.insert_run(&run).await.unwrap(),
+            Inserted::Created,
+            "{db}"
+        );
+        let before = store.run(run.id).await.unwrap().unwrap();
+
+        // Same id, different content: nothing of it is stored.
+        let mut again = full_run(("demo", pid));
+        again.id = run.id;
+        again.commit_sha = "other".into();
+        again.results.push(again.results[0].clone());
+        assert_eq!(
+            store.insert_run(&again).await.unwrap(),
+            Inserted::AlreadyStored,
+            "{db}"
+        );
+        assert_eq!(store.run(run.id).await.unwrap().unwrap(), before, "{db}");
+        assert_eq!(store.count_runs(pid).await.unwrap(), 1, "{db}");
+        let page = store.list_runs(pid, None, None, 10).await.unwrap();
+        assert_eq!(page.items.len(), 1, "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_run_id_of_another_project_conflicts() {
+    for_each_store(|db, store| async move {
+        let a = project_id(&store, "a").await;
+        let b = project_id(&store, "b").await;
+        let run = ttft_run(("a", a), "c1", "main", None, "2024-01-01T00:00:00Z", 1.0);
+        store.insert_run(&run).await.unwrap();
+        let mut stolen = ttft_run(("b", b), "c1", "main", None, "2024-01-01T00:00:00Z", 1.0);
+        stolen.id = run.id;
+        let err = store.insert_run(&stolen).await.unwrap_err();
+        assert!(matches!(err, StorageError::Conflict(_)), "{db}: {err:?}");
+        assert_eq!(store.count_runs(a).await.unwrap(), 1, "{db}");
+        assert_eq!(store.count_runs(b).await.unwrap(), 0, "{db}");
+        assert_eq!(
+            store.run(run.id).await.unwrap().unwrap().summary.project,
+            "a",
+            "{db}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_failing_insert_leaves_nothing_behind() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        // The first result, its configuration, series and the files are written before the
+        // second result breaks `metric_values`' key with two values of one series.
+        let mut run = full_run(("demo", pid));
+        let fresh_config = r#"{"model":{"name":"fresh"}}"#;
+        run.results[0].config_fingerprint = sha256_hex(fresh_config.as_bytes());
+        run.results[0].config_json = fresh_config.into();
+        let duplicate = run.results[1].metrics[0].clone();
+        run.results[1].metrics.push(duplicate);
+        let err = store.insert_run(&run).await.unwrap_err();
+        assert!(matches!(err, StorageError::Conflict(_)), "{db}: {err:?}");
+
+        assert_eq!(store.run(run.id).await.unwrap(), None, "{db}");
+        assert_eq!(store.run_file(run.id, 0).await.unwrap(), None, "{db}");
+        assert_eq!(store.count_runs(pid).await.unwrap(), 0, "{db}");
+        assert_eq!(
+            store
+                .config(&run.results[0].config_fingerprint)
+                .await
+                .unwrap(),
+            None,
+            "{db}"
+        );
+        let series_id = &run.results[0].metrics[0].series.series_id;
+        assert_eq!(store.series(series_id).await.unwrap(), None, "{db}");
+        let page = store
+            .list_series(pid, &SeriesFilter::default(), None, 100)
+            .await
+            .unwrap();
+        assert!(page.items.is_empty(), "{db}");
+
+        // A run in a project that does not exist fails on its first row, also leaving nothing.
+        let orphan = ttft_run(
+            ("ghost", pid + 1000),
+            "c",
+            "main",
+            None,
+            "2024-01-01T00:00:00Z",
+            1.0,
+        );
+        assert!(store.insert_run(&orphan).await.is_err(), "{db}");
+        assert_eq!(store.run(orphan.id).await.unwrap(), None, "{db}");
+
+        // The store still works and the same run, fixed, goes in.
+        run.results[1].metrics.pop();
+        assert_eq!(
+            store.insert_run(&run).await.unwrap(),
+            Inserted::Created,
+            "{db}"
+        );
+        assert_eq!(store.count_runs(pid).await.unwrap(), 1, "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_runs_pages_newest_first_and_filters_by_branch() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let other = project_id(&store, "other").await;
+        let mut ids = Vec::new();
+        for i in 0..5 {
+            let branch = if i % 2 == 0 { "main" } else { "dev" };
+            let run = ttft_run(
+                ("demo", pid),
+                &format!("c{i}"),
+                branch,
+                None,
+                "2024-01-01T00:00:00Z",
+                1.0,
+            );
+            store.insert_run(&run).await.unwrap();
+            ids.push(run.id);
+        }
+        store
+            .insert_run(&ttft_run(
+                ("other", other),
+                "x",
+                "main",
+                None,
+                "2024-01-01T00:00:00Z",
+                1.0,
+            ))
+            .await
+            .unwrap();
+        assert_eq!(store.count_runs(pid).await.unwrap(), 5, "{db}");
+        assert_eq!(store.count_runs(other).await.unwrap(), 1, "{db}");
+
+        let first = store.list_runs(pid, None, None, 2).await.unwrap();
+        assert_eq!(
+            first.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [ids[4], ids[3]],
+            "{db}"
+        );
+        assert_eq!(first.items[0].result_count, 1, "{db}");
+        assert_eq!(first.items[0].project, "demo", "{db}");
+        let second = store
+            .list_runs(pid, None, first.next_cursor.as_deref(), 2)
+            .await
+            .unwrap();
+        assert_eq!(
+            second.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [ids[2], ids[1]],
+            "{db}"
+        );
+        let third = store
+            .list_runs(pid, None, second.next_cursor.as_deref(), 2)
+            .await
+            .unwrap();
+        assert_eq!(
+            third.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [ids[0]],
+            "{db}"
+        );
+        assert_eq!(third.next_cursor, None, "{db}");
+
+        // Exactly a page full: no next page.
+        let all = store.list_runs(pid, None, None, 5).await.unwrap();
+        assert_eq!(all.items.len(), 5, "{db}");
+        assert_eq!(all.next_cursor, None, "{db}");
+
+        let main = store.list_runs(pid, Some("main"), None, 2).await.unwrap();
+        assert_eq!(
+            main.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [ids[4], ids[2]],
+            "{db}"
+        );
+        let main2 = store
+            .list_runs(pid, Some("main"), main.next_cursor.as_deref(), 2)
+            .await
+            .unwrap();
+        assert_eq!(
+            main2.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [ids[0]],
+            "{db}"
+        );
+        assert_eq!(main2.next_cursor, None, "{db}");
+        let dev = store.list_runs(pid, Some("dev"), None, 10).await.unwrap();
+        assert_eq!(
+            dev.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [ids[3], ids[1]],
+            "{db}"
+        );
+        assert!(
+            store
+                .list_runs(pid, Some("nope"), None, 10)
+                .await
+                .unwrap()
+                .items
+                .is_empty(),
+            "{db}"
+        );
+        assert!(
+            store
+                .list_runs(pid, None, Some("garbage"), 10)
+                .await
+                .unwrap()
+                .items
+                .is_empty(),
+            "{db}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_series_filters_and_pages_in_key_order() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let other = project_id(&store, "other").await;
+        let mut run = new_run(pid, "c1", "main", None, "2024-01-01T00:00:00Z");
+        let metrics = |model: &str, cell: &str| {
+            ["p50", "mean"]
+                .iter()
+                .flat_map(|stat| {
+                    ["ttft", "tpot"]
+                        .map(|m| new_metric(new_series("demo", model, cell, m, stat), 1.0, None))
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut awq = new_series("demo", "m-awq", "max_concurrency=16", "ttft", "p50");
+        awq.weights_quantization = Some("awq".into());
+        awq.kv_cache_dtype = Some("fp8_e5m2".into());
+        awq.accelerator = Some("MI300X".into());
+        run.results = vec![
+            new_result(
+                "{}",
+                "max_concurrency=4",
+                metrics("m-b", "max_concurrency=4"),
+            ),
+            new_result(
+                "{}",
+                "max_concurrency=16",
+                metrics("m-a", "max_concurrency=16"),
+            ),
+            new_result(
+                "{}",
+                "max_concurrency=16",
+                vec![new_metric(awq.clone(), 2.0, None)],
+            ),
+        ];
+        store.insert_run(&run).await.unwrap();
+        let mut foreign = new_run(other, "c1", "main", None, "2024-01-01T00:00:00Z");
+        foreign.results = vec![new_result(
+            "{}",
+            "x",
+            vec![new_metric(
+                new_series("other", "m-a", "x", "ttft", "p50"),
+                1.0,
+                None,
+            )],
+        )];
+        store.insert_run(&foreign).await.unwrap();
+
+        let describe = |s: &SeriesInfo| {
+            format!(
+                "{}|{}|{}|{}",
+                s.series_key["model.name"].as_str().unwrap(),
+                s.cell_key,
+                s.metric,
+                s.stat
+            )
+        };
+        let all = store
+            .list_series(pid, &SeriesFilter::default(), None, 100)
+            .await
+            .unwrap();
+        let names: Vec<String> = all.items.iter().map(describe).collect();
+        assert_eq!(
+            names,
+            [
+                "m-a|max_concurrency=16|tpot|mean",
+                "m-a|max_concurrency=16|tpot|p50",
+                "m-a|max_concurrency=16|ttft|mean",
+                "m-a|max_concurrency=16|ttft|p50",
+                "m-awq|max_concurrency=16|ttft|p50",
+                "m-b|max_concurrency=4|tpot|mean",
+                "m-b|max_concurrency=4|tpot|p50",
+                "m-b|max_concurrency=4|ttft|mean",
+                "m-b|max_concurrency=4|ttft|p50",
+            ],
+            "{db}"
+        );
+        assert_eq!(all.next_cursor, None, "{db}");
+        assert!(all.items.iter().all(|s| s.project == "demo"), "{db}");
+
+        // Pages of 4 walk the same order.
+        let mut walked = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = store
+                .list_series(pid, &SeriesFilter::default(), cursor.as_deref(), 4)
+                .await
+                .unwrap();
+            walked.extend(page.items.iter().map(describe));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(walked, names, "{db}");
+
+        let filtered = |filter: SeriesFilter| {
+            let store = store.clone();
+            async move {
+                let page = store.list_series(pid, &filter, None, 100).await.unwrap();
+                page.items.iter().map(describe).collect::<Vec<_>>()
+            }
+        };
+        let f = SeriesFilter {
+            model: Some("m-b".into()),
+            metric: Some("ttft".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            filtered(f).await,
+            [
+                "m-b|max_concurrency=4|ttft|mean",
+                "m-b|max_concurrency=4|ttft|p50"
+            ],
+            "{db}"
+        );
+        let f = SeriesFilter {
+            accelerator: Some("MI300X".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            filtered(f).await,
+            ["m-awq|max_concurrency=16|ttft|p50"],
+            "{db}"
+        );
+        let f = SeriesFilter {
+            quantization: Some("fp8_e5m2".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            filtered(f).await,
+            ["m-awq|max_concurrency=16|ttft|p50"],
+            "{db}"
+        );
+        let f = SeriesFilter {
+            quantization: Some("awq".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            filtered(f).await,
+            ["m-awq|max_concurrency=16|ttft|p50"],
+            "{db}"
+        );
+        let f = SeriesFilter {
+            quantization: Some("fp8".into()),
+            stat: Some("median".into()),
+            metric: Some("tpot".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            filtered(f).await,
+            [
+                "m-a|max_concurrency=16|tpot|p50",
+                "m-b|max_concurrency=4|tpot|p50"
+            ],
+            "{db}"
+        );
+        let f = SeriesFilter {
+            cell: Some("concurrency=1".into()),
+            stat: Some("mean".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            filtered(f).await,
+            [
+                "m-a|max_concurrency=16|tpot|mean",
+                "m-a|max_concurrency=16|ttft|mean"
+            ],
+            "{db}"
+        );
+        let f = SeriesFilter {
+            cell: Some("CONCURRENCY".into()),
+            ..Default::default()
+        };
+        assert!(
+            filtered(f).await.is_empty(),
+            "{db}: the cell filter is case-sensitive"
+        );
+        let f = SeriesFilter {
+            cell: Some("%".into()),
+            ..Default::default()
+        };
+        assert!(
+            filtered(f).await.is_empty(),
+            "{db}: the cell filter has no wildcards"
+        );
+        let f = SeriesFilter {
+            stat: Some("p99".into()),
+            ..Default::default()
+        };
+        assert!(filtered(f).await.is_empty(), "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn series_points_follow_commit_order_with_repeats() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let p = ("demo", pid);
+        // Uploaded out of order; c2 has two repeats run at different times; c0 has no commit
+        // time and sorts by its run time; a dev-branch run is not on main.
+        let runs = [
+            ttft_run(
+                p,
+                "c3",
+                "main",
+                Some("2024-01-03T00:00:00Z"),
+                "2024-01-03T01:00:00Z",
+                3.0,
+            ),
+            ttft_run(
+                p,
+                "c2",
+                "main",
+                Some("2024-01-02T00:00:00Z"),
+                "2024-01-02T02:00:00Z",
+                2.2,
+            ),
+            ttft_run(
+                p,
+                "c1",
+                "main",
+                Some("2024-01-01T00:00:00Z"),
+                "2024-01-05T00:00:00Z",
+                1.0,
+            ),
+            ttft_run(
+                p,
+                "c2",
+                "main",
+                Some("2024-01-02T00:00:00Z"),
+                "2024-01-02T01:00:00Z",
+                2.1,
+            ),
+            ttft_run(p, "c0", "main", None, "2023-12-31T00:00:00Z", 0.5),
+            ttft_run(
+                p,
+                "d1",
+                "dev",
+                Some("2024-01-02T12:00:00Z"),
+                "2024-01-02T12:00:00Z",
+                9.0,
+            ),
+            // Same commit and run time as the c3 run: upload order decides.
+            ttft_run(
+                p,
+                "c3",
+                "main",
+                Some("2024-01-03T00:00:00Z"),
+                "2024-01-03T01:00:00Z",
+                3.5,
+            ),
+        ];
+        let mut runs = runs;
+        runs[3].repeat_index = 1;
+        for run in &runs {
+            store.insert_run(run).await.unwrap();
+        }
+        let series_id = runs[0].results[0].metrics[0].series.series_id.clone();
+        let points = store.series_points(&series_id, "main").await.unwrap();
+        let got: Vec<(&str, f64, Uuid, i64)> = points
+            .iter()
+            .map(|p| (p.commit_sha.as_str(), p.value, p.run_id, p.repeat_index))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("c0", 0.5, runs[4].id, 0),
+                ("c1", 1.0, runs[2].id, 0),
+                ("c2", 2.1, runs[3].id, 1),
+                ("c2", 2.2, runs[1].id, 0),
+                ("c3", 3.0, runs[0].id, 0),
+                ("c3", 3.5, runs[6].id, 0),
+            ],
+            "{db}"
+        );
+        let c2 = &points[2];
+        assert_eq!(c2.commit_time, Some(ts("2024-01-02T00:00:00Z")), "{db}");
+        assert_eq!(c2.commit_subject.as_deref(), Some("subject of c2"), "{db}");
+        assert_eq!(c2.run_at, ts("2024-01-02T01:00:00Z"), "{db}");
+        assert_eq!(c2.n, Some(100), "{db}");
+        assert_eq!(points[0].commit_time, None, "{db}");
+
+        let dev = store.series_points(&series_id, "dev").await.unwrap();
+        assert_eq!(
+            dev.iter().map(|p| p.value).collect::<Vec<_>>(),
+            [9.0],
+            "{db}"
+        );
+        assert!(
+            store
+                .series_points(&series_id, "nope")
+                .await
+                .unwrap()
+                .is_empty(),
+            "{db}"
+        );
+        assert!(
+            store
+                .series_points("nope", "main")
+                .await
+                .unwrap()
+                .is_empty(),
+            "{db}"
+        );
+    })
+    .await;
+}
+
+// ---- connecting -----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn in_memory_sqlite_keeps_one_database() {
+    let store = Store::connect("sqlite::memory:").await.unwrap();
+    assert_eq!(store.backend(), Backend::Sqlite);
+    let pid = project_id(&store, "mem").await;
+    let run = ttft_run(("mem", pid), "c", "main", None, "2024-01-01T00:00:00Z", 1.0);
+    store.insert_run(&run).await.unwrap();
+    // Several sequential and concurrent reads see the same database.
+    let (a, b) = tokio::join!(store.count_runs(pid), store.project("mem"));
+    assert_eq!(a.unwrap(), 1);
+    assert_eq!(b.unwrap().unwrap().id, pid);
+    assert_eq!(
+        store.insert_run(&run).await.unwrap(),
+        Inserted::AlreadyStored
+    );
+    store.close().await;
+}
+
+#[tokio::test]
+async fn backends_report_their_kind() {
+    for_each_store(|db, store| async move {
+        let expected = if db == "sqlite" {
+            Backend::Sqlite
+        } else {
+            Backend::Postgres
+        };
+        assert_eq!(store.backend(), expected);
+    })
+    .await;
+}
