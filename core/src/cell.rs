@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// Whether prompts share a reusable prefix (prefix caching can help) or are fresh.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PrefixMode {
     /// No shared prefix between prompts.
@@ -74,7 +74,7 @@ pub fn is_infinity_word(s: &str) -> bool {
 ///
 /// vLLM allows both at once: requests arrive at `request_rate` (gamma-distributed gaps with
 /// shape `burstiness`; 1 is Poisson) and at most `max_concurrency` are in flight.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LoadShape {
     /// At most this many requests in flight (fixed concurrency), if limited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,7 +89,7 @@ pub struct LoadShape {
 
 /// A workload cell. Every field is optional: an adapter fills what its file knows (load shape,
 /// number of prompts) and the runner adds the rest (`--cell scenario=long-doc-qa,...`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadCell {
     /// Task type: `short-chat`, `long-doc-qa`, `long-output`, or a user name.
@@ -230,3 +230,26 @@ mod tests {
         assert!(serde_json::from_str::<RequestRate>("-1").is_err());
     }
 }
+
+impl utoipa::PartialSchema for RequestRate {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::Number)
+                    .exclusive_minimum(Some(0.0)),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["inf"])),
+            )
+            .description(Some(
+                "Offered arrival rate in req/s, or \"inf\" for no rate limit (as vLLM writes it).",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for RequestRate {}

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Accelerators and host.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Hardware {
     /// Accelerator model as `nvidia-smi --query-gpu=name` prints it, e.g. `NVIDIA H100 80GB HBM3`. Key.
@@ -36,7 +36,7 @@ pub struct Hardware {
 }
 
 /// The model served.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Model {
     /// Model name or path as given to the engine (`meta-llama/Llama-3.1-8B-Instruct`). Key.
@@ -51,7 +51,7 @@ pub struct Model {
 }
 
 /// The inference engine.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Engine {
     /// `vllm`, `sglang`, `trt-llm`, ... Key.
@@ -72,7 +72,7 @@ pub struct Engine {
 }
 
 /// Quantization of weights and KV cache.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Quantization {
     /// Weight quantization (`fp8`, `awq`, `none`). Key.
@@ -84,7 +84,7 @@ pub struct Quantization {
 }
 
 /// Parallel sizes, named as vLLM's engine arguments. All key.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Parallelism {
     /// `--tensor-parallel-size`.
@@ -102,7 +102,7 @@ pub struct Parallelism {
 }
 
 /// Speculative decoding settings. All key.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpeculativeDecoding {
     /// Method (`eagle`, `ngram`, `mtp`, `draft_model`).
@@ -117,7 +117,7 @@ pub struct SpeculativeDecoding {
 }
 
 /// Scheduler settings. All key.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scheduler {
     /// `--max-num-batched-tokens`: the token budget per batch.
@@ -135,7 +135,7 @@ pub struct Scheduler {
 }
 
 /// Sampling parameters of the benchmark requests. All key.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Sampling {
     /// Temperature.
@@ -153,7 +153,7 @@ pub struct Sampling {
 }
 
 /// The benchmark client.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BenchmarkTool {
     /// Tool name (`vllm-bench-serve`, `sglang-bench-serving`, ...). Key: tools define metrics differently.
@@ -172,7 +172,7 @@ pub struct BenchmarkTool {
 
 /// Everything needed to reproduce a result. Every field is optional so that a file and the
 /// runner can each contribute what they know; missing knowledge is shown, not invented.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Configuration {
     /// Accelerators and host.

@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 /// The unit a stored value is expressed in. Adapters convert once, at the edge, so that every
 /// latency is in milliseconds and every rate is per second.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub enum Unit {
     /// Milliseconds.
     #[serde(rename = "ms")]
@@ -63,7 +63,7 @@ impl fmt::Display for Unit {
 }
 
 /// Which way is better. It comes from the metric's definition, never from a name pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Smaller is better (latencies, failures).
@@ -399,7 +399,7 @@ impl<'de> Deserialize<'de> for Stat {
 }
 
 /// One stored number: `{name, stat, unit, value, n}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MetricValue {
     /// A vocabulary name (see [`VOCABULARY`]).
     pub name: String,
@@ -437,3 +437,21 @@ mod tests {
         assert_eq!(names.len(), VOCABULARY.len());
     }
 }
+
+impl utoipa::PartialSchema for Stat {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(r"^(mean|std|min|max|value|p[0-9]+(\.[0-9]+)?)$"))
+            .description(Some(
+                "A statistic: `mean`, `std`, `min`, `max`, `value` (an aggregate's one number) or a \
+                 percentile `pP` written as vLLM writes it (`p50`, `p99`, `p99.9`). `median` is accepted \
+                 on input and stored as `p50`.",
+            ))
+            .examples(["p99"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Stat {}

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 /// Something a reader of the result should know: a tail percentile from a small sample, failed
 /// requests, a field the file lacked. Stored with the result and shown wherever it is shown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Warning {
     /// A stable code: `small_sample_tail`, `failed_requests`, `nothing_completed`, `non_finite_value`, ...
@@ -19,7 +19,7 @@ pub struct Warning {
 }
 
 /// One result.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BenchResult {
     /// The workload cell.
@@ -44,7 +44,7 @@ pub struct BenchResult {
 }
 
 /// Where a result came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     /// The adapter's format name, e.g. `vllm-bench-serve`.

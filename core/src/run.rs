@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// The commit a run measured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommitInfo {
     /// Full commit SHA (hex). Required.
@@ -23,7 +23,7 @@ pub struct CommitInfo {
 }
 
 /// The pull request a run belongs to, if any.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PullRequest {
     /// The pull-request number.
@@ -37,7 +37,7 @@ pub struct PullRequest {
 ///
 /// Several runs of one commit are **repeats** (distinguished by `repeat_index` and id), never
 /// duplicates: the regression engine uses them as independent samples.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunMeta {
     /// Client-chosen id; re-sending the same id returns the stored run and stores nothing.

@@ -22,7 +22,7 @@ use crate::run::RunMeta;
 use serde::{Deserialize, Serialize};
 
 /// One uploaded file, kept as sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadFile {
     /// The file's name on the runner (for people; not interpreted).
@@ -35,7 +35,7 @@ pub struct UploadFile {
 }
 
 /// The upload body.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadDocument {
     /// Run metadata.

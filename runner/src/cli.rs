@@ -52,6 +52,14 @@ pub struct UploadArgs {
     /// Commit measured (hex SHA). Default: `git rev-parse HEAD` in the current directory.
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
+    /// Commit time (RFC 3339, e.g. `2026-11-02T09:00:00Z`), for a commit that is not in the
+    /// local checkout. Default: the committer time from git.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub commit_time: Option<chrono::DateTime<chrono::Utc>>,
+    /// First line of the commit message, for a commit that is not in the local checkout.
+    /// Default: the subject from git.
+    #[arg(long, value_name = "TEXT")]
+    pub commit_subject: Option<String>,
     /// Branch. Default: `$GITHUB_HEAD_REF`, then `$GITHUB_REF_NAME` (when `$GITHUB_REF_TYPE` is
     /// `branch`), then, without --commit, the checked-out git branch (none when detached).
     #[arg(long, value_name = "B")]
@@ -168,4 +176,11 @@ impl Scope {
             Scope::Write => "write",
         }
     }
+}
+
+/// Parses an RFC 3339 time into UTC.
+fn parse_time(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|e| format!("expected an RFC 3339 time such as 2026-11-02T09:00:00Z: {e}"))
 }

@@ -130,7 +130,14 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, flag: &str, what: &str
 
 /// Run metadata from flags, CI environment and git.
 fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
-    let commit = git::commit_info(&env.cwd, args.commit.as_deref()).map_err(anyhow::Error::msg)?;
+    let mut commit =
+        git::commit_info(&env.cwd, args.commit.as_deref()).map_err(anyhow::Error::msg)?;
+    if let Some(time) = args.commit_time {
+        commit.time = Some(time);
+    }
+    if let Some(subject) = &args.commit_subject {
+        commit.subject = Some(subject.clone());
+    }
     let branch = args
         .branch
         .clone()

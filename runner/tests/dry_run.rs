@@ -452,3 +452,43 @@ fn errors_exit_2() {
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("--hardware <auto|FILE>"));
 }
+
+#[test]
+fn commit_time_and_subject_for_a_commit_not_in_the_checkout() {
+    let (repo, _, _) = git_repo();
+    let sha = "4a1b2c3d4e5f60718293a4b5c6d7e8f901234567";
+    let doc = dry_run(
+        repo.path(),
+        &[
+            "--commit",
+            sha,
+            "--commit-time",
+            "2026-11-02T10:00:00+01:00",
+            "--commit-subject",
+            "[synthetic] baseline",
+        ],
+        &[],
+    );
+    assert_eq!(
+        doc["run"]["commit"],
+        json!({"sha": sha, "time": "2026-11-02T09:00:00Z", "subject": "[synthetic] baseline"})
+    );
+    let file = fixture(FIXTURE);
+    let out = benchtrail(
+        repo.path(),
+        &[
+            "upload",
+            "--dry-run",
+            "--commit-time",
+            "yesterday",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("expected an RFC 3339 time"),
+        "{}",
+        stderr(&out)
+    );
+}
