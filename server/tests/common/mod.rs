@@ -4,3 +4,4 @@
 
 pub mod db;
 pub mod server;
+pub mod web;
