@@ -535,6 +535,42 @@ async fn reinserting_a_run_is_already_stored_and_writes_nothing() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_uploads_store_each_run_once() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        // The same run sent four times at once, alongside four distinct runs.
+        let same = full_run(("demo", pid));
+        let mut tasks = Vec::new();
+        for i in 0..8 {
+            let store = store.clone();
+            let run = if i % 2 == 0 {
+                same.clone()
+            } else {
+                full_run(("demo", pid))
+            };
+            tasks.push(tokio::spawn(async move { store.insert_run(&run).await }));
+        }
+        let mut outcomes = Vec::new();
+        for task in tasks {
+            outcomes.push(task.await.unwrap().unwrap_or_else(|e| panic!("{db}: {e}")));
+        }
+        let created = outcomes.iter().filter(|o| **o == Inserted::Created).count();
+        let already = outcomes
+            .iter()
+            .filter(|o| **o == Inserted::AlreadyStored)
+            .count();
+        assert_eq!((created, already), (5, 3), "{db}");
+        assert_eq!(store.count_runs(pid).await.unwrap(), 5, "{db}");
+        assert_eq!(
+            store.run(same.id).await.unwrap().unwrap().results.len(),
+            2,
+            "{db}"
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_run_id_of_another_project_conflicts() {
     for_each_store(|db, store| async move {

@@ -5,7 +5,8 @@
 //! databases share cross the boundary: BIGINT, DOUBLE PRECISION, TEXT and BLOB/BYTEA.
 //! Timestamps are RFC 3339 UTC text with a fixed width (so text order is time order), ids and
 //! JSON are text. Schemas live in `migrations/sqlite` and `migrations/postgres`, embedded in
-//! the binary and applied at start. Parameters are always numbered in order of appearance
+//! the binary and applied at start. Postgres text columns are `COLLATE "C"`, so text order
+//! (lists, keyset cursors, timestamps) is the same bytewise order as SQLite's. Parameters are always numbered in order of appearance
 //! (`$1`, `$2`, ...) because SQLite numbers `$N` by first appearance, not by digit.
 //!
 //! The shared test suite in `server/tests/storage.rs` runs every test on both databases.

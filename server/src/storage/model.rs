@@ -287,7 +287,8 @@ pub struct StoredResult {
     pub warnings: Value,
     /// Source object or null.
     pub source: Value,
-    /// Metrics in vocabulary order then stat order.
+    /// Metrics in vocabulary order (names outside the vocabulary last, by name), then by
+    /// statistic: mean, percentiles ascending numerically, std, min, max, value.
     pub metrics: Vec<StoredMetric>,
 }
 
