@@ -45,7 +45,7 @@ config_file() { # version, port, server seed, num prompts, concurrency, extra cl
   file=$(mktemp -p "$tmp")
   cat > "$file" <<JSON
 {
-  "hardware": {"accelerator": "none (CPU-only sandbox, mock server)", "accelerator_count": 0},
+  "hardware": {"accelerator": "none (CPU-only sandbox, mock server)"},
   "engine": {"name": "mock-openai", "version": "$version",
     "launch_command": "python shared/tools/peers/mock_openai.py --host 127.0.0.1 --tokenizer /models/mock-tokenizer --port $port $(server_flags "$version") --seed $seed"},
   "sampling": {"ignore_eos": true},
