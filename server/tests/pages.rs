@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::web::{self, escaped, sha, tags, text_of, unescape, Fixture, BENCH_COMMAND, LAUNCH_COMMAND, REPO_URL};
+use common::web::{
+    self, escaped, sha, tags, text_of, unescape, Fixture, BENCH_COMMAND, LAUNCH_COMMAND, REPO_URL,
+};
 
 #[tokio::test]
 async fn index_lists_public_projects_only() {
@@ -13,8 +15,17 @@ async fn index_lists_public_projects_only() {
     let projects = tags(&html, "<li data-project=");
     assert_eq!(projects.len(), 1, "{html}");
     assert_eq!(projects[0]["data-project"], "demo");
-    assert!(html.contains(&format!(r#"<a href="/projects/demo">{}</a>"#, escaped("Demo <Serving>"))), "{html}");
-    assert!(!html.contains("secret"), "a private project is listed: {html}");
+    assert!(
+        html.contains(&format!(
+            r#"<a href="/projects/demo">{}</a>"#,
+            escaped("Demo <Serving>")
+        )),
+        "{html}"
+    );
+    assert!(
+        !html.contains("secret"),
+        "a private project is listed: {html}"
+    );
 }
 
 #[tokio::test]
@@ -23,15 +34,34 @@ async fn project_page_groups_series_and_lists_runs() {
     let html = f.ok_page("/projects/demo").await;
     // Two configurations (A on every commit, B on commit 3), each with the one cell.
     assert!(html.contains("<h3>meta-llama/Llama-3.1-8B-Instruct · 1 × NVIDIA H100 80GB HBM3 · vllm · weights none</h3>"), "{html}");
-    assert!(html.contains("<h3>Qwen/Qwen3-0.6B · NVIDIA L4</h3>"), "{html}");
+    assert!(
+        html.contains("<h3>Qwen/Qwen3-0.6B · NVIDIA L4</h3>"),
+        "{html}"
+    );
     let cells = tags(&html, "<div class=\"cell\"");
     assert_eq!(cells.len(), 2);
-    assert!(cells.iter().all(|c| c["data-cell"] == "scenario=short-chat;max_concurrency=4;request_rate=inf;num_prompts=60"), "{cells:?}");
+    assert!(
+        cells.iter().all(|c| c["data-cell"]
+            == "scenario=short-chat;max_concurrency=4;request_rate=inf;num_prompts=60"),
+        "{cells:?}"
+    );
     // Statistics link to their series, mean first then percentiles.
-    let links: Vec<_> = tags(&html, "<a href=\"/projects/demo/series/").into_iter().map(|a| a["data-series"].clone()).collect();
-    let mean = links.iter().position(|s| *s == f.ttft_mean).expect("mean linked");
-    let p50 = links.iter().position(|s| *s == f.ttft_p50).expect("p50 linked");
-    let p99 = links.iter().position(|s| *s == f.ttft_p99).expect("p99 linked");
+    let links: Vec<_> = tags(&html, "<a href=\"/projects/demo/series/")
+        .into_iter()
+        .map(|a| a["data-series"].clone())
+        .collect();
+    let mean = links
+        .iter()
+        .position(|s| *s == f.ttft_mean)
+        .expect("mean linked");
+    let p50 = links
+        .iter()
+        .position(|s| *s == f.ttft_p50)
+        .expect("p50 linked");
+    let p99 = links
+        .iter()
+        .position(|s| *s == f.ttft_p99)
+        .expect("p99 linked");
     assert!(mean < p50 && p50 < p99, "{links:?}");
     assert_eq!(links.len(), 2 * 4, "4 series per configuration: {links:?}");
     // Recent runs, each linking to its page; the private run is absent.
@@ -41,13 +71,22 @@ async fn project_page_groups_series_and_lists_runs() {
         assert!(html.contains(&format!("<a href=\"/runs/{}\">", r["data-run-id"])));
     }
     assert!(!html.contains(&f.secret_run.to_string()));
-    assert!(html.contains(&format!(r#"<a class="sha" href="{REPO_URL}/commit/{0}" title="{0}" data-sha="{0}">{1}</a>"#, sha('4'), &sha('4')[..10])), "{html}");
+    assert!(
+        html.contains(&format!(
+            r#"<a class="sha" href="{REPO_URL}/commit/{0}" title="{0}" data-sha="{0}">{1}</a>"#,
+            sha('4'),
+            &sha('4')[..10]
+        )),
+        "{html}"
+    );
 }
 
 #[tokio::test]
 async fn series_page_shows_title_and_exact_points() {
     let f = Fixture::start().await;
-    let html = f.ok_page(&format!("/projects/demo/series/{}", f.ttft_p50)).await;
+    let html = f
+        .ok_page(&format!("/projects/demo/series/{}", f.ttft_p50))
+        .await;
     let title = &tags(&html, "<h1 id=\"series-title\"")[0];
     assert_eq!(title["data-metric"], "ttft");
     assert_eq!(title["data-stat"], "p50");
@@ -55,8 +94,16 @@ async fn series_page_shows_title_and_exact_points() {
     assert_eq!(title["data-direction"], "lower_is_better");
     assert!(html.contains(r#"Time to first token <span class="stat">p50</span> <span class="unit">(ms)</span></h1>"#), "{html}");
     assert!(html.contains(r#"<p class="direction direction-lower_is_better">lower is better</p>"#));
-    assert_eq!(text_of(&html, "cell-key").unwrap(), "scenario=short-chat;max_concurrency=4;request_rate=inf;num_prompts=60");
-    assert!(html.contains("<tr><th scope=\"row\">hardware.accelerator</th><td>NVIDIA H100 80GB HBM3</td></tr>"), "{html}");
+    assert_eq!(
+        text_of(&html, "cell-key").unwrap(),
+        "scenario=short-chat;max_concurrency=4;request_rate=inf;num_prompts=60"
+    );
+    assert!(
+        html.contains(
+            "<tr><th scope=\"row\">hardware.accelerator</th><td>NVIDIA H100 80GB HBM3</td></tr>"
+        ),
+        "{html}"
+    );
 
     // The table: every point on main in commit order, repeats of commit 2 sharing x = 1,
     // values exactly as stored.
@@ -71,36 +118,74 @@ async fn series_page_shows_title_and_exact_points() {
         assert_eq!(row["data-n"], "60");
     }
     assert_eq!(rows[0]["data-value"], "12.345678901");
-    assert!(html.contains(r#"<td class="num value" title="12.345678901">12.346</td>"#), "{html}");
-    assert!(html.contains(&format!("<td>{}</td>", escaped("Tune scheduler <fast> & safe"))), "subject escaped: {html}");
+    assert!(
+        html.contains(r#"<td class="num value" title="12.345678901">12.346</td>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(
+            "<td>{}</td>",
+            escaped("Tune scheduler <fast> & safe")
+        )),
+        "subject escaped: {html}"
+    );
     assert!(html.contains(&format!(r#"href="{REPO_URL}/commit/{}""#, sha('1'))));
     assert!(html.contains("4 points over 3 commits"));
 
     // The chart reads the API, on the same branch.
     let chart = &tags(&html, "<div id=\"chart\"")[0];
-    assert_eq!(chart["data-api"], format!("/api/v1/projects/demo/series/{}?branch=main", f.ttft_p50));
-    assert!(html.contains(r#"<script src="/static/vendor/uplot/uPlot.iife.min.js?v=1.6.32" defer></script>"#));
+    assert_eq!(
+        chart["data-api"],
+        format!("/api/v1/projects/demo/series/{}?branch=main", f.ttft_p50)
+    );
+    assert!(html.contains(
+        r#"<script src="/static/vendor/uplot/uPlot.iife.min.js?v=1.6.32" defer></script>"#
+    ));
 
     // Sibling statistics of the same metric, cell and configuration.
     assert!(html.contains("<strong>p50</strong>"));
-    assert!(html.contains(&format!(r#"<a href="/projects/demo/series/{}?branch=main">p99</a>"#, f.ttft_p99)), "{html}");
-    assert!(html.contains(&format!(r#"<a href="/projects/demo/series/{}?branch=main">mean</a>"#, f.ttft_mean)));
+    assert!(
+        html.contains(&format!(
+            r#"<a href="/projects/demo/series/{}?branch=main">p99</a>"#,
+            f.ttft_p99
+        )),
+        "{html}"
+    );
+    assert!(html.contains(&format!(
+        r#"<a href="/projects/demo/series/{}?branch=main">mean</a>"#,
+        f.ttft_mean
+    )));
 }
 
 #[tokio::test]
 async fn series_page_follows_the_branch() {
     let f = Fixture::start().await;
-    let html = f.ok_page(&format!("/projects/demo/series/{}?branch=feature%2Fx", f.ttft_p50)).await;
+    let html = f
+        .ok_page(&format!(
+            "/projects/demo/series/{}?branch=feature%2Fx",
+            f.ttft_p50
+        ))
+        .await;
     let rows = tags(&html, "<tr data-x=");
     assert_eq!(rows.len(), 1, "{html}");
     assert_eq!(rows[0]["data-value"], "99.5");
     assert_eq!(rows[0]["data-run-id"], f.feature_run.to_string());
     let chart = &tags(&html, "<div id=\"chart\"")[0];
-    assert_eq!(chart["data-api"], format!("/api/v1/projects/demo/series/{}?branch=feature%2Fx", f.ttft_p50));
+    assert_eq!(
+        chart["data-api"],
+        format!(
+            "/api/v1/projects/demo/series/{}?branch=feature%2Fx",
+            f.ttft_p50
+        )
+    );
     // A branch without runs: an empty table, not an error.
-    let html = f.ok_page(&format!("/projects/demo/series/{}?branch=nope", f.ttft_p50)).await;
+    let html = f
+        .ok_page(&format!("/projects/demo/series/{}?branch=nope", f.ttft_p50))
+        .await;
     assert!(tags(&html, "<tr data-x=").is_empty());
-    assert!(text_of(&html, "no-points").unwrap().starts_with("No points on branch"));
+    assert!(text_of(&html, "no-points")
+        .unwrap()
+        .starts_with("No points on branch"));
 }
 
 #[tokio::test]
@@ -109,29 +194,52 @@ async fn run_page_shows_metadata_files_results_and_warnings() {
     let html = f.ok_page(&format!("/runs/{}", f.feature_run)).await;
     assert_eq!(text_of(&html, "run-id").unwrap(), f.feature_run.to_string());
     assert_eq!(text_of(&html, "commit-link").unwrap(), sha('4'));
-    assert!(html.contains(&format!(r#"<a id="commit-link" href="{REPO_URL}/commit/{}">"#, sha('4'))));
+    assert!(html.contains(&format!(
+        r#"<a id="commit-link" href="{REPO_URL}/commit/{}">"#,
+        sha('4')
+    )));
     assert_eq!(text_of(&html, "branch").unwrap(), "feature/x");
     assert_eq!(text_of(&html, "pr").unwrap(), "#42");
-    assert!(html.contains(r#"<a id="ci-job" href="https://ci.example/jobs/7">https://ci.example/jobs/7</a>"#));
+    assert!(html.contains(
+        r#"<a id="ci-job" href="https://ci.example/jobs/7">https://ci.example/jobs/7</a>"#
+    ));
     assert_eq!(text_of(&html, "repeat").unwrap(), "0");
-    assert!(html.contains("<tr><th scope=\"row\">runner</th><td>gpu-1</td></tr>"), "tags: {html}");
-    assert!(html.contains(&format!(r#"<a href="/api/v1/runs/{}/files/0">results.json</a>"#, f.feature_run)));
+    assert!(
+        html.contains("<tr><th scope=\"row\">runner</th><td>gpu-1</td></tr>"),
+        "tags: {html}"
+    );
+    assert!(html.contains(&format!(
+        r#"<a href="/api/v1/runs/{}/files/0">results.json</a>"#,
+        f.feature_run
+    )));
     assert!(!html.contains("warning-summary"), "no warnings in this run");
 
     // The metric table: exact values, each linking to its series on the run's branch.
     let metrics = tags(&html, "<tr data-metric=");
-    let p50 = metrics.iter().find(|m| m["data-metric"] == "ttft" && m["data-stat"] == "p50").unwrap();
+    let p50 = metrics
+        .iter()
+        .find(|m| m["data-metric"] == "ttft" && m["data-stat"] == "p50")
+        .unwrap();
     assert_eq!(p50["data-value"], "99.5");
     assert_eq!(p50["data-series"], f.ttft_p50);
     assert!(html.contains(&format!(r#"<a href="/projects/demo/series/{}?branch=feature%2Fx" title="ttft">Time to first token</a>"#, f.ttft_p50)), "{html}");
-    let thr = metrics.iter().find(|m| m["data-metric"] == "request_throughput").unwrap();
+    let thr = metrics
+        .iter()
+        .find(|m| m["data-metric"] == "request_throughput")
+        .unwrap();
     assert_eq!(thr["data-stat"], "value");
     assert_eq!(thr["data-value"], "5.25");
-    assert!(html.contains(&format!(r#"<a class="config-link" href="/configs/{0}" title="{0}">"#, f.fingerprint_a)));
+    assert!(html.contains(&format!(
+        r#"<a class="config-link" href="/configs/{0}" title="{0}">"#,
+        f.fingerprint_a
+    )));
 
     // The run of commit 3: a warning shown at the top and in its result, and two results.
     let html = f.ok_page(&format!("/runs/{}", f.warned_run)).await;
-    assert_eq!(text_of(&html, "warning-summary").unwrap(), "⚠ 1 warning in this run: see the results below.");
+    assert_eq!(
+        text_of(&html, "warning-summary").unwrap(),
+        "⚠ 1 warning in this run: see the results below."
+    );
     assert!(html.contains(r#"<li class="warning" data-code="small_sample_tail"><strong>small_sample_tail</strong>: p99 of 60 requests rests on 1 sample.</li>"#), "{html}");
     let results = tags(&html, "<section class=\"result\"");
     assert_eq!(results.len(), 2);
@@ -145,22 +253,56 @@ async fn config_page_shows_every_section_and_the_recorded_commands() {
     let html = f.ok_page(&format!("/configs/{}", f.fingerprint_a)).await;
     assert_eq!(text_of(&html, "launch-command").unwrap(), LAUNCH_COMMAND);
     assert_eq!(text_of(&html, "benchmark-command").unwrap(), BENCH_COMMAND);
-    assert!(html.contains("tee &#60;log&#62; &#38;&#38; echo done"), "escaped in HTML: {html}");
+    assert!(
+        html.contains("tee &#60;log&#62; &#38;&#38; echo done"),
+        "escaped in HTML: {html}"
+    );
     assert_eq!(text_of(&html, "canonical-json").unwrap(), f.canonical_a);
     let canonical: serde_json::Value = serde_json::from_str(&f.canonical_a).unwrap();
     let expected: benchtrail_core::Configuration = serde_json::from_value(web::config_a()).unwrap();
     assert_eq!(f.canonical_a, expected.canonical_json());
     assert_eq!(canonical["engine"]["launch_command"], LAUNCH_COMMAND);
-    for section in ["hardware", "model", "engine", "quantization", "parallelism", "speculative_decoding", "scheduler", "sampling", "benchmark", "metadata"] {
-        assert!(html.contains(&format!("<section class=\"config-section\" id=\"section-{section}\">")), "section {section}: {html}");
+    for section in [
+        "hardware",
+        "model",
+        "engine",
+        "quantization",
+        "parallelism",
+        "speculative_decoding",
+        "scheduler",
+        "sampling",
+        "benchmark",
+        "metadata",
+    ] {
+        assert!(
+            html.contains(&format!(
+                "<section class=\"config-section\" id=\"section-{section}\">"
+            )),
+            "section {section}: {html}"
+        );
     }
-    assert!(html.contains("<tr><th scope=\"row\">driver_version</th><td>570.86.15</td></tr>"), "{html}");
-    assert!(html.contains(&format!("<tr><th scope=\"row\">note</th><td>{}</td></tr>", escaped("a<b & c"))), "{html}");
+    assert!(
+        html.contains("<tr><th scope=\"row\">driver_version</th><td>570.86.15</td></tr>"),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(
+            "<tr><th scope=\"row\">note</th><td>{}</td></tr>",
+            escaped("a<b & c")
+        )),
+        "{html}"
+    );
 
     // Configuration B recorded no command: said so, never invented.
     let html = f.ok_page(&format!("/configs/{}", f.fingerprint_b)).await;
-    assert_eq!(text_of(&html, "launch-command-missing").unwrap(), "not recorded");
-    assert_eq!(text_of(&html, "benchmark-command-missing").unwrap(), "not recorded");
+    assert_eq!(
+        text_of(&html, "launch-command-missing").unwrap(),
+        "not recorded"
+    );
+    assert_eq!(
+        text_of(&html, "benchmark-command-missing").unwrap(),
+        "not recorded"
+    );
     assert!(!html.contains("id=\"launch-command\""));
 }
 
@@ -196,12 +338,24 @@ async fn unknown_and_private_things_are_html_404s() {
 async fn static_assets_are_embedded_with_types_and_cache_headers() {
     let f = Fixture::start().await;
     let get = |path: &str| f.server.http.get(f.url(path)).send();
-    let r = get("/static/vendor/uplot/uPlot.iife.min.js?v=1.6.32").await.unwrap();
+    let r = get("/static/vendor/uplot/uPlot.iife.min.js?v=1.6.32")
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "text/javascript; charset=utf-8");
-    assert_eq!(r.headers()["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(
+        r.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    assert_eq!(
+        r.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
     let body = r.bytes().await.unwrap();
-    let on_disk = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../web/static/vendor/uplot/uPlot.iife.min.js")).unwrap();
+    let on_disk = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../web/static/vendor/uplot/uPlot.iife.min.js"
+    ))
+    .unwrap();
     assert_eq!(&body[..], &on_disk[..]);
 
     let r = get("/static/vendor/uplot/uPlot.min.css").await.unwrap();
@@ -209,11 +363,21 @@ async fn static_assets_are_embedded_with_types_and_cache_headers() {
 
     let r = get("/static/series.js").await.unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(
+        r.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
     assert_eq!(r.headers()["cache-control"], "no-cache");
     let etag = r.headers()["etag"].to_str().unwrap().to_string();
     // Revalidation answers 304 without a body.
-    let r = f.server.http.get(f.url("/static/series.js")).header("if-none-match", &etag).send().await.unwrap();
+    let r = f
+        .server
+        .http
+        .get(f.url("/static/series.js"))
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 304);
 
     let r = get("/static/site.css").await.unwrap();
@@ -224,6 +388,12 @@ async fn static_assets_are_embedded_with_types_and_cache_headers() {
 
 #[test]
 fn unescape_reverses_askama_escaping() {
-    assert_eq!(unescape("a&lt;b &amp;&#38; &#39;c&#x27; &#34;d&quot;"), "a<b && 'c' \"d\"");
-    assert_eq!(unescape(&escaped("<a href=\"x\">'&'</a>")), "<a href=\"x\">'&'</a>");
+    assert_eq!(
+        unescape("a&lt;b &amp;&#38; &#39;c&#x27; &#34;d&quot;"),
+        "a<b && 'c' \"d\""
+    );
+    assert_eq!(
+        unescape(&escaped("<a href=\"x\">'&'</a>")),
+        "<a href=\"x\">'&'</a>"
+    );
 }

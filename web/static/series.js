@@ -18,6 +18,8 @@
   var statusEl = document.getElementById("chart-status");
   var unit = el.dataset.unit || "";
   var HEIGHT = 320;
+  // Index of the points series in uPlot's data (0 is x, 1 the mean line).
+  var POINTS = 2;
 
   function setStatus(state, text) {
     el.dataset.state = state;
@@ -109,7 +111,7 @@
     var hovered = null;
 
     function showTooltip(u) {
-      var i = u.cursor.idxs ? u.cursor.idxs[1] : u.cursor.idx;
+      var i = u.cursor.idxs ? u.cursor.idxs[POINTS] : u.cursor.idx;
       if (i == null || u.cursor.left == null || u.cursor.left < 0) {
         tooltip.hidden = true;
         hovered = null;
@@ -170,8 +172,10 @@
         },
         { label: unit, size: 70, values: function (u, splits) { return splits.map(displayNumber); } },
       ],
+      // The mean line first, so the points are painted over it.
       series: [
         {},
+        { label: "mean per commit", stroke: "#9aa7b8", width: 1.5, spanGaps: true, points: { show: false } },
         {
           label: el.dataset.label || "value",
           stroke: "#1f5fbf",
@@ -180,18 +184,17 @@
           paths: function () { return null; },
           points: { show: true, size: 8, stroke: "#1f5fbf", fill: "#1f5fbf" },
         },
-        { label: "mean per commit", stroke: "#9aa7b8", width: 1.5, spanGaps: true, points: { show: false } },
       ],
       cursor: {
         drag: { x: false, y: false },
         dataIdx: function (u, seriesIdx, closestIdx) {
-          return seriesIdx === 1 ? nearestRepeat(u, c, closestIdx) : closestIdx;
+          return seriesIdx === POINTS ? nearestRepeat(u, c, closestIdx) : closestIdx;
         },
       },
       hooks: { setCursor: [showTooltip] },
     };
 
-    var u = new uPlot(opts, [c.xs, c.ys, c.means], el);
+    var u = new uPlot(opts, [c.xs, c.means, c.ys], el);
     u.over.appendChild(tooltip);
     u.over.addEventListener("mouseleave", function () { tooltip.hidden = true; hovered = null; });
     // Clicking opens the run of the point the tooltip shows.

@@ -64,18 +64,30 @@ const ASSETS: &[Asset] = &[
 
 /// Quoted ETags of the assets, in [`ASSETS`] order: the first 16 hex digits of the SHA-256 of
 /// the content (computed once, on first use).
-static ETAGS: LazyLock<Vec<String>> =
-    LazyLock::new(|| ASSETS.iter().map(|a| format!("\"{}\"", &benchtrail_core::sha256_hex(a.bytes)[..16])).collect());
+static ETAGS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    ASSETS
+        .iter()
+        .map(|a| format!("\"{}\"", &benchtrail_core::sha256_hex(a.bytes)[..16]))
+        .collect()
+});
 
 /// `GET /static/{*path}`: an embedded file, `304` when `If-None-Match` matches, `404` for
 /// anything else.
 pub async fn serve(Path(path): Path<String>, headers: HeaderMap) -> Response {
     let Some((i, asset)) = ASSETS.iter().enumerate().find(|(_, a)| a.path == path) else {
-        return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "not found\n")
+        return (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "not found\n",
+        )
             .into_response();
     };
     let etag = &ETAGS[i];
-    let cache = if asset.immutable { "public, max-age=31536000, immutable" } else { "no-cache" };
+    let cache = if asset.immutable {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
     let matches = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -84,12 +96,21 @@ pub async fn serve(Path(path): Path<String>, headers: HeaderMap) -> Response {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let mut r = asset.bytes.into_response();
-        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(asset.content_type),
+        );
         r
     };
     let h = response.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
-    h.insert(header::ETAG, HeaderValue::from_str(etag).expect("hex etag is a valid header"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::ETAG,
+        HeaderValue::from_str(etag).expect("hex etag is a valid header"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     response
 }

@@ -80,7 +80,13 @@ pub fn key_pairs(series_key: &Value) -> Vec<(String, String)> {
     let order = benchtrail_core::config::SERIES_KEY_FIELDS;
     let mut pairs: Vec<(usize, String, String)> = obj
         .iter()
-        .map(|(k, v)| (order.iter().position(|f| f == k).unwrap_or(order.len()), k.clone(), value_text(v)))
+        .map(|(k, v)| {
+            (
+                order.iter().position(|f| f == k).unwrap_or(order.len()),
+                k.clone(),
+                value_text(v),
+            )
+        })
         .collect();
     pairs.sort();
     pairs.into_iter().map(|(_, k, v)| (k, v)).collect()
@@ -94,7 +100,10 @@ pub fn key_title(series_key: &Value) -> String {
     if let Some(m) = get("model.name") {
         parts.push(m);
     }
-    match (get("hardware.accelerator"), get("hardware.accelerator_count")) {
+    match (
+        get("hardware.accelerator"),
+        get("hardware.accelerator_count"),
+    ) {
         (Some(a), Some(c)) => parts.push(format!("{c} × {a}")),
         (Some(a), None) => parts.push(a),
         (None, Some(c)) => parts.push(format!("{c} accelerators")),
@@ -125,13 +134,21 @@ pub fn stat_order(stat: &str) -> (u8, f64) {
         "min" => (3, 0.0),
         "max" => (4, 0.0),
         "value" => (5, 0.0),
-        s => (1, s.strip_prefix('p').and_then(|p| p.parse().ok()).unwrap_or(f64::MAX)),
+        s => (
+            1,
+            s.strip_prefix('p')
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(f64::MAX),
+        ),
     }
 }
 
 /// Position of a metric in the vocabulary (display order); unknown names go last.
 pub fn metric_order(name: &str) -> usize {
-    benchtrail_core::metric::VOCABULARY.iter().position(|m| m.name == name).unwrap_or(usize::MAX)
+    benchtrail_core::metric::VOCABULARY
+        .iter()
+        .position(|m| m.name == name)
+        .unwrap_or(usize::MAX)
 }
 
 /// The human label of a metric, or its name when it is not in the vocabulary.
@@ -174,7 +191,10 @@ mod tests {
     fn only_http_links() {
         assert_eq!(safe_link("javascript:alert(1)"), None);
         assert_eq!(safe_link("https://ci/x").as_deref(), Some("https://ci/x"));
-        assert_eq!(commit_url(Some("https://g/o/r/"), "abc").as_deref(), Some("https://g/o/r/commit/abc"));
+        assert_eq!(
+            commit_url(Some("https://g/o/r/"), "abc").as_deref(),
+            Some("https://g/o/r/commit/abc")
+        );
         assert_eq!(commit_url(None, "abc"), None);
     }
 

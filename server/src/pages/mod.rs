@@ -75,11 +75,20 @@ impl IntoResponse for PageError {
                 )
             }
         };
-        let page = ErrorPage { status: status.as_u16(), title, message };
+        let page = ErrorPage {
+            status: status.as_u16(),
+            title,
+            message,
+        };
         match page.render() {
             Ok(body) => (status, Html(body)).into_response(),
             // The error template is static; if even it fails, answer in plain text.
-            Err(_) => (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], title).into_response(),
+            Err(_) => (
+                status,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                title,
+            )
+                .into_response(),
         }
     }
 }
@@ -91,14 +100,22 @@ type PageResult = Result<Html<String>, PageError>;
 async fn visible_project(state: &AppState, slug: &str) -> Result<Project, PageError> {
     match state.store.project(slug).await? {
         Some(p) if p.public => Ok(p),
-        _ => Err(PageError::NotFound(format!("There is no project “{slug}”."))),
+        _ => Err(PageError::NotFound(format!(
+            "There is no project “{slug}”."
+        ))),
     }
 }
 
 /// `GET /`: the public projects.
 async fn index(State(state): State<AppState>) -> PageResult {
     let projects = state.store.list_projects().await?;
-    let page = IndexPage { projects: projects.iter().filter(|p| p.public).map(ProjectView::new).collect() };
+    let page = IndexPage {
+        projects: projects
+            .iter()
+            .filter(|p| p.public)
+            .map(ProjectView::new)
+            .collect(),
+    };
     Ok(Html(page.render()?))
 }
 
@@ -118,7 +135,10 @@ async fn project_page(State(state): State<AppState>, Path(slug): Path<String>) -
     let mut cursor: Option<String> = None;
     let mut truncated = false;
     loop {
-        let page = state.store.list_series(project.id, &filter, cursor.as_deref(), SERIES_PAGE_SIZE).await?;
+        let page = state
+            .store
+            .list_series(project.id, &filter, cursor.as_deref(), SERIES_PAGE_SIZE)
+            .await?;
         series.extend(page.items);
         match page.next_cursor {
             Some(next) if series.len() < PROJECT_SERIES_CAP => cursor = Some(next),
@@ -129,13 +149,20 @@ async fn project_page(State(state): State<AppState>, Path(slug): Path<String>) -
             None => break,
         }
     }
-    let runs = state.store.list_runs(project.id, None, None, RECENT_RUNS).await?;
+    let runs = state
+        .store
+        .list_runs(project.id, None, None, RECENT_RUNS)
+        .await?;
     let page = ProjectPage {
         project: ProjectView::new(&project),
         groups: group_series(&series),
         series_count: series.len(),
         truncated,
-        runs: runs.items.iter().map(|r| RunRow::new(r, &project)).collect(),
+        runs: runs
+            .items
+            .iter()
+            .map(|r| RunRow::new(r, &project))
+            .collect(),
         more_runs: runs.next_cursor.is_some(),
     };
     Ok(Html(page.render()?))
@@ -155,10 +182,25 @@ async fn series_page(
     Query(query): Query<SeriesQuery>,
 ) -> PageResult {
     let project = visible_project(&state, &slug).await?;
-    let not_found = || PageError::NotFound(format!("There is no series “{series_id}” in project “{slug}”."));
-    let series = state.store.series(&series_id).await?.filter(|s| s.project == project.slug).ok_or_else(not_found)?;
-    let branch = query.branch.filter(|b| !b.is_empty()).unwrap_or_else(|| project.default_branch.clone());
-    let points = state.store.series_points(&series.series_id, &branch).await?;
+    let not_found = || {
+        PageError::NotFound(format!(
+            "There is no series “{series_id}” in project “{slug}”."
+        ))
+    };
+    let series = state
+        .store
+        .series(&series_id)
+        .await?
+        .filter(|s| s.project == project.slug)
+        .ok_or_else(not_found)?;
+    let branch = query
+        .branch
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| project.default_branch.clone());
+    let points = state
+        .store
+        .series_points(&series.series_id, &branch)
+        .await?;
     // Sibling statistics: same configuration, cell and metric. The cell filter is a substring
     // match, so the exact key is checked here.
     let sibling_filter = crate::storage::SeriesFilter {
@@ -166,13 +208,25 @@ async fn series_page(
         cell: Some(series.cell_key.clone()),
         ..Default::default()
     };
-    let siblings = state.store.list_series(project.id, &sibling_filter, None, 100).await?.items;
+    let siblings = state
+        .store
+        .list_series(project.id, &sibling_filter, None, 100)
+        .await?
+        .items;
     let mut siblings: Vec<_> = siblings
         .into_iter()
         .filter(|s| s.series_key == series.series_key && s.cell_key == series.cell_key)
-        .map(|s| StatLink { current: s.series_id == series.series_id, stat: s.stat.to_string(), series_id: s.series_id })
+        .map(|s| StatLink {
+            current: s.series_id == series.series_id,
+            stat: s.stat.to_string(),
+            series_id: s.series_id,
+        })
         .collect();
-    siblings.sort_by(|a, b| format::stat_order(&a.stat).partial_cmp(&format::stat_order(&b.stat)).expect("no NaN"));
+    siblings.sort_by(|a, b| {
+        format::stat_order(&a.stat)
+            .partial_cmp(&format::stat_order(&b.stat))
+            .expect("no NaN")
+    });
     let page = SeriesPage::new(&project, &series, branch, &points, siblings);
     Ok(Html(page.render()?))
 }
@@ -194,10 +248,18 @@ async fn run_page(State(state): State<AppState>, Path(id): Path<String>) -> Page
 async fn config_page(State(state): State<AppState>, Path(fingerprint): Path<String>) -> PageResult {
     let not_found = || PageError::NotFound(format!("There is no configuration “{fingerprint}”."));
     // Fingerprints are lower-case SHA-256 hex; anything else cannot exist.
-    if fingerprint.len() != 64 || !fingerprint.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if fingerprint.len() != 64
+        || !fingerprint
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return Err(not_found());
     }
-    let config = state.store.config(&fingerprint).await?.ok_or_else(not_found)?;
+    let config = state
+        .store
+        .config(&fingerprint)
+        .await?
+        .ok_or_else(not_found)?;
     let page = ConfigPage::new(&config);
     Ok(Html(page.render()?))
 }

@@ -2,7 +2,9 @@
 //! so templates only lay out strings (askama escapes every one of them).
 
 use super::assets::UPLOT_VERSION;
-use super::format::{self, commit_url, display_number, display_time, exact, machine_time, safe_link, short_sha};
+use super::format::{
+    self, commit_url, display_number, display_time, exact, machine_time, safe_link, short_sha,
+};
 use crate::storage::{Project, RunSummary, SeriesInfo, SeriesPoint, StoredConfig, StoredRun};
 use askama::Template;
 use serde_json::Value;
@@ -104,7 +106,10 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
         let cell = match group.cells.iter().position(|c| c.cell_key == s.cell_key) {
             Some(ci) => &mut group.cells[ci],
             None => {
-                group.cells.push(CellGroup { cell_key: s.cell_key.clone(), metrics: Vec::new() });
+                group.cells.push(CellGroup {
+                    cell_key: s.cell_key.clone(),
+                    metrics: Vec::new(),
+                });
                 group.cells.last_mut().expect("just pushed")
             }
         };
@@ -120,14 +125,20 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
                 cell.metrics.last_mut().expect("just pushed")
             }
         };
-        metric.stats.push(StatLink { stat: s.stat.to_string(), series_id: s.series_id.clone(), current: false });
+        metric.stats.push(StatLink {
+            stat: s.stat.to_string(),
+            series_id: s.series_id.clone(),
+            current: false,
+        });
     }
     for group in &mut groups {
         for cell in &mut group.cells {
             cell.metrics.sort_by_key(|m| format::metric_order(&m.name));
             for m in &mut cell.metrics {
                 m.stats.sort_by(|a, b| {
-                    format::stat_order(&a.stat).partial_cmp(&format::stat_order(&b.stat)).expect("no NaN")
+                    format::stat_order(&a.stat)
+                        .partial_cmp(&format::stat_order(&b.stat))
+                        .expect("no NaN")
                 });
             }
         }
@@ -355,7 +366,11 @@ pub fn flatten_pairs(v: &Value) -> Vec<(String, String)> {
         match v {
             Value::Object(obj) => {
                 for (k, child) in obj {
-                    let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
                     walk(&path, child, out);
                 }
             }
@@ -469,7 +484,13 @@ impl RunPage {
     /// The page of a stored run.
     pub fn new(project: &Project, run: &StoredRun) -> RunPage {
         let s = &run.summary;
-        let sha_triple = |sha: &str| (short_sha(sha), sha.to_string(), commit_url(project.repository_url.as_deref(), sha));
+        let sha_triple = |sha: &str| {
+            (
+                short_sha(sha),
+                sha.to_string(),
+                commit_url(project.repository_url.as_deref(), sha),
+            )
+        };
         let results: Vec<ResultView> = run
             .results
             .iter()
@@ -485,7 +506,8 @@ impl RunPage {
                     .map(|ws| {
                         ws.iter()
                             .map(|w| {
-                                let field = |k: &str| w.get(k).map(format::value_text).unwrap_or_default();
+                                let field =
+                                    |k: &str| w.get(k).map(format::value_text).unwrap_or_default();
                                 (field("code"), field("message"))
                             })
                             .collect()
@@ -495,7 +517,12 @@ impl RunPage {
                 source: match &r.source {
                     Value::Object(o) => {
                         let field = |k: &str| o.get(k).map(format::value_text).unwrap_or_default();
-                        format!("{} (file {}, record {})", field("format"), field("file"), field("record"))
+                        format!(
+                            "{} (file {}, record {})",
+                            field("format"),
+                            field("file"),
+                            field("record")
+                        )
                     }
                     _ => String::new(),
                 },
@@ -605,9 +632,20 @@ impl ConfigPage {
             .collect();
         // Sections a later version may add are still shown, never dropped.
         if let Some(obj) = c.as_object() {
-            for (k, v) in obj.iter().filter(|(k, _)| !SECTIONS.iter().any(|(n, _)| n == k)) {
-                let rows = if v.is_object() { flatten_pairs(v) } else { vec![(k.clone(), format::value_text(v))] };
-                sections.push(ConfigSection { name: k.clone(), title: k.clone(), rows });
+            for (k, v) in obj
+                .iter()
+                .filter(|(k, _)| !SECTIONS.iter().any(|(n, _)| n == k))
+            {
+                let rows = if v.is_object() {
+                    flatten_pairs(v)
+                } else {
+                    vec![(k.clone(), format::value_text(v))]
+                };
+                sections.push(ConfigSection {
+                    name: k.clone(),
+                    title: k.clone(),
+                    rows,
+                });
             }
         }
         let text = |ptr: &str| c.pointer(ptr).and_then(Value::as_str).map(str::to_string);

@@ -123,8 +123,12 @@ async fn store_run(store: &Store, project: &Project, run: Value, results: Vec<Va
     }))
     .expect("fixture upload document");
     let now: DateTime<Utc> = "2026-02-01T00:00:00Z".parse().unwrap();
-    let new_run = benchtrail_server::ingest::prepare(project, &doc, now).expect("fixture upload is valid");
-    store.insert_run(&new_run).await.expect("storing fixture run");
+    let new_run =
+        benchtrail_server::ingest::prepare(project, &doc, now).expect("fixture upload is valid");
+    store
+        .insert_run(&new_run)
+        .await
+        .expect("storing fixture run");
     new_run
 }
 
@@ -132,7 +136,9 @@ impl Fixture {
     /// Builds the store and starts the server.
     pub async fn start() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::connect(&format!("sqlite://{}/t.db?mode=rwc", dir.path().display())).await.unwrap();
+        let store = Store::connect(&format!("sqlite://{}/t.db?mode=rwc", dir.path().display()))
+            .await
+            .unwrap();
         let demo = store
             .create_project(&NewProject {
                 slug: "demo".into(),
@@ -158,8 +164,18 @@ impl Fixture {
 
         let mut main_points = Vec::new();
         let commits = [
-            ('1', "2026-01-01T00:00:00Z", "Add paged attention", vec![12.345678901]),
-            ('2', "2026-01-02T00:00:00Z", "Tune scheduler <fast> & safe", vec![13.5, 13.25]),
+            (
+                '1',
+                "2026-01-01T00:00:00Z",
+                "Add paged attention",
+                vec![12.345678901],
+            ),
+            (
+                '2',
+                "2026-01-02T00:00:00Z",
+                "Tune scheduler <fast> & safe",
+                vec![13.5, 13.25],
+            ),
             ('3', "2026-01-03T00:00:00Z", "Fuse kernels", vec![11.0625]),
         ];
         let mut first: Option<NewRun> = None;
@@ -193,7 +209,13 @@ impl Fixture {
                 if digit == '3' {
                     fingerprint_b = run.results[1].config_fingerprint.clone();
                 }
-                main_points.push(Point { sha: sha(digit), subject: subject.into(), run_id: id, repeat: repeat as u32, value });
+                main_points.push(Point {
+                    sha: sha(digit),
+                    subject: subject.into(),
+                    run_id: id,
+                    repeat: repeat as u32,
+                    value,
+                });
                 first.get_or_insert(run);
             }
         }
@@ -261,7 +283,11 @@ impl Fixture {
     pub async fn page(&self, path: &str) -> (u16, String, String) {
         let r = self.server.http.get(self.url(path)).send().await.unwrap();
         let status = r.status().as_u16();
-        let ct = r.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+        let ct = r
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
         (status, ct, r.text().await.unwrap())
     }
 
@@ -325,7 +351,11 @@ fn attributes(tag: &str) -> HashMap<String, String> {
     let mut map = HashMap::new();
     let mut rest = tag;
     while let Some(eq) = rest.find("=\"") {
-        let name = rest[..eq].rsplit(|c: char| c.is_whitespace()).next().unwrap_or("").to_string();
+        let name = rest[..eq]
+            .rsplit(|c: char| c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .to_string();
         let value_start = eq + 2;
         let value_end = value_start + rest[value_start..].find('"').expect("attribute closes");
         map.insert(name, unescape(&rest[value_start..value_end]));

@@ -1,0 +1,316 @@
+//! The series page in a real headless Chromium, driven over WebDriver (chromedriver +
+//! fantoccini): the uPlot chart draws every point from the JSON API, hovering a point shows
+//! its commit and exact value, and clicking it opens its run.
+//!
+//! Needs `chromium` and `chromedriver` on `PATH` (Debian: `apt-get install chromium
+//! chromium-driver`; or set `BENCHTRAIL_CHROMIUM` / `BENCHTRAIL_CHROMEDRIVER` to their
+//! paths). Without them the test prints a skip line and passes, unless
+//! `BENCHTRAIL_REQUIRE_BROWSER=1` (as in CI), where it fails. Set `BENCHTRAIL_SCREENSHOT` to
+//! a file path to keep a PNG of the page.
+
+mod common;
+
+use common::web::Fixture;
+use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long any awaited condition may take before the test fails. Generous: a cold Chromium
+/// start on a loaded 2-core CI machine takes seconds.
+const DEADLINE: Duration = Duration::from_secs(30);
+/// Interval between two checks of a condition (polling, not a timed assertion).
+const POLL: Duration = Duration::from_millis(50);
+
+/// An executable: from `env_var` if set, else the first of `names` found on `PATH`.
+fn find_executable(env_var: &str, names: &[&str]) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(env_var).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    names
+        .iter()
+        .flat_map(|n| std::env::split_paths(&path).map(move |dir| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// A chromedriver process started by this test; killed (it alone, by its handle) on drop.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port that was free a moment ago on loopback.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until `check` yields `Some`, polling until [`DEADLINE`]; panics naming `what`.
+async fn until<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "timed out after {DEADLINE:?} waiting for {what}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Starts chromedriver on a free port and waits until it reports ready.
+async fn start_driver(chromedriver: &Path) -> Driver {
+    let port = free_port();
+    let child = Command::new(chromedriver)
+        .arg(format!("--port={port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", chromedriver.display()));
+    let driver = Driver { child, port };
+    let http = reqwest::Client::new();
+    let status = format!("http://127.0.0.1:{port}/status");
+    until("chromedriver to be ready", || async {
+        let r = http.get(&status).send().await.ok()?;
+        let body: Value = r.json().await.ok()?;
+        body["value"]["ready"].as_bool().filter(|ready| *ready)
+    })
+    .await;
+    driver
+}
+
+/// Runs a script in the page and returns its value.
+async fn js(client: &Client, script: &str) -> Value {
+    client
+        .execute(script, vec![])
+        .await
+        .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+}
+
+#[tokio::test]
+async fn series_chart_draws_hovers_and_clicks_through() {
+    let require = std::env::var("BENCHTRAIL_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    let chromium = find_executable(
+        "BENCHTRAIL_CHROMIUM",
+        &["chromium", "chromium-browser", "google-chrome"],
+    );
+    let chromedriver = find_executable("BENCHTRAIL_CHROMEDRIVER", &["chromedriver"]);
+    let (Some(chromium), Some(chromedriver)) = (chromium, chromedriver) else {
+        assert!(
+            !require,
+            "BENCHTRAIL_REQUIRE_BROWSER=1 but chromium or chromedriver is not installed"
+        );
+        eprintln!("skipped: chromium and chromedriver are not installed (set BENCHTRAIL_REQUIRE_BROWSER=1 to fail instead)");
+        return;
+    };
+
+    let fixture = Fixture::start().await;
+    let driver = start_driver(&chromedriver).await;
+    let profile = tempfile::tempdir().unwrap();
+    let caps = json!({
+        "browserName": "chrome",
+        "goog:chromeOptions": {
+            "binary": chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--window-size=1280,1000",
+                format!("--user-data-dir={}", profile.path().display()),
+            ],
+        },
+    });
+    let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps.as_object().unwrap().clone())
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("starting a Chromium session");
+
+    // The body runs in its own task so that a failed assertion still closes the browser
+    // session below before the failure is reported.
+    let outcome = tokio::spawn(drive(client.clone(), fixture)).await;
+    let _ = client.close().await;
+    drop(driver);
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+/// The checks, in a page of the fixture's `ttft p50` series on `main`.
+async fn drive(client: Client, f: Fixture) {
+    let series_url = f.url(&format!("/projects/demo/series/{}", f.ttft_p50));
+    client.goto(&series_url).await.unwrap();
+
+    // The chart is drawn once the API answered: one point per stored value.
+    let state = until("the chart to load", || async {
+        let s = js(
+            &client,
+            "return document.getElementById('chart').dataset.state || null;",
+        )
+        .await;
+        s.as_str().filter(|s| *s != "loading").map(str::to_string)
+    })
+    .await;
+    assert_eq!(
+        state,
+        "ready",
+        "chart status: {}",
+        js(
+            &client,
+            "return document.getElementById('chart-status').textContent;"
+        )
+        .await
+    );
+    let n = f.main_points.len();
+    assert_eq!(
+        js(
+            &client,
+            "return document.getElementById('chart').dataset.points;"
+        )
+        .await,
+        json!(n.to_string())
+    );
+    client
+        .find(Locator::Css("#chart canvas"))
+        .await
+        .expect("a canvas in the chart");
+
+    // Every point is really painted: the canvas pixel at each point's position has the
+    // point colour (#1f5fbf), and the columns hold the stored values in commit order.
+    let painted = js(
+        &client,
+        r#"const {u, columns: c} = window.benchtrailChart;
+           const ctx = u.ctx;
+           return c.xs.map((x, i) => {
+             const px = Math.round(u.valToPos(x, 'x', true)), py = Math.round(u.valToPos(c.ys[i], 'y', true));
+             const d = ctx.getImageData(px, py, 1, 1).data;
+             return {x, y: c.ys[i], sha: c.shas[i], rgba: [d[0], d[1], d[2], d[3]]};
+           });"#,
+    )
+    .await;
+    let painted = painted.as_array().unwrap();
+    assert_eq!(painted.len(), n);
+    let expected_x = [0, 1, 1, 2];
+    for ((p, want), x) in painted.iter().zip(&f.main_points).zip(expected_x) {
+        assert_eq!(p["x"], json!(x));
+        assert_eq!(p["y"].as_f64().unwrap(), want.value);
+        assert_eq!(p["sha"], json!(want.sha));
+        let rgba: Vec<i64> = p["rgba"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        let close = |a: i64, b: i64| (a - b).abs() <= 40;
+        assert!(
+            close(rgba[0], 0x1f) && close(rgba[1], 0x5f) && close(rgba[2], 0xbf) && rgba[3] > 200,
+            "point {p} is not painted: {rgba:?}"
+        );
+    }
+
+    if let Ok(path) = std::env::var("BENCHTRAIL_SCREENSHOT") {
+        std::fs::write(&path, client.screenshot().await.unwrap()).unwrap();
+    }
+
+    // Hover the second repeat of commit 2 (13.25, just below the first repeat's 13.5 at the
+    // same x): the tooltip names that very point.
+    let target = &f.main_points[2];
+    assert_eq!(target.repeat, 1);
+    let at = js(
+        &client,
+        r#"const {u, columns: c} = window.benchtrailChart;
+           const r = u.over.getBoundingClientRect();
+           return [r.left + u.valToPos(c.xs[2], 'x'), r.top + u.valToPos(c.ys[2], 'y')];"#,
+    )
+    .await;
+    let (x, y) = (
+        at[0].as_f64().unwrap().round(),
+        at[1].as_f64().unwrap().round(),
+    );
+    let mouse = || MouseActions::new("mouse".into());
+    // Approach from the left so the page sees a real mouse movement into the plot.
+    client
+        .perform_actions(
+            mouse()
+                .then(PointerAction::MoveTo {
+                    duration: None,
+                    x: x - 30.0,
+                    y,
+                })
+                .then(PointerAction::MoveTo {
+                    duration: Some(Duration::from_millis(100)),
+                    x,
+                    y,
+                }),
+        )
+        .await
+        .unwrap();
+    let tooltip = until("the tooltip to show the hovered point", || async {
+        let t = js(
+            &client,
+            r#"const t = document.getElementById('chart-tooltip');
+               return t && !t.hidden ? {sha: t.dataset.commitSha, value: t.dataset.value, run: t.dataset.runId, text: t.textContent} : null;"#,
+        )
+        .await;
+        (!t.is_null() && t["sha"] == json!(target.sha) && t["run"] == json!(target.run_id.to_string())).then_some(t)
+    })
+    .await;
+    assert_eq!(tooltip["value"], json!("13.25"));
+    let text = tooltip["text"].as_str().unwrap();
+    assert!(text.contains(&target.sha[..10]), "{text}");
+    assert!(text.contains("13.25 ms"), "{text}");
+    assert!(text.contains("n=60"), "{text}");
+    assert!(text.contains("Tune scheduler <fast> & safe"), "{text}");
+    assert!(text.contains("repeat 1"), "{text}");
+
+    // Clicking the point opens its run.
+    client
+        .perform_actions(
+            mouse()
+                .then(PointerAction::MoveTo {
+                    duration: None,
+                    x,
+                    y,
+                })
+                .then(PointerAction::Down {
+                    button: MOUSE_BUTTON_LEFT,
+                })
+                .then(PointerAction::Up {
+                    button: MOUSE_BUTTON_LEFT,
+                }),
+        )
+        .await
+        .unwrap();
+    let run_path = format!("/runs/{}", target.run_id);
+    until("the click to open the run page", || async {
+        let url = client.current_url().await.ok()?;
+        (url.path() == run_path).then_some(())
+    })
+    .await;
+    let run_id = until("the run page to render", || async {
+        let el = client.find(Locator::Id("run-id")).await.ok()?;
+        el.text().await.ok()
+    })
+    .await;
+    assert_eq!(run_id, target.run_id.to_string());
+}
