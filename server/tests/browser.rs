@@ -228,10 +228,6 @@ async fn drive(client: Client, f: Fixture) {
         );
     }
 
-    if let Ok(path) = std::env::var("BENCHTRAIL_SCREENSHOT") {
-        std::fs::write(&path, client.screenshot().await.unwrap()).unwrap();
-    }
-
     // Hover the second repeat of commit 2 (13.25, just below the first repeat's 13.5 at the
     // same x): the tooltip names that very point.
     let target = &f.main_points[2];
@@ -282,6 +278,11 @@ async fn drive(client: Client, f: Fixture) {
     assert!(text.contains("n=60"), "{text}");
     assert!(text.contains("Tune scheduler <fast> & safe"), "{text}");
     assert!(text.contains("repeat 1"), "{text}");
+
+    // A picture of the page with the tooltip, for people (optional).
+    if let Ok(path) = std::env::var("BENCHTRAIL_SCREENSHOT") {
+        std::fs::write(&path, client.screenshot().await.unwrap()).unwrap();
+    }
 
     // Clicking the point opens its run.
     client

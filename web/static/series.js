@@ -170,7 +170,7 @@
             return splits.map(function (v) { return Number.isInteger(v) && c.labels[v] !== undefined ? c.labels[v] : ""; });
           },
         },
-        { label: unit, size: 70, values: function (u, splits) { return splits.map(displayNumber); } },
+        { label: unit, size: 70 },
       ],
       // The mean line first, so the points are painted over it.
       series: [
