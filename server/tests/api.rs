@@ -574,3 +574,52 @@ async fn healthz_and_project_creation_errors() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn openapi_document_and_json_schemas() {
+    for_each_store(|name, store| async move {
+        let server = TestServer::start(store).await;
+        let (status, doc) = server.get("/api/v1/openapi.json").await;
+        assert_eq!(status, 200);
+        let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+        assert_eq!(
+            paths,
+            vec![
+                "/api/v1/configs/{fingerprint}",
+                "/api/v1/projects",
+                "/api/v1/projects/{project}",
+                "/api/v1/projects/{project}/runs",
+                "/api/v1/projects/{project}/series",
+                "/api/v1/projects/{project}/series/{series_id}",
+                "/api/v1/projects/{project}/tokens",
+                "/api/v1/runs/{id}",
+                "/api/v1/runs/{id}/files/{n}",
+            ]
+        );
+        if name == "sqlite" {
+            // The whole document is pinned: a change to the API shows up in review.
+            insta::assert_json_snapshot!("openapi", doc);
+        }
+
+        let (status, schema) = server.get("/api/v1/schemas/result.json").await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert_eq!(schema["required"], json!(["metrics"]));
+        assert_eq!(
+            schema["properties"]["metrics"]["items"]["$ref"],
+            "#/$defs/MetricValue"
+        );
+        assert_eq!(
+            schema["$defs"]["MetricValue"]["required"],
+            json!(["name", "stat", "unit", "value"])
+        );
+        let (status, schema) = server.get("/api/v1/schemas/upload.json").await;
+        assert_eq!(status, 200);
+        assert_eq!(schema["properties"]["run"]["$ref"], "#/$defs/RunMeta");
+        assert!(schema["$defs"]["Configuration"]["properties"]["parallelism"].is_object());
+    })
+    .await;
+}

@@ -5,6 +5,7 @@
 
 mod configs;
 pub mod json;
+pub mod openapi;
 mod projects;
 mod runs;
 mod series;
@@ -47,6 +48,9 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/runs/{id}/files/{n}", get(runs::file))
         .route("/api/v1/configs/{fingerprint}", get(configs::get_one))
         .route("/api/v1/metrics", get(vocabulary))
+        .route("/api/v1/openapi.json", get(openapi::openapi_json))
+        .route("/api/v1/schemas/upload.json", get(openapi::upload_schema))
+        .route("/api/v1/schemas/result.json", get(openapi::result_schema))
         .fallback(not_found)
 }
 

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// `POST /api/v1/projects` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateProject {
     /// URL-safe name: lower-case letters, digits, `-` and `_`, starting with a letter or digit, at most 64.
@@ -40,7 +40,7 @@ fn yes() -> bool {
 }
 
 /// `POST /api/v1/projects/{project}/tokens` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateToken {
     /// `read`, `upload` (default) or `write`.
@@ -56,6 +56,8 @@ pub fn valid_slug(slug: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
+#[utoipa::path(get, path = "/api/v1/projects", tag = "projects",
+    responses((status = 200, description = "Projects the caller may read", body = Page<Project>)))]
 pub(super) async fn list(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -74,6 +76,9 @@ pub(super) async fn list(
     }))
 }
 
+#[utoipa::path(get, path = "/api/v1/projects/{project}", tag = "projects",
+    params(("project" = String, Path, description = "Project slug")),
+    responses((status = 200, body = Project), (status = 404, description = "No such project, or private", content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -84,6 +89,10 @@ pub(super) async fn get_one(
     Ok(Json(project))
 }
 
+#[utoipa::path(post, path = "/api/v1/projects", tag = "projects", request_body = CreateProject,
+    security(("bearer" = [])),
+    responses((status = 201, body = Project), (status = 409, description = "Slug taken", content_type = "application/problem+json"),
+        (status = 422, description = "Invalid slug", content_type = "application/problem+json")))]
 pub(super) async fn create(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -123,6 +132,9 @@ pub(super) async fn create(
     Ok((StatusCode::CREATED, Json(project)))
 }
 
+#[utoipa::path(post, path = "/api/v1/projects/{project}/tokens", tag = "projects", request_body = CreateToken,
+    params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
+    responses((status = 201, description = "`{token, scope, project}`; the token is shown only here")))]
 pub(super) async fn create_token(
     State(state): State<AppState>,
     bearer: Bearer,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// Answer to an upload.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct UploadReceipt {
     /// The run's id.
     pub run_id: Uuid,
@@ -31,6 +31,13 @@ pub struct UploadReceipt {
 /// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
 /// 200 when a run with the same id was already stored (idempotent retry), 422 with a pointer
 /// to the fault when a file or result is wrong.
+#[utoipa::path(post, path = "/api/v1/projects/{project}/runs", tag = "runs",
+    request_body = benchtrail_core::UploadDocument,
+    params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
+    responses((status = 201, description = "Stored", body = UploadReceipt), (status = 200, description = "Already stored (same run id)", body = UploadReceipt),
+        (status = 400, description = "Malformed body; `pointer` names the field", content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 MiB", content_type = "application/problem+json"),
+        (status = 422, description = "A file or result is wrong; `pointer` names it", content_type = "application/problem+json")))]
 pub(super) async fn upload(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -85,6 +92,9 @@ pub(super) struct ListRuns {
     limit: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/api/v1/projects/{project}/runs", tag = "runs",
+    params(("project" = String, Path, description = "Project slug"), ("branch" = Option<String>, Query), ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query, description = "1–500, default 50")),
+    responses((status = 200, body = Page<RunSummary>)))]
 pub(super) async fn list(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -116,6 +126,8 @@ async fn readable_run(state: &AppState, bearer: &Bearer, id: &str) -> ApiResult<
     Ok(run)
 }
 
+#[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs", params(("id" = Uuid, Path)),
+    responses((status = 200, body = StoredRun), (status = 404, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -125,6 +137,8 @@ pub(super) async fn get_one(
 }
 
 /// `GET /api/v1/runs/{id}/files/{n}`: the n-th uploaded file, byte for byte.
+#[utoipa::path(get, path = "/api/v1/runs/{id}/files/{n}", tag = "runs", params(("id" = Uuid, Path), ("n" = i64, Path)),
+    responses((status = 200, description = "The file as uploaded", content_type = "text/plain")))]
 pub(super) async fn file(
     State(state): State<AppState>,
     bearer: Bearer,

@@ -22,6 +22,11 @@ pub(super) struct ListSeries {
     limit: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/api/v1/projects/{project}/series", tag = "series",
+    params(("project" = String, Path), ("accelerator" = Option<String>, Query), ("model" = Option<String>, Query), ("quantization" = Option<String>, Query),
+        ("cell" = Option<String>, Query, description = "Substring of the cell key"), ("metric" = Option<String>, Query), ("stat" = Option<String>, Query),
+        ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query)),
+    responses((status = 200, body = Page<SeriesInfo>)))]
 pub(super) async fn list(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -75,7 +80,7 @@ pub(super) struct PointsQuery {
 }
 
 /// A series with its points on one branch, in commit order.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SeriesPoints {
     /// The series.
     pub series: SeriesInfo,
@@ -85,6 +90,9 @@ pub struct SeriesPoints {
     pub points: Vec<SeriesPoint>,
 }
 
+#[utoipa::path(get, path = "/api/v1/projects/{project}/series/{series_id}", tag = "series",
+    params(("project" = String, Path), ("series_id" = String, Path), ("branch" = Option<String>, Query, description = "Default: the project's default branch")),
+    responses((status = 200, body = SeriesPoints), (status = 404, content_type = "application/problem+json")))]
 pub(super) async fn points(
     State(state): State<AppState>,
     bearer: Bearer,

@@ -7,7 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 /// Which database a [`super::Store`] talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// Embedded SQLite.
@@ -17,7 +17,7 @@ pub enum Backend {
 }
 
 /// A project as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Project {
     /// Internal id.
     #[serde(skip)]
@@ -56,7 +56,18 @@ pub struct NewProject {
 }
 
 /// What a token may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Read a private project.
@@ -219,7 +230,7 @@ pub enum Inserted {
 }
 
 /// A stored run without its results (for lists).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RunSummary {
     /// Run id.
     pub id: Uuid,
@@ -254,7 +265,7 @@ pub struct RunSummary {
 }
 
 /// A stored metric value.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct StoredMetric {
     /// Metric name.
     pub name: String,
@@ -271,7 +282,7 @@ pub struct StoredMetric {
 }
 
 /// A stored result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct StoredResult {
     /// 0-based position in the run.
     pub index: i64,
@@ -293,7 +304,7 @@ pub struct StoredResult {
 }
 
 /// A stored file's metadata.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct StoredFileInfo {
     /// Position in the upload (`files/{n}`).
     pub index: i64,
@@ -308,7 +319,7 @@ pub struct StoredFileInfo {
 }
 
 /// A stored run with everything in it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct StoredRun {
     /// The run's metadata.
     #[serde(flatten)]
@@ -320,7 +331,7 @@ pub struct StoredRun {
 }
 
 /// A stored configuration.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct StoredConfig {
     /// Fingerprint.
     pub fingerprint: String,
@@ -331,7 +342,7 @@ pub struct StoredConfig {
 }
 
 /// A series definition as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SeriesInfo {
     /// Stable id.
     pub series_id: String,
@@ -372,7 +383,7 @@ pub struct SeriesFilter {
 }
 
 /// One point of a series: one result's value at one commit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SeriesPoint {
     /// Commit SHA.
     pub commit_sha: String,
@@ -393,7 +404,7 @@ pub struct SeriesPoint {
 }
 
 /// A page of a list: items plus the cursor of the next page (opaque text), if any.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Page<T> {
     /// The items.
     pub items: Vec<T>,
