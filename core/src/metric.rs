@@ -302,23 +302,30 @@ pub enum Stat {
     Value,
 }
 
-/// The display order of a (metric, statistic) pair: vocabulary order, then `value`, `mean`,
-/// percentiles ascending, `std`, `min`, `max`. Unknown metrics sort last.
-pub fn display_order(name: &str, stat: &Stat) -> (usize, u8, u64) {
-    let metric = VOCABULARY
+/// Position of a metric in [`VOCABULARY`] (the display order); names outside it sort last.
+pub fn vocabulary_rank(name: &str) -> usize {
+    VOCABULARY
         .iter()
         .position(|m| m.name == name)
-        .unwrap_or(usize::MAX);
-    let (rank, p) = match stat {
-        Stat::Value => (0, 0),
-        Stat::Mean => (1, 0),
-        // Percentiles in thousandths so p99.9 sorts between p99 and p100.
-        Stat::Percentile(_) => (2, (stat.percentile().unwrap_or(0.0) * 1000.0) as u64),
-        Stat::Std => (3, 0),
-        Stat::Min => (4, 0),
-        Stat::Max => (5, 0),
-    };
-    (metric, rank, p)
+        .unwrap_or(usize::MAX)
+}
+
+/// Display order of statistics: `mean`, percentiles ascending, `std`, `min`, `max`, `value`.
+pub fn stat_rank(stat: &Stat) -> (u8, u64) {
+    match stat {
+        Stat::Mean => (0, 0),
+        // Percentiles in thousandths, so p99.9 sorts between p99 and p100.
+        Stat::Percentile(_) => (1, (stat.percentile().unwrap_or(0.0) * 1000.0) as u64),
+        Stat::Std => (2, 0),
+        Stat::Min => (3, 0),
+        Stat::Max => (4, 0),
+        Stat::Value => (5, 0),
+    }
+}
+
+/// The display order of a (metric, statistic) pair: [`vocabulary_rank`], then [`stat_rank`].
+pub fn display_order(name: &str, stat: &Stat) -> (usize, (u8, u64)) {
+    (vocabulary_rank(name), stat_rank(stat))
 }
 
 /// A statistic string that is not `mean`, `std`, `min`, `max`, `value` or `pP` with 0 ≤ P ≤ 100.
@@ -427,6 +434,22 @@ mod tests {
         assert!("p101".parse::<Stat>().is_err());
         assert!("p".parse::<Stat>().is_err());
         assert!("mode".parse::<Stat>().is_err());
+    }
+
+    #[test]
+    fn stats_display_in_meaningful_order() {
+        let mut stats: Vec<Stat> = [
+            "value", "max", "p99.9", "std", "p50", "min", "p99", "mean", "p9",
+        ]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+        stats.sort_by_key(stat_rank);
+        let sorted: Vec<String> = stats.iter().map(Stat::to_string).collect();
+        assert_eq!(
+            sorted,
+            ["mean", "p9", "p50", "p99", "p99.9", "std", "min", "max", "value"]
+        );
     }
 
     #[test]

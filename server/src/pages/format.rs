@@ -125,30 +125,11 @@ pub fn key_title(series_key: &Value) -> String {
     }
 }
 
-/// Sort key of a statistic label for display: mean, then percentiles ascending, then std,
-/// min, max, value.
-pub fn stat_order(stat: &str) -> (u8, f64) {
-    match stat {
-        "mean" => (0, 0.0),
-        "std" => (2, 0.0),
-        "min" => (3, 0.0),
-        "max" => (4, 0.0),
-        "value" => (5, 0.0),
-        s => (
-            1,
-            s.strip_prefix('p')
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(f64::MAX),
-        ),
-    }
-}
-
-/// Position of a metric in the vocabulary (display order); unknown names go last.
-pub fn metric_order(name: &str) -> usize {
-    benchtrail_core::metric::VOCABULARY
-        .iter()
-        .position(|m| m.name == name)
-        .unwrap_or(usize::MAX)
+/// Sort key of a statistic label for display ([`benchtrail_core::metric::stat_rank`]);
+/// labels that are not statistics go last.
+pub fn stat_order(stat: &str) -> (u8, u64) {
+    stat.parse::<benchtrail_core::Stat>()
+        .map_or((u8::MAX, 0), |s| benchtrail_core::metric::stat_rank(&s))
 }
 
 /// The human label of a metric, or its name when it is not in the vocabulary.
@@ -201,7 +182,7 @@ mod tests {
     #[test]
     fn stats_sort_by_meaning() {
         let mut s = vec!["max", "p99.9", "p50", "mean", "p99", "std", "p90"];
-        s.sort_by(|a, b| stat_order(a).partial_cmp(&stat_order(b)).unwrap());
+        s.sort_by_key(|s| stat_order(s));
         assert_eq!(s, ["mean", "p50", "p90", "p99", "p99.9", "std", "max"]);
     }
 }

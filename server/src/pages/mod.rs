@@ -222,11 +222,7 @@ async fn series_page(
             series_id: s.series_id,
         })
         .collect();
-    siblings.sort_by(|a, b| {
-        format::stat_order(&a.stat)
-            .partial_cmp(&format::stat_order(&b.stat))
-            .expect("no NaN")
-    });
+    siblings.sort_by_key(|s| format::stat_order(&s.stat));
     let page = SeriesPage::new(&project, &series, branch, &points, siblings);
     Ok(Html(page.render()?))
 }

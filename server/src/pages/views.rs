@@ -133,13 +133,10 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
     }
     for group in &mut groups {
         for cell in &mut group.cells {
-            cell.metrics.sort_by_key(|m| format::metric_order(&m.name));
+            cell.metrics
+                .sort_by_key(|m| benchtrail_core::metric::vocabulary_rank(&m.name));
             for m in &mut cell.metrics {
-                m.stats.sort_by(|a, b| {
-                    format::stat_order(&a.stat)
-                        .partial_cmp(&format::stat_order(&b.stat))
-                        .expect("no NaN")
-                });
+                m.stats.sort_by_key(|s| format::stat_order(&s.stat));
             }
         }
     }

@@ -5,7 +5,7 @@
 //! values and a malformed stored value surfaces as [`StorageError::Corrupt`] with its column.
 
 use super::{Scope, StorageError, StoredMetric};
-use benchtrail_core::metric::VOCABULARY;
+use benchtrail_core::metric::{stat_rank, vocabulary_rank};
 use benchtrail_core::{Direction, Stat, Unit};
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::de::DeserializeOwned;
@@ -109,37 +109,12 @@ pub(super) fn gunzip(gz: &[u8]) -> Result<Vec<u8>, StorageError> {
 
 /// The order of [`super::StoredResult::metrics`]: vocabulary position (names outside the
 /// vocabulary last, by name), then statistic: mean, percentiles ascending numerically, std,
-/// min, max, value.
+/// min, max, value ([`benchtrail_core::metric::stat_rank`]).
 pub(super) fn metric_order(a: &StoredMetric, b: &StoredMetric) -> Ordering {
     vocabulary_rank(&a.name)
         .cmp(&vocabulary_rank(&b.name))
         .then_with(|| a.name.cmp(&b.name))
-        .then_with(|| stat_order(&a.stat, &b.stat))
-}
-
-fn vocabulary_rank(name: &str) -> usize {
-    VOCABULARY
-        .iter()
-        .position(|m| m.name == name)
-        .unwrap_or(usize::MAX)
-}
-
-fn stat_order(a: &Stat, b: &Stat) -> Ordering {
-    let percentile = |s: &Stat| s.percentile().unwrap_or(0.0);
-    stat_rank(a)
-        .cmp(&stat_rank(b))
-        .then_with(|| percentile(a).total_cmp(&percentile(b)))
-}
-
-fn stat_rank(stat: &Stat) -> u8 {
-    match stat {
-        Stat::Mean => 0,
-        Stat::Percentile(_) => 1,
-        Stat::Std => 2,
-        Stat::Min => 3,
-        Stat::Max => 4,
-        Stat::Value => 5,
-    }
+        .then_with(|| stat_rank(&a.stat).cmp(&stat_rank(&b.stat)))
 }
 
 fn corrupt(column: &str, text: &str, error: impl std::fmt::Display) -> StorageError {
@@ -158,20 +133,6 @@ mod tests {
         let text = timestamp_text(&t);
         assert_eq!(text, "2024-05-01T08:09:10.500000Z");
         assert_eq!(parse_timestamp("t", &text).unwrap(), t);
-    }
-
-    #[test]
-    fn stats_order_mean_percentiles_std_min_max_value() {
-        let labels = [
-            "value", "max", "p99.9", "std", "p50", "min", "p99", "mean", "p9",
-        ];
-        let mut stats: Vec<Stat> = labels.iter().map(|s| s.parse().unwrap()).collect();
-        stats.sort_by(stat_order);
-        let sorted: Vec<String> = stats.iter().map(|s| s.to_string()).collect();
-        assert_eq!(
-            sorted,
-            ["mean", "p9", "p50", "p99", "p99.9", "std", "min", "max", "value"]
-        );
     }
 
     #[test]
