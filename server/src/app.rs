@@ -25,11 +25,23 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(crate::api::routes())
         .merge(crate::pages::routes())
+        .fallback(fallback)
         // Enforced where bodies are read (`ApiJson`), so a 413 is a problem document too.
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())
         .layer(CatchPanicLayer::new())
         .with_state(state)
+}
+
+/// Unknown addresses: a problem document under `/api/`, an HTML page elsewhere.
+async fn fallback(uri: axum::http::Uri) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if uri.path().starts_with("/api/") {
+        crate::api::not_found(uri.path()).into_response()
+    } else {
+        crate::pages::PageError::NotFound(format!("There is no page at {}.", uri.path()))
+            .into_response()
+    }
 }
 
 /// Serves the application on `listener` until `shutdown` completes.

@@ -361,6 +361,47 @@ async fn tokens_are_scoped_to_their_project() {
 
         let (status, _) = server.upload("team-a", &a, &doc).await;
         assert_eq!(status, 201);
+
+        // A configuration used only by a private project is private too.
+        let b = server.token("team-b", "upload").await;
+        let mut private_doc = doc.clone();
+        private_doc["configuration"] =
+            json!({"engine": {"launch_command": "vllm serve /secret/path"}});
+        let (status, receipt) = server.upload("team-b", &b, &private_doc).await;
+        assert_eq!(status, 201);
+        let r = server.http.get(server.url(&format!(
+            "/api/v1/runs/{}",
+            receipt["run_id"].as_str().unwrap()
+        )));
+        let run: Value = r
+            .bearer_auth(&reader)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let fp = run["results"][0]["config_fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (status, _) = server.get(&format!("/api/v1/configs/{fp}")).await;
+        assert_eq!(status, 404);
+        let r = server
+            .http
+            .get(server.url(&format!("/configs/{fp}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+        let r = server
+            .http
+            .get(server.url(&format!("/api/v1/configs/{fp}")))
+            .bearer_auth(&reader)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
     })
     .await;
 }
@@ -532,6 +573,21 @@ async fn healthz_and_project_creation_errors() {
         assert_eq!(status, 200);
         assert_eq!(health["status"], "ok");
         assert_eq!(health["database"], name);
+        // Unknown addresses: a problem document under /api/, an HTML page elsewhere.
+        let r = server
+            .http
+            .get(server.url("/api/v1/nope"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        let r = server.http.get(server.url("/nope")).send().await.unwrap();
+        assert_eq!(r.status(), 404);
+        assert!(r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"));
         let create = |body: Value| {
             let server = &server;
             async move {

@@ -1,23 +1,31 @@
 //! Configurations by fingerprint.
 
 use crate::app::AppState;
+use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult};
 use crate::storage::StoredConfig;
 use axum::extract::{Path, State};
 use axum::Json;
 
-/// `GET /api/v1/configs/{fingerprint}`. A configuration holds no results, so it is readable
-/// by anyone who knows its 256-bit fingerprint.
+/// `GET /api/v1/configs/{fingerprint}`: readable by whoever may read a project whose runs use
+/// it (recorded command lines can hold private paths or flags); 404 for everyone else.
 #[utoipa::path(get, path = "/api/v1/configs/{fingerprint}", tag = "configs", params(("fingerprint" = String, Path, description = "SHA-256 of the canonical JSON")),
     responses((status = 200, body = StoredConfig), (status = 404, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
+    bearer: Bearer,
     Path(fingerprint): Path<String>,
 ) -> ApiResult<Json<StoredConfig>> {
-    state
+    let not_found = || ApiError::NotFound(format!("no configuration `{fingerprint}`"));
+    let config = state
         .store
         .config(&fingerprint)
         .await?
-        .map(Json)
-        .ok_or_else(|| ApiError::NotFound(format!("no configuration `{fingerprint}`")))
+        .ok_or_else(not_found)?;
+    let caller = bearer.caller(&state).await?;
+    let projects = state.store.config_projects(&fingerprint).await?;
+    if !projects.iter().any(|p| caller.require_read(p).is_ok()) {
+        return Err(not_found());
+    }
+    Ok(Json(config))
 }

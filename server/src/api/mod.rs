@@ -51,7 +51,6 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/openapi.json", get(openapi::openapi_json))
         .route("/api/v1/schemas/upload.json", get(openapi::upload_schema))
         .route("/api/v1/schemas/result.json", get(openapi::result_schema))
-        .fallback(not_found)
 }
 
 /// 200 once the server is up; migrations are applied before the listener opens.
@@ -64,8 +63,9 @@ async fn vocabulary() -> Json<Value> {
     Json(json!({"items": benchtrail_core::metric::VOCABULARY, "next_cursor": null}))
 }
 
-async fn not_found(uri: axum::http::Uri) -> ApiError {
-    ApiError::NotFound(format!("nothing at {}", uri.path()))
+/// 404 for an unknown address under `/api/`, as a problem document.
+pub(crate) fn not_found(path: &str) -> ApiError {
+    ApiError::NotFound(format!("nothing at {path}"))
 }
 
 /// Looks a project up or answers 404.

@@ -256,6 +256,11 @@ async fn config_page(State(state): State<AppState>, Path(fingerprint): Path<Stri
         .config(&fingerprint)
         .await?
         .ok_or_else(not_found)?;
+    // Pages are anonymous: show a configuration only if a public project uses it.
+    let projects = state.store.config_projects(&fingerprint).await?;
+    if !projects.iter().any(|p| p.public) {
+        return Err(not_found());
+    }
     let page = ConfigPage::new(&config);
     Ok(Html(page.render()?))
 }

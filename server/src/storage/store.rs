@@ -306,6 +306,23 @@ impl Store {
         }))
     }
 
+    /// The projects whose runs use the configuration `fingerprint`, by slug. A configuration
+    /// is visible to whoever may read one of them.
+    pub async fn config_projects(&self, fingerprint: &str) -> Result<Vec<Project>, StorageError> {
+        let slugs: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT p.slug FROM results res JOIN runs r ON r.id = res.run_id \
+             JOIN projects p ON p.id = r.project_id WHERE res.config_fingerprint = $1 ORDER BY p.slug",
+        )
+        .bind(fingerprint)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut projects = Vec::with_capacity(slugs.len());
+        for slug in slugs {
+            projects.extend(self.project(&slug).await?);
+        }
+        Ok(projects)
+    }
+
     /// Series of a project matching `filter`, ordered by series key, cell key, metric, stat
     /// (bytewise text order on both databases; series id breaks ties). The cursor is the
     /// series id of the previous page's last item. `limit` below 1 counts as 1.
