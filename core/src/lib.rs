@@ -5,6 +5,7 @@
 //! depend on it, so an upload normalized by `benchtrail upload --dry-run` is byte-for-byte
 //! what the server stores.
 
+pub mod access;
 pub mod adapters;
 pub mod cell;
 pub mod config;

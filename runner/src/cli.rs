@@ -2,7 +2,8 @@
 //! `benchtrail upload|project create|token create` with `--server`/`--token` accepted on every
 //! subcommand (or from `BENCHTRAIL_URL`/`BENCHTRAIL_TOKEN`).
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use benchtrail_core::access::Scope;
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use uuid::Uuid;
 
@@ -152,30 +153,8 @@ pub struct TokenCreateArgs {
     #[arg(long)]
     pub project: String,
     /// What the token may do.
-    #[arg(long, value_enum, default_value_t = Scope::Upload)]
+    #[arg(long, value_parser = parse_scope, default_value = "upload", value_name = "read|upload|write")]
     pub scope: Scope,
-}
-
-/// A token scope.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Scope {
-    /// Read private projects.
-    Read,
-    /// Upload runs.
-    Upload,
-    /// Upload and modify runs.
-    Write,
-}
-
-impl Scope {
-    /// The wire name: `read`, `upload`, `write`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Upload => "upload",
-            Scope::Write => "write",
-        }
-    }
 }
 
 /// Parses an RFC 3339 time into UTC.
@@ -183,4 +162,9 @@ fn parse_time(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
     chrono::DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&chrono::Utc))
         .map_err(|e| format!("expected an RFC 3339 time such as 2026-11-02T09:00:00Z: {e}"))
+}
+
+/// Parses a token scope.
+fn parse_scope(s: &str) -> Result<Scope, String> {
+    Scope::parse(s).ok_or_else(|| format!("`{s}` is not a scope: use read, upload or write"))
 }

@@ -339,7 +339,9 @@ fn token_create_needs_a_token_and_a_valid_scope() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("invalid value 'admin' for '--scope <SCOPE>'"),
+        stderr(&out).contains(
+            "invalid value 'admin' for '--scope <read|upload|write>': `admin` is not a scope: use read, upload or write"
+        ),
         "{}",
         stderr(&out)
     );

@@ -55,49 +55,7 @@ pub struct NewProject {
     pub key_fields: Vec<String>,
 }
 
-/// What a token may do.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    serde::Deserialize,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// Read a private project.
-    Read,
-    /// Read and upload runs.
-    Upload,
-    /// Upload plus alert triage and settings.
-    Write,
-}
-
-impl Scope {
-    /// `read`, `upload` or `write`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Upload => "upload",
-            Scope::Write => "write",
-        }
-    }
-
-    /// Parses `read`, `upload` or `write`.
-    pub fn parse(s: &str) -> Option<Scope> {
-        match s {
-            "read" => Some(Scope::Read),
-            "upload" => Some(Scope::Upload),
-            "write" => Some(Scope::Write),
-            _ => None,
-        }
-    }
-}
+pub use benchtrail_core::access::Scope;
 
 /// A project token looked up by its hash.
 #[derive(Debug, Clone, PartialEq)]
