@@ -92,7 +92,10 @@ fn prepare_result(project: &Project, result: &BenchResult) -> NewResult {
     let series_key = config.series_key(&project.key_fields);
     let series_key_json = Value::Object(series_key.clone()).to_string();
     let cell_key = result.cell.key();
-    let cell_json = serde_json::to_string(&result.cell).expect("cell serializes");
+    // The stored cell object carries its stable key next to its fields, as the API shows it.
+    let mut cell = serde_json::to_value(&result.cell).expect("cell serializes");
+    cell["key"] = Value::String(cell_key.clone());
+    let cell_json = cell.to_string();
     let text = |key: &Map<String, Value>, field: &str| {
         key.get(field).and_then(Value::as_str).map(str::to_string)
     };
