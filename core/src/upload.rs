@@ -14,7 +14,7 @@
 //! what a file says; cell fields fill only what a file leaves unset. A run needs at least one
 //! file or result.
 
-use crate::adapters::{self, AdapterError};
+use crate::adapters::{self, AdapterError, FileSpec};
 use crate::cell::WorkloadCell;
 use crate::config::Configuration;
 use crate::result::BenchResult;
@@ -54,6 +54,15 @@ pub struct UploadDocument {
     pub results: Vec<BenchResult>,
 }
 
+/// An upload read into results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Normalized {
+    /// The results to store, with the upload's configuration and cell applied.
+    pub results: Vec<BenchResult>,
+    /// The format each file was read as, in file order.
+    pub file_formats: Vec<&'static str>,
+}
+
 /// A fault in an upload, located by a JSON pointer into the upload document.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{pointer}: {message}")]
@@ -87,6 +96,14 @@ impl UploadDocument {
     /// # Errors
     /// The first [`UploadError`] found; nothing is returned partially.
     pub fn normalize(&self) -> Result<Vec<BenchResult>, UploadError> {
+        self.read().map(|n| n.results)
+    }
+
+    /// [`Self::normalize`], also telling the format each file was read as.
+    ///
+    /// # Errors
+    /// As [`Self::normalize`].
+    pub fn read(&self) -> Result<Normalized, UploadError> {
         let sha = &self.run.commit.sha;
         if sha.is_empty() || sha.len() > 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(UploadError::at(
@@ -100,12 +117,18 @@ impl UploadDocument {
                 "an upload needs at least one file or result",
             ));
         }
-        let mut out = Vec::new();
-        for (i, file) in self.files.iter().enumerate() {
-            let (_, results) = adapters::parse_file(file.format.as_deref(), &file.content, i)
-                .map_err(|e| file_error(i, e))?;
-            out.extend(results);
-        }
+        let specs: Vec<FileSpec> = self
+            .files
+            .iter()
+            .map(|f| FileSpec {
+                name: &f.name,
+                format: f.format.as_deref(),
+                text: &f.content,
+            })
+            .collect();
+        let read = adapters::read_files(&specs).map_err(|(i, e)| file_error(i, e))?;
+        let file_formats = read.iter().map(|f| f.format).collect();
+        let mut out: Vec<BenchResult> = read.into_iter().flat_map(|f| f.results).collect();
         for (i, result) in self.results.iter().enumerate() {
             adapters::validate_native(result).map_err(|e| UploadError {
                 pointer: format!("/results/{i}{}", e.field),
@@ -119,7 +142,10 @@ impl UploadDocument {
             result.configuration.overlay(&self.configuration);
             result.cell.fill_from(&self.cell);
         }
-        Ok(out)
+        Ok(Normalized {
+            results: out,
+            file_formats,
+        })
     }
 }
 

@@ -423,7 +423,7 @@ fn errors_exit_2() {
     assert_fails(
         repo.path(),
         &["upload", "--dry-run", "notes.txt"],
-        "invalid upload at /files/0/content: not valid JSON",
+        "invalid upload at /files/0/content: could not detect the format; tried vllm-bench-serve (not JSON); benchtrail (not JSON)",
     );
     assert_fails(
         repo.path(),

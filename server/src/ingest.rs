@@ -25,7 +25,7 @@ pub fn prepare(
     doc: &UploadDocument,
     now: DateTime<Utc>,
 ) -> Result<NewRun, ApiError> {
-    let results = doc.normalize().map_err(|e| ApiError::Invalid {
+    let read = doc.read().map_err(|e| ApiError::Invalid {
         pointer: e.pointer,
         field: e.field,
         record: e.record,
@@ -34,18 +34,8 @@ pub fn prepare(
     let files = doc
         .files
         .iter()
-        .enumerate()
-        .map(|(i, file)| {
-            // The format a file was read with: the one its results name, else the one asked for.
-            let format = results
-                .iter()
-                .filter_map(|r| r.source.as_ref())
-                .find(|s| s.file == i)
-                .map(|s| s.format.clone())
-                .or_else(|| file.format.clone())
-                .unwrap_or_default();
-            keep_file(&file.name, format, &file.content)
-        })
+        .zip(&read.file_formats)
+        .map(|(file, format)| keep_file(&file.name, format, &file.content))
         .collect();
     let run = &doc.run;
     Ok(NewRun {
@@ -70,17 +60,21 @@ pub fn prepare(
         repeat_index: i64::from(run.repeat_index),
         tags_json: serde_json::to_string(&run.tags).expect("tags serialize"),
         files,
-        results: results.iter().map(|r| prepare_result(project, r)).collect(),
+        results: read
+            .results
+            .iter()
+            .map(|r| prepare_result(project, r))
+            .collect(),
     })
 }
 
-fn keep_file(name: &str, format: String, content: &str) -> NewFile {
+fn keep_file(name: &str, format: &str, content: &str) -> NewFile {
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(content.as_bytes())
         .expect("writing to memory cannot fail");
     NewFile {
         name: name.to_string(),
-        format,
+        format: format.to_string(),
         content_gz: gz.finish().expect("writing to memory cannot fail"),
         size: content.len() as i64,
         sha256: benchtrail_core::sha256_hex(content.as_bytes()),

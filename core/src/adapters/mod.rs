@@ -1,8 +1,12 @@
-//! Format adapters: each reads one benchmark tool's output file into [`BenchResult`]s in the
+//! Format adapters: each reads one benchmark tool's output into [`BenchResult`]s in the
 //! benchtrail vocabulary, converting units once, here at the edge.
 //!
-//! A file is named by its `format` or detected from its content. Detection tries every adapter
-//! and, when none matches, the error lists each format tried and why it did not match.
+//! A file is named by its `format` or detected from its content (never from its name).
+//! Detection tries every adapter in [`FORMATS`] order and, when none matches, the error lists
+//! each format tried and why it did not match. Files are read together, as one upload: a tool
+//! that writes its per-request data to a second file (AIPerf's `profile_export.jsonl`,
+//! LLMPerf's individual responses) has that file handed to the adapter of its summary when
+//! both come from the same folder (the part of the file name before the last `/`).
 
 mod native;
 mod vllm_serve;
@@ -11,16 +15,86 @@ use crate::lenient_json::{self, JsonSyntaxError};
 use crate::result::{BenchResult, Source};
 use serde_json::Value;
 
+/// A file's content, read once.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content<'a> {
+    /// One or more JSON values: a document, JSON Lines, or concatenated values (Python's
+    /// `NaN`/`Infinity` accepted; see [`lenient_json`]). Empty for an empty file.
+    Json(Vec<Value>),
+    /// Text that is not JSON (a console summary), with the reason it is not JSON.
+    Text {
+        /// The text.
+        text: &'a str,
+        /// Why it does not parse as JSON (reported when no text format matches either).
+        not_json: JsonSyntaxError,
+    },
+}
+
+impl<'a> Content<'a> {
+    /// Reads `text` as JSON records, or keeps it as text.
+    pub fn read(text: &'a str) -> Content<'a> {
+        match lenient_json::parse_values(text) {
+            Ok(values) => Content::Json(values),
+            Err(not_json) => Content::Text { text, not_json },
+        }
+    }
+
+    /// The JSON records, if the content is JSON.
+    pub fn records(&self) -> Option<&[Value]> {
+        match self {
+            Content::Json(values) => Some(values),
+            Content::Text { .. } => None,
+        }
+    }
+}
+
+/// One file of an upload, as adapters see it.
+#[derive(Debug, Clone)]
+pub struct InputFile<'a> {
+    /// Position in the upload (`files[index]`).
+    pub index: usize,
+    /// Name as sent, possibly with folders (`run1/profile_export.jsonl`).
+    pub name: &'a str,
+    /// The text as sent.
+    pub text: &'a str,
+    /// The content.
+    pub content: Content<'a>,
+}
+
+impl InputFile<'_> {
+    /// The folder part of the name (empty for a bare file name).
+    pub fn folder(&self) -> &str {
+        self.name.rsplit_once('/').map_or("", |(folder, _)| folder)
+    }
+}
+
+/// How a format's files become results.
+pub enum Parser {
+    /// Each JSON record (each line of JSON Lines) on its own.
+    PerRecord(fn(&Value) -> Result<Vec<BenchResult>, FieldError>),
+    /// The whole file at once, with the companion files of its folder (the files whose format
+    /// is a [`Parser::Companion`] of this one).
+    WholeFile(fn(&InputFile, &[&InputFile]) -> Result<Vec<BenchResult>, AdapterError>),
+    /// Per-request data that belongs to the summary format named here, read by that format's
+    /// adapter; uploaded without its summary it is an error.
+    Companion {
+        /// The summary format's name.
+        summary: &'static str,
+    },
+}
+
 /// One supported format.
 pub struct Format {
     /// The name used in uploads and on the CLI, e.g. `vllm-bench-serve`.
     pub name: &'static str,
-    /// What the format is, for `--help` and errors.
+    /// What the format is, for `--help`, errors and the README.
     pub description: &'static str,
-    /// `Ok(())` when a record looks like this format, else why not.
-    detect: fn(&Value) -> Result<(), String>,
-    /// Reads one record (one JSON value of the file) into results.
-    parse: fn(&Value) -> Result<Vec<BenchResult>, FieldError>,
+    /// An exact command line that produces it.
+    pub produced_by: &'static str,
+    /// `Ok(())` when a file looks like this format, else why not.
+    detect: fn(&InputFile) -> Result<(), String>,
+    /// How it is read.
+    parser: Parser,
 }
 
 /// Every format benchtrail reads, in detection order.
@@ -28,14 +102,16 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: vllm_serve::FORMAT,
         description: "`vllm bench serve --save-result` JSON (and benchmarks/benchmark_serving.py), with or without --save-detailed; JSON Lines from --append-result",
-        detect: vllm_serve::detect,
-        parse: vllm_serve::parse,
+        produced_by: "vllm bench serve --model M --dataset-name random --num-prompts 200 --max-concurrency 8 --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,95,99 --save-result --save-detailed --result-filename result.json",
+        detect: |f| each_record(f, vllm_serve::detect),
+        parser: Parser::PerRecord(vllm_serve::parse),
     },
     Format {
         name: native::FORMAT,
-        description: "benchtrail's own result JSON (see /api/v1/schemas/result.json)",
-        detect: native::detect,
-        parse: native::parse,
+        description: "benchtrail's own result JSON: one result, a list of results, or JSON Lines (schema: /api/v1/schemas/result.json)",
+        produced_by: "benchtrail upload --dry-run (its `results`), or any program following the schema",
+        detect: |f| each_record(f, native::detect),
+        parser: Parser::PerRecord(native::parse),
     },
 ];
 
@@ -82,6 +158,12 @@ pub enum AdapterError {
         /// `(format, why it did not match)` for every format tried.
         tried: Vec<(&'static str, String)>,
     },
+    /// A per-request file came without its summary.
+    #[error("this is per-request data of a `{summary}` result; upload it together with its summary file from the same folder")]
+    Orphan {
+        /// The summary format it belongs to.
+        summary: &'static str,
+    },
     /// A record was recognised but a field is wrong.
     #[error("record {record} (line {line}): field `{field}`: {message}", field = .error.field, message = .error.message)]
     Field {
@@ -102,53 +184,197 @@ fn known_formats() -> String {
         .join(", ")
 }
 
-/// Reads one uploaded file.
-///
-/// `format`: the adapter to use, or `None` to detect it from the first record. `file_index` is
-/// recorded in each result's [`Source`].
+/// A file to read: its name, the format asked for (`None`: detect), and its text.
+#[derive(Debug, Clone, Copy)]
+pub struct FileSpec<'a> {
+    /// Name as sent (folders pair a per-request file with its summary).
+    pub name: &'a str,
+    /// Format asked for, or `None` to detect it.
+    pub format: Option<&'a str>,
+    /// The file's text.
+    pub text: &'a str,
+}
+
+/// What one file gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileResults {
+    /// The format it was read as.
+    pub format: &'static str,
+    /// Its results (none for a per-request companion file: they are in its summary's).
+    pub results: Vec<BenchResult>,
+}
+
+/// Reads the files of one upload. Results carry their [`Source`] (file index, record).
 ///
 /// # Errors
-/// [`AdapterError`] naming the record and field at fault; nothing is returned partially.
+/// The first file's index and [`AdapterError`]; nothing is returned partially.
+pub fn read_files(files: &[FileSpec]) -> Result<Vec<FileResults>, (usize, AdapterError)> {
+    let inputs: Vec<InputFile> = files
+        .iter()
+        .enumerate()
+        .map(|(index, f)| InputFile {
+            index,
+            name: f.name,
+            text: f.text,
+            content: Content::read(f.text),
+        })
+        .collect();
+    let formats = inputs
+        .iter()
+        .zip(files)
+        .map(|(input, spec)| resolve_format(input, spec.format).map_err(|e| (input.index, e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Vec::with_capacity(inputs.len());
+    for (input, format) in inputs.iter().zip(&formats) {
+        let results = match &format.parser {
+            Parser::PerRecord(parse) => per_record(input, *parse),
+            Parser::WholeFile(parse) => {
+                let companions: Vec<&InputFile> = inputs
+                    .iter()
+                    .zip(&formats)
+                    .filter(|(other, f)| {
+                        other.index != input.index
+                            && other.folder() == input.folder()
+                            && matches!(f.parser, Parser::Companion { summary } if summary == format.name)
+                    })
+                    .map(|(other, _)| other)
+                    .collect();
+                parse(input, &companions)
+            }
+            Parser::Companion { summary } => {
+                let has_summary = inputs
+                    .iter()
+                    .zip(&formats)
+                    .any(|(other, f)| other.folder() == input.folder() && f.name == *summary);
+                if has_summary {
+                    Ok(Vec::new())
+                } else {
+                    Err(AdapterError::Orphan { summary })
+                }
+            }
+        }
+        .map_err(|e| (input.index, e))?;
+        let results = results
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut r)| {
+                let record = r.source.as_ref().map_or(i, |s| s.record);
+                r.source = Some(Source {
+                    format: format.name.to_string(),
+                    file: input.index,
+                    record,
+                });
+                r
+            })
+            .collect();
+        out.push(FileResults {
+            format: format.name,
+            results,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads one file on its own (no companions): a convenience over [`read_files`].
+///
+/// # Errors
+/// As [`read_files`].
 pub fn parse_file(
     format_name: Option<&str>,
     content: &str,
     file_index: usize,
 ) -> Result<(&'static str, Vec<BenchResult>), AdapterError> {
-    let records = lenient_json::parse_values(content)?;
-    let first = records.first().ok_or(AdapterError::Empty)?;
-    let format = match format_name {
-        Some(name) => format(name).ok_or_else(|| AdapterError::UnknownFormat(name.to_string()))?,
-        None => detect(first)?,
+    let spec = FileSpec {
+        name: "",
+        format: format_name,
+        text: content,
     };
-    let lines = record_start_lines(content);
+    let mut out = read_files(&[spec]).map_err(|(_, e)| e)?;
+    let file = out.pop().expect("one file in, one out");
+    let results = file
+        .results
+        .into_iter()
+        .map(|mut r| {
+            if let Some(s) = r.source.as_mut() {
+                s.file = file_index;
+            }
+            r
+        })
+        .collect();
+    Ok((file.format, results))
+}
+
+fn resolve_format(input: &InputFile, asked: Option<&str>) -> Result<&'static Format, AdapterError> {
+    if matches!(&input.content, Content::Json(values) if values.is_empty()) {
+        return Err(AdapterError::Empty);
+    }
+    match asked {
+        Some(name) => {
+            let format =
+                format(name).ok_or_else(|| AdapterError::UnknownFormat(name.to_string()))?;
+            // A JSON format asked for on text that is not JSON: the syntax error is the answer.
+            if let Content::Text { not_json, .. } = &input.content {
+                if (format.detect)(input).is_err() {
+                    return Err(AdapterError::Syntax(not_json.clone()));
+                }
+            }
+            Ok(format)
+        }
+        None => detect(input),
+    }
+}
+
+fn detect(input: &InputFile) -> Result<&'static Format, AdapterError> {
+    let mut tried = Vec::new();
+    for f in FORMATS {
+        match (f.detect)(input) {
+            Ok(()) => return Ok(f),
+            Err(why) => tried.push((f.name, why)),
+        }
+    }
+    // Text that starts like JSON is broken JSON, not an unknown console format.
+    if let Content::Text { text, not_json } = &input.content {
+        if text.trim_start().starts_with(['{', '[']) {
+            return Err(AdapterError::Syntax(not_json.clone()));
+        }
+    }
+    Err(AdapterError::Undetected { tried })
+}
+
+/// Runs a per-record detector on the first record of a JSON file.
+fn each_record(input: &InputFile, detect: fn(&Value) -> Result<(), String>) -> Result<(), String> {
+    match &input.content {
+        Content::Json(values) => values.first().map_or(Err("an empty file".into()), detect),
+        Content::Text { .. } => Err("not JSON".into()),
+    }
+}
+
+fn per_record(
+    input: &InputFile,
+    parse: fn(&Value) -> Result<Vec<BenchResult>, FieldError>,
+) -> Result<Vec<BenchResult>, AdapterError> {
+    let Content::Json(records) = &input.content else {
+        unreachable!("per-record formats detect JSON only")
+    };
+    let lines = record_start_lines(input.text);
     let mut results = Vec::new();
     for (record, value) in records.iter().enumerate() {
-        let parsed = (format.parse)(value).map_err(|error| AdapterError::Field {
+        let line = lines.get(record).copied().unwrap_or(1);
+        let parsed = parse(value).map_err(|error| AdapterError::Field {
             record,
-            line: lines.get(record).copied().unwrap_or(1),
+            line,
             error,
         })?;
         for mut r in parsed {
             r.source = Some(Source {
-                format: format.name.to_string(),
-                file: file_index,
+                format: String::new(),
+                file: input.index,
                 record,
             });
             results.push(r);
         }
     }
-    Ok((format.name, results))
-}
-
-fn detect(record: &Value) -> Result<&'static Format, AdapterError> {
-    let mut tried = Vec::new();
-    for f in FORMATS {
-        match (f.detect)(record) {
-            Ok(()) => return Ok(f),
-            Err(why) => tried.push((f.name, why)),
-        }
-    }
-    Err(AdapterError::Undetected { tried })
+    Ok(results)
 }
 
 /// 1-based line on which each top-level value starts (best effort: a value starts on a line
