@@ -13,6 +13,7 @@ pub mod lenient_json;
 pub mod metric;
 pub mod result;
 pub mod run;
+pub mod samples;
 pub mod series;
 pub mod stats;
 pub mod upload;

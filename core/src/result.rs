@@ -37,6 +37,9 @@ pub struct BenchResult {
     /// Warnings about this result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
+    /// Per-request measurements, when the file has them (see [`crate::samples`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<crate::samples::RequestSamples>,
     /// Where the result came from: the format and the index of the uploaded file and of the
     /// record within it. Absent for results sent in benchtrail's own format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
