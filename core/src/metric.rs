@@ -419,6 +419,48 @@ pub struct MetricValue {
     /// Number of samples behind the statistic (requests, or chunks for `itl`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n: Option<u64>,
+    /// For SLO metrics (`request_goodput`, `slo_attainment`): the SLO profile the value was
+    /// computed for (`interactive`, or `tool` for the tool's own thresholds). Part of the
+    /// series identity: goodput under different thresholds is a different quantity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_profile: Option<String>,
+    /// A confidence interval of the statistic, where benchtrail computed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<Interval>,
+}
+
+impl MetricValue {
+    /// A value of vocabulary metric `name` in its vocabulary unit, with no SLO profile and
+    /// no interval.
+    ///
+    /// # Panics
+    /// If `name` is not in [`VOCABULARY`]: adapters only produce vocabulary names.
+    pub fn new(name: &str, stat: Stat, value: f64, n: Option<u64>) -> MetricValue {
+        let def = lookup(name).unwrap_or_else(|| panic!("`{name}` is not in the vocabulary"));
+        MetricValue {
+            name: name.to_string(),
+            stat,
+            unit: def.unit,
+            value,
+            n,
+            slo_profile: None,
+            ci: None,
+        }
+    }
+}
+
+/// A confidence interval `[low, high]` at `level`, in the unit of its value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    /// Lower bound.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+    /// Confidence level, e.g. 0.95.
+    pub level: f64,
+    /// How it was computed, e.g. `bootstrap-percentile, 2000 resamples, seed 0x62656e6368`.
+    pub method: String,
 }
 
 #[cfg(test)]

@@ -318,14 +318,7 @@ fn push_value(
         });
         return;
     }
-    let def = metric::lookup(name).expect("adapter names only vocabulary metrics");
-    result.metrics.push(MetricValue {
-        name: name.to_string(),
-        stat,
-        unit: def.unit,
-        value,
-        n,
-    });
+    result.metrics.push(MetricValue::new(name, stat, value, n));
 }
 
 fn read_aggregates(obj: &Map<String, Value>, result: &mut BenchResult) -> Result<(), FieldError> {
