@@ -275,6 +275,15 @@ pub const VOCABULARY: &[MetricDef] = &[
         kind: Kind::Aggregate,
         definition: "1 + accepted tokens per draft, from the server's /metrics. Source: vLLM `vllm bench serve`.",
     },
+    // sglang/console/latency adapters
+    MetricDef {
+        name: "batch_latency",
+        label: "Batch latency (offline)",
+        unit: Unit::Ms,
+        direction: Direction::LowerIsBetter,
+        kind: Kind::Distribution,
+        definition: "End-to-end time of one batch in `vllm bench latency` (offline, no server): one sample per iteration. Source: vLLM `vllm/benchmarks/latency.py`.",
+    },
 ];
 
 /// Looks a metric up by its stable name.

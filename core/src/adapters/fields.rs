@@ -63,25 +63,6 @@ pub(super) fn short(v: &Value) -> String {
     }
 }
 
-/// A [`MetricValue`] of vocabulary metric `name` in its vocabulary unit.
-///
-/// Built through serde so that fields added to `MetricValue` with a serde default need no
-/// change here.
-///
-/// # Panics
-/// If `name` is not in the vocabulary (adapters name only vocabulary metrics).
-fn metric_value(name: &str, stat: &Stat, value: f64, n: Option<u64>) -> MetricValue {
-    let def = metric::lookup(name).expect("adapters name only vocabulary metrics");
-    serde_json::from_value(serde_json::json!({
-        "name": name,
-        "stat": stat.to_string(),
-        "unit": def.unit,
-        "value": value,
-        "n": n,
-    }))
-    .expect("a finite value of a vocabulary metric is a MetricValue")
-}
-
 /// Stores `value` as statistic `stat` of `name`, unless it is not finite: then a
 /// `non_finite_value` warning names the file's `field`.
 pub(super) fn push_value(
@@ -99,7 +80,7 @@ pub(super) fn push_value(
         });
         return;
     }
-    result.metrics.push(metric_value(name, &stat, value, n));
+    result.metrics.push(MetricValue::new(name, stat, value, n));
 }
 
 /// True when `result` already holds statistic `stat` of `name`.

@@ -8,7 +8,12 @@
 //! LLMPerf's individual responses) has that file handed to the adapter of its summary when
 //! both come from the same folder (the part of the file name before the last `/`).
 
+mod console;
+mod fields;
 mod native;
+mod pytorch_v3;
+mod sglang_serving;
+mod vllm_offline;
 mod vllm_serve;
 
 use crate::lenient_json::{self, JsonSyntaxError};
@@ -105,6 +110,48 @@ pub const FORMATS: &[Format] = &[
         produced_by: "vllm bench serve --model M --dataset-name random --num-prompts 200 --max-concurrency 8 --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,95,99 --save-result --save-detailed --result-filename result.json",
         detect: |f| each_record(f, vllm_serve::detect),
         parser: Parser::PerRecord(vllm_serve::parse),
+    },
+    Format {
+        name: sglang_serving::FORMAT,
+        description: "`python -m sglang.bench_serving --output-file` JSON Lines (one object per run; `Infinity` literals; with or without --output-details arrays and server_info). SGLang's own metric definitions (TTFT to the first non-empty chunk, E2E incl. [DONE])",
+        produced_by: "python -m sglang.bench_serving --backend sglang --model M --dataset-name random --random-input-len 512 --random-output-len 128 --num-prompts 200 --max-concurrency 8 --request-rate inf --output-file result.jsonl --output-details",
+        detect: |f| each_record(f, sglang_serving::detect),
+        parser: Parser::PerRecord(sglang_serving::parse),
+    },
+    Format {
+        name: console::VLLM_FORMAT,
+        description: "The \"Serving Benchmark Result\" block that `vllm bench serve` prints (pasted text; values rounded to 2 decimals); several blocks give several results",
+        produced_by: "vllm bench serve --model M --dataset-name random --num-prompts 200 --max-concurrency 8 --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,95,99 > console.txt",
+        detect: console::detect_vllm,
+        parser: Parser::WholeFile(console::parse_vllm),
+    },
+    Format {
+        name: console::SGLANG_FORMAT,
+        description: "The \"Serving Benchmark Result\" block that `python -m sglang.bench_serving` prints (pasted text; values rounded to 2 decimals); several blocks give several results",
+        produced_by: "python -m sglang.bench_serving --backend sglang --model M --dataset-name random --num-prompts 200 --max-concurrency 8 --request-rate inf > console.txt",
+        detect: console::detect_sglang,
+        parser: Parser::WholeFile(console::parse_sglang),
+    },
+    Format {
+        name: vllm_offline::LATENCY_FORMAT,
+        description: "`vllm bench latency --output-json` (offline batch latency: avg, std, per-iteration latencies and percentiles, in s)",
+        produced_by: "vllm bench latency --model M --input-len 512 --output-len 128 --batch-size 8 --num-iters-warmup 5 --num-iters 30 --output-json latency.json",
+        detect: |f| each_record(f, vllm_offline::detect_latency),
+        parser: Parser::PerRecord(vllm_offline::parse_latency),
+    },
+    Format {
+        name: vllm_offline::THROUGHPUT_FORMAT,
+        description: "`vllm bench throughput --output-json` (offline: elapsed time, requests/s and total tokens/s; output tokens/s is not written)",
+        produced_by: "vllm bench throughput --model M --dataset-name random --input-len 512 --output-len 128 --num-prompts 1000 --output-json throughput.json",
+        detect: |f| each_record(f, vllm_offline::detect_throughput),
+        parser: Parser::PerRecord(vllm_offline::parse_throughput),
+    },
+    Format {
+        name: pytorch_v3::FORMAT,
+        description: "PyTorch OSS benchmark v3 records (`*.pytorch.json`, one record per metric) that vLLM's serve/latency/throughput benchmarks write with SAVE_TO_PYTORCH_BENCHMARK_FORMAT=1; grouped into one result per run",
+        produced_by: "SAVE_TO_PYTORCH_BENCHMARK_FORMAT=1 vllm bench serve --model M --dataset-name random --num-prompts 200 --max-concurrency 8 --save-result --result-filename result.json  # writes result.pytorch.json",
+        detect: pytorch_v3::detect,
+        parser: Parser::WholeFile(pytorch_v3::parse),
     },
     Format {
         name: native::FORMAT,
@@ -432,9 +479,13 @@ mod tests {
     #[test]
     fn unknown_format_lists_known_ones() {
         let err = parse_file(Some("nope"), "{}", 0).unwrap_err();
+        // Every format, in FORMATS order: vLLM's first, benchtrail's own last.
+        let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+        assert_eq!(names.first(), Some(&"vllm-bench-serve"));
+        assert_eq!(names.last(), Some(&"benchtrail"));
         assert_eq!(
             err.to_string(),
-            "unknown format `nope`; known formats: vllm-bench-serve, benchtrail"
+            format!("unknown format `nope`; known formats: {}", names.join(", "))
         );
     }
 

@@ -19,7 +19,9 @@
 //! `server_info` when present); with nothing completed the e2e statistics are NaN and the others
 //! placeholder 0.0, so none is stored.
 
-use super::fields::{count, finish_metrics, has, number, pointer_in, push_value, short, stat_label};
+use super::fields::{
+    count, finish_metrics, has, number, pointer_in, push_value, short, stat_label,
+};
 use super::FieldError;
 use crate::cell::{LoadShape, RequestRate, WorkloadCell};
 use crate::config::Configuration;
@@ -102,7 +104,14 @@ pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
         .as_ref()
         .map(|s| s.success.iter().filter(|ok| !**ok).count() as u64);
     if let Some(failed) = failed {
-        push_value(&mut result, "failed", Stat::Value, failed as f64, None, "errors");
+        push_value(
+            &mut result,
+            "failed",
+            Stat::Value,
+            failed as f64,
+            None,
+            "errors",
+        );
     }
     let counts = samples.as_ref().map(SampleCounts::of);
     if completed > 0 {
@@ -170,10 +179,7 @@ fn read_cell(obj: &Map<String, Value>) -> Result<WorkloadCell, FieldError> {
             _ => {
                 return Err(FieldError::new(
                     "/request_rate",
-                    format!(
-                        "expected a positive number or Infinity, found {}",
-                        short(v)
-                    ),
+                    format!("expected a positive number or Infinity, found {}", short(v)),
                 ))
             }
         },
