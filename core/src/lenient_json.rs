@@ -87,10 +87,11 @@ fn quote_non_finite_literals(text: &str) -> String {
             i += 1;
             continue;
         }
-        let rest = &text[i..];
-        let literal = ["-Infinity", "Infinity", "NaN"]
-            .into_iter()
-            .find(|lit| rest.starts_with(lit) && !is_ident_byte(bytes.get(i + lit.len())));
+        // Bytes, not `&text[i..]`: outside strings `i` may sit inside a multi-byte character.
+        let rest = &bytes[i..];
+        let literal = ["-Infinity", "Infinity", "NaN"].into_iter().find(|lit| {
+            rest.starts_with(lit.as_bytes()) && !is_ident_byte(bytes.get(i + lit.len()))
+        });
         if let Some(lit) = literal {
             out.push_str(&text[last..i]);
             out.push('"');

@@ -8,11 +8,16 @@
 //! LLMPerf's individual responses) has that file handed to the adapter of its summary when
 //! both come from the same folder (the part of the file name before the last `/`).
 
+mod aiperf;
 mod console;
 mod fields;
+mod genai_perf;
+mod guidellm;
+mod llmperf;
 mod native;
 mod pytorch_v3;
 mod sglang_serving;
+mod tool_common;
 mod vllm_offline;
 mod vllm_serve;
 
@@ -152,6 +157,62 @@ pub const FORMATS: &[Format] = &[
         produced_by: "SAVE_TO_PYTORCH_BENCHMARK_FORMAT=1 vllm bench serve --model M --dataset-name random --num-prompts 200 --max-concurrency 8 --save-result --result-filename result.json  # writes result.pytorch.json",
         detect: pytorch_v3::detect,
         parser: Parser::WholeFile(pytorch_v3::parse),
+    },
+    Format {
+        name: aiperf::FORMAT,
+        description: "NVIDIA AIPerf `profile_export_aiperf.json` (0.8 and 0.13 layouts); its per-request `profile_export.jsonl` and `server_metrics_export.json` are read when uploaded from the same folder. Warm-up exports, inputs.json and phase_manifest.json are rejected",
+        produced_by: "aiperf profile --model mock-llm --url http://127.0.0.1:8001 --endpoint-type completions --streaming --tokenizer /models/mock-tokenizer --concurrency 4 --request-count 60 --prompt-input-tokens-mean 512 --prompt-input-tokens-stddev 0 --prompt-output-tokens-mean 128 --prompt-output-tokens-stddev 0 --extra-inputs ignore_eos:true --random-seed 42 --warmup-request-count 2 --no-gpu-telemetry --ui-type none --artifact-dir $OUT/aiperf/baseline_completions_c4_isl512_osl128",
+        detect: aiperf::detect,
+        parser: Parser::WholeFile(aiperf::parse),
+    },
+    Format {
+        name: aiperf::RECORDS,
+        description: "AIPerf's per-request `profile_export.jsonl` (warm-up records skipped); upload it with its `profile_export_aiperf.json`",
+        produced_by: "aiperf profile --model mock-llm --url http://127.0.0.1:8001 --endpoint-type completions --streaming --tokenizer /models/mock-tokenizer --concurrency 4 --request-count 60 --prompt-input-tokens-mean 512 --prompt-input-tokens-stddev 0 --prompt-output-tokens-mean 128 --prompt-output-tokens-stddev 0 --extra-inputs ignore_eos:true --random-seed 42 --warmup-request-count 2 --no-gpu-telemetry --ui-type none --artifact-dir $OUT/aiperf/baseline_completions_c4_isl512_osl128",
+        detect: aiperf::detect_records,
+        parser: Parser::Companion { summary: aiperf::FORMAT },
+    },
+    Format {
+        name: aiperf::SERVER_METRICS,
+        description: "AIPerf's `server_metrics_export.json` (the server's Prometheus metrics over the profiling phase); upload it with its `profile_export_aiperf.json`",
+        produced_by: "aiperf profile --model mock-llm --url http://127.0.0.1:8001 --endpoint-type completions --streaming --tokenizer /models/mock-tokenizer --concurrency 4 --request-count 60 --prompt-input-tokens-mean 512 --prompt-input-tokens-stddev 0 --prompt-output-tokens-mean 128 --prompt-output-tokens-stddev 0 --extra-inputs ignore_eos:true --random-seed 42 --warmup-request-count 2 --no-gpu-telemetry --ui-type none --artifact-dir $OUT/aiperf/baseline_completions_c4_isl512_osl128",
+        detect: aiperf::detect_server_metrics,
+        parser: Parser::Companion { summary: aiperf::FORMAT },
+    },
+    Format {
+        name: genai_perf::FORMAT,
+        description: "NVIDIA GenAI-Perf `profile_export_genai_perf.json`; perf_analyzer's per-request `profile_export.json` is read when uploaded from the same folder",
+        produced_by: "genai-perf profile -m mock-llm --endpoint-type completions --streaming -u 127.0.0.1:8001 --tokenizer /models/mock-tokenizer --synthetic-input-tokens-mean 512 --synthetic-input-tokens-stddev 0 --output-tokens-mean 64 --output-tokens-stddev 0 --extra-inputs ignore_eos:true --concurrency 1 --request-count 20 --num-dataset-entries 20 --random-seed 42 --artifact-dir $OUT/genai-perf/baseline_completions_c1_isl512_osl64",
+        detect: genai_perf::detect,
+        parser: Parser::WholeFile(genai_perf::parse),
+    },
+    Format {
+        name: genai_perf::RECORDS,
+        description: "perf_analyzer's per-request `profile_export.json` written by GenAI-Perf (ns timestamps); upload it with its `profile_export_genai_perf.json`",
+        produced_by: "genai-perf profile -m mock-llm --endpoint-type completions --streaming -u 127.0.0.1:8001 --tokenizer /models/mock-tokenizer --synthetic-input-tokens-mean 512 --synthetic-input-tokens-stddev 0 --output-tokens-mean 64 --output-tokens-stddev 0 --extra-inputs ignore_eos:true --concurrency 1 --request-count 20 --num-dataset-entries 20 --random-seed 42 --artifact-dir $OUT/genai-perf/baseline_completions_c1_isl512_osl64",
+        detect: genai_perf::detect_records,
+        parser: Parser::Companion { summary: genai_perf::FORMAT },
+    },
+    Format {
+        name: guidellm::FORMAT,
+        description: "guidellm `benchmarks.json` (v0.2–v0.3 and v0.4+ reports, incl. report version 2): one result per benchmark, the strategy as the load shape. YAML output is not read",
+        produced_by: "guidellm run --backend kind=openai_http,target=http://127.0.0.1:8001,model=mock-llm,request_format=/v1/completions,extras.body.ignore_eos=true --tokenizer kind=huggingface_auto,model=/models/mock-tokenizer --profile 'kind=concurrent,streams[0]=1,streams[1]=4,streams[2]=16' --constraint 'kind=max_requests,count[0]=20,count[1]=60,count[2]=160' --constraint kind=max_duration,seconds=90 --data kind=synthetic_text,prompt_tokens=512,output_tokens=128 --metrics kind=generative,sample_size=8 --seed kind=static,value=42 --output kind=json,path=$OUT/guidellm/baseline_concurrent_1-4-16_isl512_osl128.json",
+        detect: guidellm::detect,
+        parser: Parser::WholeFile(guidellm::parse),
+    },
+    Format {
+        name: llmperf::FORMAT,
+        description: "ray-project LLMPerf `*_summary.json` (flattened results_*, seconds); `*_individual_responses.json` is read when uploaded from the same folder",
+        produced_by: "python token_benchmark_ray.py --model M --mean-input-tokens 550 --stddev-input-tokens 0 --mean-output-tokens 150 --stddev-output-tokens 0 --num-concurrent-requests 5 --max-num-completed-requests 150 --llm-api openai --results-dir result_outputs  # writes <name>_summary.json and <name>_individual_responses.json",
+        detect: llmperf::detect,
+        parser: Parser::WholeFile(llmperf::parse),
+    },
+    Format {
+        name: llmperf::RESPONSES,
+        description: "LLMPerf's `*_individual_responses.json` (a list of per-request dicts); upload it with its `*_summary.json`",
+        produced_by: "python token_benchmark_ray.py --model M --mean-input-tokens 550 --stddev-input-tokens 0 --mean-output-tokens 150 --stddev-output-tokens 0 --num-concurrent-requests 5 --max-num-completed-requests 150 --llm-api openai --results-dir result_outputs  # writes <name>_summary.json and <name>_individual_responses.json",
+        detect: llmperf::detect_responses,
+        parser: Parser::Companion { summary: llmperf::FORMAT },
     },
     Format {
         name: native::FORMAT,

@@ -1,0 +1,375 @@
+//! guidellm `benchmarks.json` (notes: `shared/notes/benchmark-tool-formats.md` §4): several
+//! benchmarks per file, one result each. YAML output is not read (it would need a YAML parser
+//! dependency); convert it or use the JSON output.
+//!
+//! Each metric is a StatusDistributionSummary `{successful, errored, incomplete, total}`; the
+//! `successful` group is stored. Names, by what they are:
+//! - `request_latency` is in **seconds** → `e2el` in ms.
+//! - `time_to_first_token_ms` → `ttft`; `time_to_first_output_token_ms` (v0.7+, first
+//!   non-reasoning token) → `time_to_first_output_token`.
+//! - `inter_token_latency_ms` is per request `(last − first token)/(output tokens − 1)` (vLLM's
+//!   tpot) but its statistics are weighted by output tokens − 1 → `tpot_token_weighted`.
+//! - `time_per_output_token_ms`: from v0.4 on `(last token − request start)/output tokens`,
+//!   weighted by output tokens, so TTFT is included → `tpot_incl_ttft_token_weighted`; in
+//!   v0.2–v0.3 `(last − first token)/output tokens` → `decode_time_per_output_token_token_weighted`.
+//!   The version is told by the benchmark's shape: v0.2–v0.3 benchmarks have `args`, v0.4+
+//!   have `config`.
+//! - rates (`requests_per_second`, `output_tokens_per_second`, `tokens_per_second`) are
+//!   distributions over time whose successful mean is the run's rate.
+//!
+//! The load shape comes from the benchmark's strategy: synchronous → max_concurrency 1;
+//! concurrent → max_concurrency = streams (both with request_rate `inf`, as vLLM writes a closed
+//! loop); throughput → request_rate `inf`; constant → request_rate (no burstiness: evenly
+//! spaced); poisson → request_rate with burstiness 1 (gamma shape 1 is Poisson). The strategy
+//! is also kept as the fact `arrival`.
+
+use super::tool_common::{at, count, file_error, finish, first_value, num, push, text, warn};
+use super::{AdapterError, Content, InputFile};
+use crate::cell::{RequestRate, WorkloadCell};
+use crate::config::Configuration;
+use crate::lenient_json::as_f64;
+use crate::metric::Stat;
+use crate::result::BenchResult;
+use serde_json::{Map, Value};
+
+/// Format name.
+pub const FORMAT: &str = "guidellm";
+
+pub(super) fn detect(input: &InputFile) -> Result<(), String> {
+    let v = first_value(input).ok_or("not JSON")?;
+    let first = v
+        .get("benchmarks")
+        .and_then(Value::as_array)
+        .ok_or("no `benchmarks` list")?
+        .first()
+        .ok_or("an empty `benchmarks` list")?;
+    if first.get("type_").and_then(Value::as_str) == Some("generative_benchmark")
+        || first.get("metrics").is_some_and(Value::is_object)
+    {
+        Ok(())
+    } else {
+        Err("no guidellm `generative_benchmark`".into())
+    }
+}
+
+pub(super) fn parse(
+    input: &InputFile,
+    _companions: &[&InputFile],
+) -> Result<Vec<BenchResult>, AdapterError> {
+    let root = match &input.content {
+        Content::Json(values) => values.first().ok_or(AdapterError::Empty)?,
+        Content::Text { not_json, .. } => return Err(AdapterError::Syntax(not_json.clone())),
+    };
+    detect(input).map_err(|why| file_error("", format!("not a guidellm report: {why}")))?;
+    let benchmarks = root
+        .get("benchmarks")
+        .and_then(Value::as_array)
+        .ok_or_else(|| file_error("/benchmarks", "expected a list"))?;
+    benchmarks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            parse_benchmark(root, b)
+                .map_err(|(field, message)| file_error(format!("/benchmarks/{i}{field}"), message))
+        })
+        .collect()
+}
+
+/// (guidellm key, vocabulary name, factor to the stored unit).
+const DISTRIBUTIONS: &[(&str, &str, f64)] = &[
+    ("time_to_first_token_ms", "ttft", 1.0),
+    ("inter_token_latency_ms", "tpot_token_weighted", 1.0),
+    ("request_latency", "e2el", 1000.0),
+    (
+        "time_to_first_output_token_ms",
+        "time_to_first_output_token",
+        1.0,
+    ),
+];
+
+type Fault = (String, String);
+
+fn parse_benchmark(root: &Value, b: &Value) -> Result<BenchResult, Fault> {
+    let obj = b
+        .as_object()
+        .ok_or_else(|| (String::new(), "expected a JSON object".to_string()))?;
+    let metrics = obj
+        .get("metrics")
+        .and_then(Value::as_object)
+        .ok_or_else(|| ("/metrics".to_string(), "missing".to_string()))?;
+    let legacy = obj.contains_key("args") && !obj.contains_key("config");
+    let mut result = BenchResult::default();
+
+    // request_totals: inside `metrics` from v0.4, beside it before.
+    let totals = metrics
+        .get("request_totals")
+        .or_else(|| obj.get("request_totals"));
+    let total = |k: &str| totals.and_then(|t| t.get(k)).and_then(as_f64);
+    let successful = total("successful").and_then(count);
+    let errored = total("errored").unwrap_or(0.0);
+    let incomplete = total("incomplete").unwrap_or(0.0);
+    if let Some(s) = successful {
+        push(
+            &mut result,
+            "completed",
+            Stat::Value,
+            s as f64,
+            None,
+            "request_totals.successful",
+        );
+    }
+    push(
+        &mut result,
+        "failed",
+        Stat::Value,
+        errored,
+        None,
+        "request_totals.errored",
+    );
+    if let Some(d) = num(obj, "duration") {
+        push(&mut result, "duration", Stat::Value, d, None, "duration");
+    }
+
+    let nothing = successful.is_none_or(|s| s == 0);
+    if !nothing {
+        let tpot_name = if legacy {
+            "decode_time_per_output_token_token_weighted"
+        } else {
+            "tpot_incl_ttft_token_weighted"
+        };
+        for (key, name, factor) in
+            DISTRIBUTIONS
+                .iter()
+                .copied()
+                .chain([("time_per_output_token_ms", tpot_name, 1.0)])
+        {
+            if let Some(d) = metrics.get(key).and_then(|m| m.get("successful")) {
+                read_distribution(d, key, name, factor, &mut result)?;
+            }
+        }
+        for (key, name) in [
+            ("requests_per_second", "request_throughput"),
+            ("output_tokens_per_second", "output_throughput"),
+            ("tokens_per_second", "total_token_throughput"),
+        ] {
+            if let Some(mean) = metrics
+                .get(key)
+                .and_then(|m| at(m, &["successful", "mean"]))
+                .and_then(as_f64)
+            {
+                push(
+                    &mut result,
+                    name,
+                    Stat::Value,
+                    mean,
+                    None,
+                    &format!("{key}.successful.mean"),
+                );
+            }
+        }
+        for (key, name) in [
+            ("prompt_token_count", "total_input_tokens"),
+            ("output_token_count", "total_output_tokens"),
+        ] {
+            if let Some(sum) = metrics
+                .get(key)
+                .and_then(|m| at(m, &["successful", "total_sum"]))
+                .and_then(as_f64)
+            {
+                push(
+                    &mut result,
+                    name,
+                    Stat::Value,
+                    sum,
+                    None,
+                    &format!("{key}.successful.total_sum"),
+                );
+            }
+        }
+    } else {
+        warn(
+            &mut result,
+            "nothing_completed",
+            "No request completed: the benchmark's latency statistics are empty and were not stored.",
+        );
+    }
+    if errored > 0.0 {
+        warn(
+            &mut result,
+            "failed_requests",
+            format!(
+                "{errored} of {} requests failed.",
+                errored + incomplete + successful.unwrap_or(0) as f64
+            ),
+        );
+    }
+    if incomplete > 0.0 {
+        result
+            .facts
+            .insert("incomplete_requests".into(), incomplete.into());
+    }
+
+    let strategy = obj
+        .get("config")
+        .and_then(|c| c.get("strategy"))
+        .or_else(|| obj.get("args").and_then(|a| a.get("strategy")));
+    result.cell = read_cell(root, obj, strategy, &mut result.warnings)?;
+    if let Some(kind) = strategy
+        .and_then(|s| s.get("type_"))
+        .and_then(Value::as_str)
+    {
+        result.facts.insert("arrival".into(), kind.into());
+    }
+    result.configuration = read_configuration(root, obj);
+    for key in ["start_time", "end_time"] {
+        if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
+            result.facts.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(id) = obj
+        .get("config")
+        .and_then(|c| c.get("id_"))
+        .or_else(|| obj.get("id_"))
+    {
+        result.facts.insert("benchmark_id".into(), id.clone());
+    }
+    finish(&mut result);
+    Ok(result)
+}
+
+fn read_distribution(
+    d: &Value,
+    key: &str,
+    name: &str,
+    factor: f64,
+    result: &mut BenchResult,
+) -> Result<(), Fault> {
+    let Some(d) = d.as_object() else {
+        return Ok(());
+    };
+    let n = num(d, "count").and_then(count);
+    let mut stats: Vec<(Stat, f64, String)> = Vec::new();
+    for (k, stat) in [
+        ("mean", Stat::Mean),
+        ("std_dev", Stat::Std),
+        ("min", Stat::Min),
+        ("max", Stat::Max),
+        ("median", Stat::Percentile("50".into())),
+    ] {
+        if let Some(v) = num(d, k) {
+            stats.push((stat, v, format!("{key}.successful.{k}")));
+        }
+    }
+    if let Some(p) = d.get("percentiles").and_then(Value::as_object) {
+        for (k, v) in p {
+            let Some(stat) = percentile_label(k) else {
+                continue;
+            };
+            let Some(v) = as_f64(v) else {
+                continue;
+            };
+            // `median` and `p50` are one statistic: the percentile wins.
+            stats.retain(|(s, _, _)| *s != stat);
+            stats.push((stat, v, format!("{key}.successful.percentiles.{k}")));
+        }
+    }
+    for (stat, v, field) in stats {
+        push(result, name, stat, v * factor, n, &field);
+    }
+    Ok(())
+}
+
+/// guidellm's percentile keys: `p001` = 0.1, `p01` = 1, `p05` = 5, `p50` = 50, `p999` = 99.9.
+fn percentile_label(k: &str) -> Option<Stat> {
+    let digits = k.strip_prefix('p')?;
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let p = match digits {
+        "001" => 0.1,
+        "999" => 99.9,
+        d => d.parse::<f64>().ok()?,
+    };
+    (0.0..=100.0).contains(&p).then(|| Stat::from_percentile(p))
+}
+
+fn read_cell(
+    root: &Value,
+    obj: &Map<String, Value>,
+    strategy: Option<&Value>,
+    warnings: &mut Vec<crate::result::Warning>,
+) -> Result<WorkloadCell, Fault> {
+    let mut cell = WorkloadCell::default();
+    let kind = strategy
+        .and_then(|s| s.get("type_"))
+        .and_then(Value::as_str);
+    let get = |k: &str| strategy.and_then(|s| s.get(k)).and_then(as_f64);
+    let rate = || match get("rate") {
+        Some(r) if r.is_finite() && r > 0.0 => Ok(Some(RequestRate::PerSecond(r))),
+        other => Err((
+            "/config/strategy/rate".to_string(),
+            format!("expected a positive rate, found {other:?}"),
+        )),
+    };
+    match kind {
+        Some("synchronous") => {
+            cell.load.max_concurrency = Some(1);
+            cell.load.request_rate = Some(RequestRate::Infinite);
+        }
+        Some("concurrent") => {
+            cell.load.max_concurrency = get("streams").and_then(count);
+            cell.load.request_rate = Some(RequestRate::Infinite);
+        }
+        Some("throughput") => cell.load.request_rate = Some(RequestRate::Infinite),
+        Some("constant") => cell.load.request_rate = rate()?,
+        Some("poisson") => {
+            cell.load.request_rate = rate()?;
+            cell.load.burstiness = Some(1.0);
+        }
+        other => warnings.push(crate::result::Warning {
+            code: "unknown_strategy".into(),
+            message: format!(
+                "guidellm strategy {other:?} is not known; the load shape is not set."
+            ),
+        }),
+    }
+    // Configured lengths: v0.7+ `config.spec.data[0]`, v0.2 `request_loader.data` text.
+    let data = at(root, &["config", "spec", "data"])
+        .and_then(Value::as_array)
+        .and_then(|d| d.first());
+    let len = |k: &str| data.and_then(|d| d.get(k)).and_then(as_f64).and_then(count);
+    cell.input_len = len("prompt_tokens");
+    cell.output_len = len("output_tokens");
+    if let Some(spec) =
+        at(&Value::Object(obj.clone()), &["request_loader", "data"]).and_then(Value::as_str)
+    {
+        for pair in spec.split(',') {
+            match pair.split_once('=') {
+                Some(("prompt_tokens", v)) => cell.input_len = v.trim().parse().ok(),
+                Some(("output_tokens", v)) => cell.output_len = v.trim().parse().ok(),
+                _ => {}
+            }
+        }
+    }
+    Ok(cell)
+}
+
+fn read_configuration(root: &Value, obj: &Map<String, Value>) -> Configuration {
+    let mut c = Configuration::default();
+    let b = Value::Object(obj.clone());
+    c.model.name = text(at(root, &["config", "spec", "backend", "model"]))
+        .or_else(|| text(at(&b, &["config", "backend", "model"])))
+        .or_else(|| text(at(&b, &["worker", "backend_model"])));
+    c.model.tokenizer = text(at(root, &["config", "spec", "tokenizer", "model"]))
+        .or_else(|| text(at(&b, &["request_loader", "processor"])));
+    c.benchmark.name = Some(FORMAT.to_string());
+    c.benchmark.version = text(at(root, &["metadata", "guidellm_version"]));
+    c.benchmark.backend = text(at(root, &["config", "spec", "backend", "kind"]))
+        .or_else(|| text(at(&b, &["worker", "backend_type"])));
+    c.sampling.ignore_eos = at(
+        root,
+        &["config", "spec", "backend", "extras", "body", "ignore_eos"],
+    )
+    .and_then(Value::as_bool);
+    c
+}
