@@ -11,6 +11,7 @@ pub mod cell;
 pub mod config;
 pub mod lenient_json;
 pub mod metric;
+pub mod regression;
 pub mod result;
 pub mod run;
 pub mod samples;

@@ -1,0 +1,1095 @@
+//! The detection engine: regressions, improvements, trade-offs, change points, missing series
+//! and confounds, as pure functions over plain data.
+//!
+//! # Shapes
+//! * A **series** is one (series key, cell, metric, statistic[, SLO profile]) with an id
+//!   ([`crate::series::series_id`]). Its input is a [`SeriesInput`]: the base branch's
+//!   `history` (commits oldest first, each with one or more [`RunValue`]s = repeats, optionally
+//!   with per-request samples), the `candidate` commit's runs (`None` when the candidate run
+//!   lacks the series) and, for confirmation, the commits that `follow` the candidate.
+//! * A **group** ([`GroupInput`]) is every series of one result: same series key and cell. The
+//!   trade-off rule works within a group.
+//! * Values are in the metric's vocabulary unit (ms, tok/s, req/s, %); `delta_pct` is percent of
+//!   the baseline mean, positive = the candidate's number is larger (whether that is better
+//!   comes from the metric's [`Direction`], never from its name).
+//!
+//! # Method
+//! * **Baseline**: the last [`Settings::baseline_window`] commits of `history` that have at least
+//!   one valid run (excluded/failed runs never enter it); a pinned baseline commit overrides the
+//!   window. Fewer than [`Settings::min_baseline_commits`] such commits → state
+//!   `insufficient_data` (a state, never an alert and never a pass).
+//! * **Tests**: a change is a finding when its relative effect is at least
+//!   [`Settings::min_effect_pct`] **and** it is significant at [`Settings::alpha`] against
+//!   run-to-run variation: Welch's t-test (Welch 1947) of the candidate's repeats against the
+//!   baseline runs when the candidate has ≥ 2 runs, otherwise the t statistic of a prediction
+//!   interval for one new value from the baseline runs (the z-score thresholds of Conbench's
+//!   lookback z-score and Bencher's `z_score`/`t_test`). See [`significance`].
+//! * **Trade-off** (within a group): throughput (`request_throughput` or `output_throughput`)
+//!   improved while TTFT (median or a tail percentile ≥ p90) worsened, or goodput/SLO
+//!   attainment fell → one `tradeoff` finding naming both sides; the improvement of median E2E
+//!   latency is added ("starts later, finishes sooner"). Its component series are not reported
+//!   again as separate findings.
+//! * **Change points** over a history: E-Divisive means (Matteson & James 2014), see
+//!   [`edivisive`] and `testdata/regression/OTAVA.md`.
+//! * **Per-request** samples give a Mann–Whitney U / Hodges–Lehmann shift with an interval,
+//!   attached to a series and its finding; never a finding by itself.
+//! * **Confounds**: [`confounds::confounds`].
+
+pub mod confounds;
+pub mod edivisive;
+pub mod significance;
+pub mod synthetic;
+
+use crate::metric::{lookup, Direction, Stat};
+use edivisive::ChangePointSettings;
+use serde::{Deserialize, Serialize};
+use significance::{RequestShift, TestOutcome};
+
+/// Version of [`Settings`]' meaning; bumped whenever a default or a rule changes, so that a
+/// stored finding can be explained by the settings it records.
+pub const SETTINGS_VERSION: u32 = 1;
+
+/// Every tunable of detection, stored in project settings as `"detection": {...}`. Each
+/// finding records the settings that produced it. Missing fields take the defaults below.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// [`SETTINGS_VERSION`] the settings were written for.
+    pub version: u32,
+    /// Baseline = the last this many base-branch commits with a valid run. Default 10.
+    pub baseline_window: usize,
+    /// Fewer baseline commits than this → `insufficient_data`. Default 3 (PyTorch's HUD reports
+    /// insufficient data as its own state; three commits is the least that shows a spread).
+    pub min_baseline_commits: usize,
+    /// Smallest relative change, in percent of the baseline mean, that can be a finding.
+    /// Default 2 %: below it a change is not worth a person's time, however significant.
+    pub min_effect_pct: f64,
+    /// A regression of at least this many percent is severity `fail`, a smaller one `warn`.
+    /// Default 5 %.
+    pub fail_effect_pct: f64,
+    /// Two-sided significance level of the Welch and prediction-interval tests. Default 0.001:
+    /// a series is tested at every commit (about 50 looks for a 50-commit history), so the
+    /// level per look must be small for the share of noise-only series that ever get a finding
+    /// to stay near 1 % (measured in `core/tests/regression_rates.rs`). For comparison,
+    /// Conbench's default lookback z-score threshold of 5 is a two-sided level of 6e-7.
+    pub alpha: f64,
+    /// Level of the reported confidence and prediction intervals. Default 0.95.
+    pub confidence_level: f64,
+    /// Require the next this many commits to show the same significant change before reporting
+    /// it (PyTorch's "≥ 2 trailing violations"). Default 0 = off.
+    pub confirm_commits: usize,
+    /// Per-request shift: at most this many requests per side (thinned evenly), since the
+    /// Hodges–Lehmann estimate needs every pairwise difference. Default 1000.
+    pub per_request_max_per_side: usize,
+    /// Change points over history.
+    pub change_points: ChangePointSettings,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            version: SETTINGS_VERSION,
+            baseline_window: 10,
+            min_baseline_commits: 3,
+            min_effect_pct: 2.0,
+            fail_effect_pct: 5.0,
+            alpha: 0.001,
+            confidence_level: 0.95,
+            confirm_commits: 0,
+            per_request_max_per_side: 1000,
+            change_points: ChangePointSettings::default(),
+        }
+    }
+}
+
+/// One run's value of a series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunValue {
+    /// The value, metric's unit.
+    pub value: f64,
+    /// The run failed or was excluded by a person: it never enters a baseline or a test.
+    #[serde(default)]
+    pub excluded: bool,
+    /// Per-request values of the metric in this run (e.g. every request's TTFT, ms), if kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Vec<f64>>,
+}
+
+impl RunValue {
+    /// A valid run with no samples.
+    pub fn new(value: f64) -> RunValue {
+        RunValue {
+            value,
+            excluded: false,
+            samples: None,
+        }
+    }
+}
+
+/// The runs of one commit (repeats are independent runs of the same commit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitRuns {
+    /// Commit SHA.
+    pub commit: String,
+    /// Its runs.
+    pub runs: Vec<RunValue>,
+}
+
+impl CommitRuns {
+    /// A commit with valid runs of these values.
+    pub fn new(commit: impl Into<String>, values: &[f64]) -> CommitRuns {
+        CommitRuns {
+            commit: commit.into(),
+            runs: values.iter().map(|&v| RunValue::new(v)).collect(),
+        }
+    }
+
+    fn valid(&self) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| !r.excluded && r.value.is_finite())
+            .map(|r| r.value)
+            .collect()
+    }
+
+    fn valid_samples(&self) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| !r.excluded)
+            .filter_map(|r| r.samples.as_ref())
+            .flatten()
+            .copied()
+            .collect()
+    }
+}
+
+/// One series to analyze.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesInput {
+    /// Series id.
+    pub series_id: String,
+    /// Vocabulary metric name; its [`Direction`] decides better and worse.
+    pub metric: String,
+    /// Statistic.
+    pub stat: Stat,
+    /// SLO profile, for goodput and attainment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_profile: Option<String>,
+    /// Base-branch history, oldest first, not including the candidate.
+    pub history: Vec<CommitRuns>,
+    /// The candidate commit's runs; `None` when the candidate run lacks this series.
+    pub candidate: Option<CommitRuns>,
+    /// Commits after the candidate, oldest first, for confirmation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub following: Vec<CommitRuns>,
+}
+
+/// Every series of one result (one series key and cell).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupInput {
+    /// The series key (canonical JSON or its fingerprint), for reports.
+    pub series_key: String,
+    /// The cell key.
+    pub cell_key: String,
+    /// A pinned baseline commit: when set, the baseline is that commit's runs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_baseline: Option<String>,
+    /// The series.
+    pub series: Vec<SeriesInput>,
+}
+
+/// What happened to a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesState {
+    /// Compared; no finding.
+    NoChange,
+    /// A regression finding (possibly folded into a trade-off).
+    Regression,
+    /// An improvement finding (possibly folded into a trade-off).
+    Improvement,
+    /// Too few baseline commits (or no valid candidate run): not tested, not passed.
+    InsufficientData,
+    /// In the baseline, absent from the candidate.
+    Missing,
+    /// A neutral (descriptive) metric or one outside the vocabulary: never a finding.
+    Descriptive,
+    /// Significant, waiting for the confirming commits.
+    PendingConfirmation,
+    /// Significant, but a following commit did not confirm it.
+    NotConfirmed,
+}
+
+/// Kind of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// The candidate is significantly worse.
+    Regression,
+    /// The candidate is significantly better.
+    Improvement,
+    /// Throughput better while latency or goodput worse, within one result.
+    Tradeoff,
+    /// The history shifted at a commit.
+    ChangePoint,
+    /// A series of the baseline is absent from the candidate.
+    Missing,
+}
+
+/// Severity of an alert-worthy finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Look at it.
+    Warn,
+    /// Blocks (a regression of at least [`Settings::fail_effect_pct`]).
+    Fail,
+}
+
+/// The effect with its confidence interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Effect {
+    /// Candidate − baseline, metric's unit.
+    pub delta_abs: f64,
+    /// The same in percent of the baseline mean (absent when that mean is 0).
+    pub delta_pct: Option<f64>,
+    /// Interval of `delta_abs` at `level` (the baseline mean is treated as known when it is
+    /// turned into percent).
+    pub ci_abs: Option<(f64, f64)>,
+    /// Interval of `delta_pct`.
+    pub ci_pct: Option<(f64, f64)>,
+    /// Confidence level.
+    pub level: f64,
+}
+
+/// The thresholds a finding was judged against.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Threshold {
+    /// Minimum relative effect, percent.
+    pub min_effect_pct: f64,
+    /// Significance level.
+    pub alpha: f64,
+}
+
+/// One side of a trade-off.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TradeoffPart {
+    /// Series id.
+    pub series_id: String,
+    /// Metric.
+    pub metric: String,
+    /// Statistic.
+    pub stat: Stat,
+    /// `improved` or `worsened`.
+    pub change: &'static str,
+    /// Percent change.
+    pub delta_pct: f64,
+    /// The test and its p-value.
+    pub test: &'static str,
+    /// p-value, when the test has one.
+    pub p_value: Option<f64>,
+}
+
+/// A finding: everything needed to explain it from data alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// What was found.
+    pub kind: FindingKind,
+    /// `warn` or `fail` for regressions, trade-offs, missing series and worsening change points;
+    /// `None` for improvements.
+    pub severity: Option<Severity>,
+    /// The series involved (several for a trade-off).
+    pub series_ids: Vec<String>,
+    /// The (headline) metric.
+    pub metric: String,
+    /// Its statistic.
+    pub stat: Stat,
+    /// Its SLO profile, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_profile: Option<String>,
+    /// Its direction.
+    pub direction: Direction,
+    /// The commits the baseline was drawn from (for a change point: the previous regime).
+    pub baseline_commits: Vec<String>,
+    /// The candidate commit (for a change point: the first commit of the new regime).
+    pub candidate_commit: Option<String>,
+    /// Baseline mean, metric's unit.
+    pub baseline_value: Option<f64>,
+    /// Candidate mean, metric's unit.
+    pub candidate_value: Option<f64>,
+    /// Percent change of the headline metric.
+    pub delta_pct: Option<f64>,
+    /// The effect with its interval.
+    pub effect: Option<Effect>,
+    /// `welch_t`, `prediction_interval`, `zero_spread`, `effect_only`, `e_divisive`, `tradeoff`,
+    /// `missing`.
+    pub test: &'static str,
+    /// Test statistic (t, or Q for E-Divisive).
+    pub statistic: Option<f64>,
+    /// Degrees of freedom of t.
+    pub df: Option<f64>,
+    /// p-value.
+    pub p_value: Option<f64>,
+    /// Prediction interval of a baseline-like value, for `prediction_interval`.
+    pub prediction_interval: Option<(f64, f64)>,
+    /// Thresholds applied.
+    pub threshold: Threshold,
+    /// One sentence for people.
+    pub summary: String,
+    /// The sides of a trade-off.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<TradeoffPart>,
+    /// Per-request shift, when samples exist (description only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_request: Option<RequestShift>,
+    /// Commits that confirmed the finding.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub confirmed_by: Vec<String>,
+    /// Caveats (zero spread, effect only, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The settings that produced the finding.
+    pub settings: Settings,
+}
+
+/// The comparison of a series' candidate with its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The test's outcome.
+    pub outcome: TestOutcome,
+    /// Percent change.
+    pub delta_pct: Option<f64>,
+    /// Effect ≥ minimum and significant (or effect-decided for zero spread / effect only).
+    pub significant: bool,
+    /// `Some(true)` better, `Some(false)` worse, `None` for neutral metrics or no change.
+    pub better: Option<bool>,
+    /// Baseline commits used.
+    pub baseline_commits: Vec<String>,
+}
+
+/// Per-series outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeriesReport {
+    /// Series id.
+    pub series_id: String,
+    /// Metric.
+    pub metric: String,
+    /// Statistic.
+    pub stat: Stat,
+    /// State.
+    pub state: SeriesState,
+    /// Why, for states without a comparison.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The comparison, when one was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+    /// Per-request shift, when samples exist on both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_request: Option<RequestShift>,
+}
+
+/// Result of [`analyze`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupReport {
+    /// Series key.
+    pub series_key: String,
+    /// Cell key.
+    pub cell_key: String,
+    /// One report per input series, in input order.
+    pub series: Vec<SeriesReport>,
+    /// Findings: trade-offs first, then regressions, missing series and improvements.
+    pub findings: Vec<Finding>,
+}
+
+/// The short name of a (metric, statistic) in a sentence: `median TTFT`, `p95 TTFT`,
+/// `output throughput`, `mean TPOT`, `median E2E latency`.
+pub fn describe(metric: &str, stat: &Stat) -> String {
+    let name = match metric {
+        "ttft" => "TTFT".to_string(),
+        "tpot" => "TPOT".to_string(),
+        "itl" => "ITL".to_string(),
+        "e2el" => "E2E latency".to_string(),
+        "request_throughput" => "request throughput".to_string(),
+        "output_throughput" => "output throughput".to_string(),
+        "total_token_throughput" => "total token throughput".to_string(),
+        "request_goodput" => "request goodput".to_string(),
+        "slo_attainment" => "SLO attainment".to_string(),
+        other => lookup(other).map_or(other.to_string(), |d| d.label.to_lowercase()),
+    };
+    match stat {
+        Stat::Value => name,
+        Stat::Percentile(p) if p == "50" => format!("median {name}"),
+        other => format!("{other} {name}"),
+    }
+}
+
+/// `+4.1 %`, `-3.0 %`.
+fn pct(x: f64) -> String {
+    format!("{x:+.1} %")
+}
+
+fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+fn fmt_p(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+struct Baseline {
+    commits: Vec<String>,
+    runs: Vec<f64>,
+    samples: Vec<f64>,
+    /// Pooled within-commit variance Σ(nᵢ−1)sᵢ² / Σ(nᵢ−1) over commits with ≥ 2 runs (0 if none).
+    within_var: f64,
+}
+
+fn baseline_of(s: &SeriesInput, pinned: Option<&str>, window: usize) -> Baseline {
+    let chosen: Vec<&CommitRuns> = match pinned {
+        Some(p) => s.history.iter().filter(|c| c.commit == p).collect(),
+        None => {
+            let mut v: Vec<&CommitRuns> = s
+                .history
+                .iter()
+                .rev()
+                .filter(|c| !c.valid().is_empty())
+                .take(window)
+                .collect();
+            v.reverse();
+            v
+        }
+    };
+    let chosen: Vec<&CommitRuns> = chosen
+        .into_iter()
+        .filter(|c| !c.valid().is_empty())
+        .collect();
+    let (mut ss, mut dof) = (0.0, 0.0);
+    for c in &chosen {
+        let v = c.valid();
+        if v.len() >= 2 {
+            ss += significance::sample_var(&v) * (v.len() - 1) as f64;
+            dof += (v.len() - 1) as f64;
+        }
+    }
+    Baseline {
+        within_var: if dof > 0.0 { ss / dof } else { 0.0 },
+        commits: chosen.iter().map(|c| c.commit.clone()).collect(),
+        runs: chosen.iter().flat_map(|c| c.valid()).collect(),
+        samples: chosen.iter().flat_map(|c| c.valid_samples()).collect(),
+    }
+}
+
+fn direction_of(metric: &str) -> Direction {
+    lookup(metric).map_or(Direction::Neutral, |d| d.direction)
+}
+
+/// Runs the test that fits the data and applies the thresholds.
+fn compare_values(
+    base: &[f64],
+    within_var: f64,
+    cand: &[f64],
+    direction: Direction,
+    settings: &Settings,
+) -> (TestOutcome, Option<f64>, bool, Option<bool>) {
+    let outcome = if cand.len() >= 2 && base.len() >= 2 {
+        significance::welch(base, cand, settings.confidence_level, within_var)
+    } else if base.len() >= 2 {
+        significance::prediction(base, cand[0], settings.confidence_level)
+    } else {
+        significance::effect_only(base, cand, settings.confidence_level)
+    };
+    let b = outcome.baseline_mean;
+    let delta_pct = (b != 0.0).then(|| outcome.delta_abs / b.abs() * 100.0);
+    let big = delta_pct.is_some_and(|d| d.abs() >= settings.min_effect_pct);
+    let sig = match outcome.p_value {
+        Some(p) => p < settings.alpha,
+        None => true, // zero spread or effect only: the effect decides, and the notes say so
+    };
+    let significant = big && sig && direction != Direction::Neutral;
+    let better = match direction {
+        _ if outcome.delta_abs == 0.0 => None,
+        Direction::LowerIsBetter => Some(outcome.delta_abs < 0.0),
+        Direction::HigherIsBetter => Some(outcome.delta_abs > 0.0),
+        Direction::Neutral => None,
+    };
+    (outcome, delta_pct, significant, better)
+}
+
+fn effect_of(o: &TestOutcome) -> Effect {
+    let b = o.baseline_mean;
+    let to_pct = |x: f64| x / b.abs() * 100.0;
+    Effect {
+        delta_abs: o.delta_abs,
+        delta_pct: (b != 0.0).then(|| to_pct(o.delta_abs)),
+        ci_abs: o.delta_ci,
+        ci_pct: o
+            .delta_ci
+            .filter(|_| b != 0.0)
+            .map(|(l, h)| (to_pct(l), to_pct(h))),
+        level: o.level,
+    }
+}
+
+fn test_phrase(o: &TestOutcome, k: usize) -> String {
+    match o.test {
+        "welch_t" => format!(
+            "Welch's t = {:.2}, df = {:.1}, p = {} against {k} baseline commits",
+            o.statistic.unwrap_or(0.0),
+            o.df.unwrap_or(0.0),
+            fmt_p(o.p_value.unwrap_or(1.0))
+        ),
+        "prediction_interval" => {
+            let (lo, hi) = o.prediction_interval.unwrap_or((0.0, 0.0));
+            format!(
+                "outside the {:.0} % prediction interval [{}, {}] of {k} baseline commits (t = {:.2}, p = {})",
+                o.level * 100.0,
+                fmt_num(lo),
+                fmt_num(hi),
+                o.statistic.unwrap_or(0.0),
+                fmt_p(o.p_value.unwrap_or(1.0))
+            )
+        }
+        "zero_spread" => format!(
+            "zero run-to-run spread in {k} baseline commits, so decided on the effect alone"
+        ),
+        _ => "effect only: one value per side and no history, not tested for significance"
+            .to_string(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn comparison_finding(
+    s: &SeriesInput,
+    cmp: &Comparison,
+    candidate: &str,
+    settings: &Settings,
+    per_request: Option<RequestShift>,
+    confirmed_by: Vec<String>,
+) -> Finding {
+    let o = &cmp.outcome;
+    let better = cmp.better == Some(true);
+    let kind = if better {
+        FindingKind::Improvement
+    } else {
+        FindingKind::Regression
+    };
+    let d = cmp.delta_pct.unwrap_or(0.0);
+    let severity = if better {
+        None
+    } else if d.abs() >= settings.fail_effect_pct && o.test != "effect_only" {
+        Some(Severity::Fail)
+    } else {
+        Some(Severity::Warn)
+    };
+    let unit = lookup(&s.metric).map_or("", |m| m.unit.as_str());
+    let summary = format!(
+        "{} {} ({} → {} {unit}): {}.",
+        describe(&s.metric, &s.stat),
+        pct(d),
+        fmt_num(o.baseline_mean),
+        fmt_num(o.candidate_mean),
+        test_phrase(o, cmp.baseline_commits.len()),
+    );
+    Finding {
+        kind,
+        severity,
+        series_ids: vec![s.series_id.clone()],
+        metric: s.metric.clone(),
+        stat: s.stat.clone(),
+        slo_profile: s.slo_profile.clone(),
+        direction: direction_of(&s.metric),
+        baseline_commits: cmp.baseline_commits.clone(),
+        candidate_commit: Some(candidate.to_string()),
+        baseline_value: Some(o.baseline_mean),
+        candidate_value: Some(o.candidate_mean),
+        delta_pct: cmp.delta_pct,
+        effect: Some(effect_of(o)),
+        test: o.test,
+        statistic: o.statistic,
+        df: o.df,
+        p_value: o.p_value,
+        prediction_interval: o.prediction_interval,
+        threshold: Threshold {
+            min_effect_pct: settings.min_effect_pct,
+            alpha: settings.alpha,
+        },
+        summary,
+        parts: Vec::new(),
+        per_request,
+        confirmed_by,
+        notes: o.note.iter().cloned().collect(),
+        settings: settings.clone(),
+    }
+}
+
+/// Compares two single values offline (two files, no history): an effect-only finding when the
+/// effect reaches [`Settings::min_effect_pct`], saying that no significance test was possible.
+pub fn compare_pair(
+    series_id: &str,
+    metric: &str,
+    stat: Stat,
+    baseline: (&str, f64),
+    candidate: (&str, f64),
+    settings: &Settings,
+) -> Option<Finding> {
+    let s = SeriesInput {
+        series_id: series_id.to_string(),
+        metric: metric.to_string(),
+        stat,
+        slo_profile: None,
+        history: vec![CommitRuns::new(baseline.0, &[baseline.1])],
+        candidate: Some(CommitRuns::new(candidate.0, &[candidate.1])),
+        following: Vec::new(),
+    };
+    let (outcome, delta_pct, significant, better) = compare_values(
+        &[baseline.1],
+        0.0,
+        &[candidate.1],
+        direction_of(metric),
+        settings,
+    );
+    let cmp = Comparison {
+        outcome,
+        delta_pct,
+        significant,
+        better,
+        baseline_commits: vec![baseline.0.to_string()],
+    };
+    significant.then(|| comparison_finding(&s, &cmp, candidate.0, settings, None, Vec::new()))
+}
+
+/// Analyzes one result's series against their baselines: regressions, improvements, trade-offs,
+/// missing series and series with insufficient data. Pure and deterministic.
+pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
+    let mut reports = Vec::new();
+    let mut findings: Vec<Finding> = Vec::new();
+    for s in &group.series {
+        let direction = direction_of(&s.metric);
+        let base = baseline_of(
+            s,
+            group.pinned_baseline.as_deref(),
+            settings.baseline_window,
+        );
+        let mut report = SeriesReport {
+            series_id: s.series_id.clone(),
+            metric: s.metric.clone(),
+            stat: s.stat.clone(),
+            state: SeriesState::NoChange,
+            reason: None,
+            comparison: None,
+            per_request: None,
+        };
+        let Some(candidate) = &s.candidate else {
+            if !base.commits.is_empty() {
+                report.state = SeriesState::Missing;
+                report.reason = Some("absent from the candidate run".into());
+                findings.push(missing_finding(s, &base, settings));
+            }
+            reports.push(report);
+            continue;
+        };
+        if direction == Direction::Neutral {
+            report.state = SeriesState::Descriptive;
+            report.reason = Some("neutral metric: descriptive, never a finding".into());
+            reports.push(report);
+            continue;
+        }
+        let cand = candidate.valid();
+        let enough = if group.pinned_baseline.is_some() {
+            !base.runs.is_empty()
+        } else {
+            base.commits.len() >= settings.min_baseline_commits
+        };
+        if cand.is_empty() || !enough {
+            report.state = SeriesState::InsufficientData;
+            report.reason = Some(if cand.is_empty() {
+                "the candidate has no valid run".into()
+            } else if group.pinned_baseline.is_some() {
+                "the pinned baseline commit has no valid run of this series".into()
+            } else {
+                format!(
+                    "{} baseline commit(s) with a valid run; at least {} are needed",
+                    base.commits.len(),
+                    settings.min_baseline_commits
+                )
+            });
+            reports.push(report);
+            continue;
+        }
+        let (outcome, delta_pct, significant, better) =
+            compare_values(&base.runs, base.within_var, &cand, direction, settings);
+        let cand_samples = candidate.valid_samples();
+        report.per_request = (!base.samples.is_empty() && !cand_samples.is_empty())
+            .then(|| {
+                significance::request_shift(
+                    &base.samples,
+                    &cand_samples,
+                    settings.confidence_level,
+                    settings.per_request_max_per_side,
+                )
+            })
+            .flatten();
+        let cmp = Comparison {
+            outcome,
+            delta_pct,
+            significant,
+            better,
+            baseline_commits: base.commits.clone(),
+        };
+        if significant {
+            // Optional confirmation by the following commits, against the same baseline.
+            let n = settings.confirm_commits;
+            let mut confirmed_by = Vec::new();
+            let mut state = if better == Some(true) {
+                SeriesState::Improvement
+            } else {
+                SeriesState::Regression
+            };
+            if n > 0 {
+                if s.following.len() < n {
+                    state = SeriesState::PendingConfirmation;
+                } else {
+                    for f in &s.following[..n] {
+                        let v = f.valid();
+                        let ok = !v.is_empty() && {
+                            let (_, _, sig, b) = compare_values(
+                                &base.runs,
+                                base.within_var,
+                                &v,
+                                direction,
+                                settings,
+                            );
+                            sig && b == better
+                        };
+                        if !ok {
+                            state = SeriesState::NotConfirmed;
+                            break;
+                        }
+                        confirmed_by.push(f.commit.clone());
+                    }
+                }
+            }
+            report.state = state;
+            if matches!(state, SeriesState::Regression | SeriesState::Improvement) {
+                findings.push(comparison_finding(
+                    s,
+                    &cmp,
+                    &candidate.commit,
+                    settings,
+                    report.per_request.clone(),
+                    confirmed_by,
+                ));
+            }
+        }
+        report.comparison = Some(cmp);
+        reports.push(report);
+    }
+    let tradeoff = tradeoff_finding(group, &reports, settings);
+    if let Some(t) = &tradeoff {
+        findings.retain(|f| !t.series_ids.contains(&f.series_ids[0]));
+    }
+    let rank = |f: &Finding| match f.kind {
+        FindingKind::Tradeoff => 0,
+        FindingKind::Regression => 1,
+        FindingKind::Missing => 2,
+        FindingKind::ChangePoint => 3,
+        FindingKind::Improvement => 4,
+    };
+    findings.sort_by_key(rank);
+    let mut all: Vec<Finding> = tradeoff.into_iter().collect();
+    all.extend(findings);
+    GroupReport {
+        series_key: group.series_key.clone(),
+        cell_key: group.cell_key.clone(),
+        series: reports,
+        findings: all,
+    }
+}
+
+fn missing_finding(s: &SeriesInput, base: &Baseline, settings: &Settings) -> Finding {
+    Finding {
+        kind: FindingKind::Missing,
+        severity: Some(Severity::Warn),
+        series_ids: vec![s.series_id.clone()],
+        metric: s.metric.clone(),
+        stat: s.stat.clone(),
+        slo_profile: s.slo_profile.clone(),
+        direction: direction_of(&s.metric),
+        baseline_commits: base.commits.clone(),
+        candidate_commit: None,
+        baseline_value: (!base.runs.is_empty()).then(|| significance::mean(&base.runs)),
+        candidate_value: None,
+        delta_pct: None,
+        effect: None,
+        test: "missing",
+        statistic: None,
+        df: None,
+        p_value: None,
+        prediction_interval: None,
+        threshold: Threshold {
+            min_effect_pct: settings.min_effect_pct,
+            alpha: settings.alpha,
+        },
+        summary: format!(
+            "{} is missing from the candidate run but present in {} baseline commit(s).",
+            describe(&s.metric, &s.stat),
+            base.commits.len()
+        ),
+        parts: Vec::new(),
+        per_request: None,
+        confirmed_by: Vec::new(),
+        notes: Vec::new(),
+        settings: settings.clone(),
+    }
+}
+
+/// The trade-off rule over one group's comparisons (see the module documentation).
+fn tradeoff_finding(
+    group: &GroupInput,
+    reports: &[SeriesReport],
+    settings: &Settings,
+) -> Option<Finding> {
+    let sig = |r: &SeriesReport, better: bool| {
+        let want = if better {
+            SeriesState::Improvement
+        } else {
+            SeriesState::Regression
+        };
+        r.state == want
+    };
+    let find = |metric: &str, stat: &Stat, better: bool| {
+        reports
+            .iter()
+            .find(|r| r.metric == metric && &r.stat == stat && sig(r, better))
+    };
+    let throughputs: Vec<&SeriesReport> = ["output_throughput", "request_throughput"]
+        .iter()
+        .filter_map(|m| find(m, &Stat::Value, true))
+        .collect();
+    let head = *throughputs.first()?;
+    let mut ttft: Vec<&SeriesReport> = reports
+        .iter()
+        .filter(|r| r.metric == "ttft" && sig(r, false))
+        .filter(|r| r.stat.percentile().is_some_and(|p| p == 50.0 || p >= 90.0))
+        .collect();
+    ttft.sort_by(|a, b| {
+        let p = |r: &SeriesReport| r.stat.percentile().unwrap_or(0.0);
+        p(a).total_cmp(&p(b))
+    });
+    let goodput: Vec<&SeriesReport> = reports
+        .iter()
+        .filter(|r| matches!(r.metric.as_str(), "request_goodput" | "slo_attainment"))
+        .filter(|r| sig(r, false))
+        .collect();
+    if ttft.is_empty() && goodput.is_empty() {
+        return None;
+    }
+    let e2e = find("e2el", &Stat::Percentile("50".into()), true);
+    let d = |r: &SeriesReport| {
+        r.comparison
+            .as_ref()
+            .and_then(|c| c.delta_pct)
+            .unwrap_or(0.0)
+    };
+    let mut worse = Vec::new();
+    if let Some((first, rest)) = ttft.split_first() {
+        let mut w = format!("{} {}", describe("ttft", &first.stat), pct(d(first)));
+        if !rest.is_empty() {
+            let tails: Vec<String> = rest
+                .iter()
+                .map(|r| format!("{} {}", r.stat, pct(d(r))))
+                .collect();
+            w.push_str(&format!(" ({})", tails.join(", ")));
+        }
+        worse.push(w);
+    }
+    for g in &goodput {
+        let profile = group
+            .series
+            .iter()
+            .find(|s| s.series_id == g.series_id)
+            .and_then(|s| s.slo_profile.as_ref())
+            .map_or(String::new(), |p| format!(" ({p} SLOs)"));
+        worse.push(format!(
+            "{}{profile} {}",
+            describe(&g.metric, &g.stat),
+            pct(d(g))
+        ));
+    }
+    let mut summary = format!(
+        "{} {} but {}",
+        describe(&head.metric, &head.stat),
+        pct(d(head)),
+        worse.join(" and ")
+    );
+    if let Some(e) = e2e {
+        summary.push_str(&format!("; {} {}", describe("e2el", &e.stat), pct(d(e))));
+        if !ttft.is_empty() {
+            summary.push_str(": starts later, finishes sooner");
+        }
+    }
+    summary.push('.');
+    let part = |r: &SeriesReport, change: &'static str| {
+        let c = r.comparison.as_ref().expect("significant series have one");
+        TradeoffPart {
+            series_id: r.series_id.clone(),
+            metric: r.metric.clone(),
+            stat: r.stat.clone(),
+            change,
+            delta_pct: c.delta_pct.unwrap_or(0.0),
+            test: c.outcome.test,
+            p_value: c.outcome.p_value,
+        }
+    };
+    let mut parts: Vec<TradeoffPart> = throughputs.iter().map(|r| part(r, "improved")).collect();
+    parts.extend(
+        ttft.iter()
+            .chain(goodput.iter())
+            .map(|r| part(r, "worsened")),
+    );
+    parts.extend(e2e.iter().map(|r| part(r, "improved")));
+    let hc = head.comparison.as_ref().expect("significant");
+    let candidate = group
+        .series
+        .iter()
+        .find(|s| s.series_id == head.series_id)
+        .and_then(|s| s.candidate.as_ref())
+        .map(|c| c.commit.clone());
+    Some(Finding {
+        kind: FindingKind::Tradeoff,
+        severity: Some(Severity::Warn),
+        series_ids: parts.iter().map(|p| p.series_id.clone()).collect(),
+        metric: head.metric.clone(),
+        stat: head.stat.clone(),
+        slo_profile: None,
+        direction: direction_of(&head.metric),
+        baseline_commits: hc.baseline_commits.clone(),
+        candidate_commit: candidate,
+        baseline_value: Some(hc.outcome.baseline_mean),
+        candidate_value: Some(hc.outcome.candidate_mean),
+        delta_pct: hc.delta_pct,
+        effect: Some(effect_of(&hc.outcome)),
+        test: "tradeoff",
+        statistic: hc.outcome.statistic,
+        df: hc.outcome.df,
+        p_value: hc.outcome.p_value,
+        prediction_interval: None,
+        threshold: Threshold {
+            min_effect_pct: settings.min_effect_pct,
+            alpha: settings.alpha,
+        },
+        summary,
+        parts,
+        per_request: None,
+        confirmed_by: Vec::new(),
+        notes: vec![
+            "each side is significant on its own; the trade-off is a decision for a person, \
+             not a failure"
+                .into(),
+        ],
+        settings: settings.clone(),
+    })
+}
+
+/// Change points over a series' base-branch history (E-Divisive means, [`edivisive`]): one
+/// value per commit (mean of its valid runs); a change point is a finding when the means of the
+/// regimes on its two sides differ by at least [`Settings::min_effect_pct`]. The effect's
+/// interval is Welch's between the per-commit values of the two regimes.
+pub fn change_point_findings(s: &SeriesInput, settings: &Settings) -> Vec<Finding> {
+    let direction = direction_of(&s.metric);
+    if !settings.change_points.enabled || direction == Direction::Neutral {
+        return Vec::new();
+    }
+    let points: Vec<(&str, f64)> = s
+        .history
+        .iter()
+        .filter_map(|c| {
+            let v = c.valid();
+            (!v.is_empty()).then(|| (c.commit.as_str(), significance::mean(&v)))
+        })
+        .collect();
+    let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+    let cps = edivisive::e_divisive(&values, &settings.change_points);
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(cps.iter().map(|c| c.index));
+    bounds.push(values.len());
+    let mut out = Vec::new();
+    for (k, cp) in cps.iter().enumerate() {
+        let (a, i, b) = (bounds[k], bounds[k + 1], bounds[k + 2]);
+        let o = significance::welch(&values[a..i], &values[i..b], settings.confidence_level, 0.0);
+        let b0 = o.baseline_mean;
+        let Some(dp) = (b0 != 0.0).then(|| o.delta_abs / b0.abs() * 100.0) else {
+            continue;
+        };
+        if dp.abs() < settings.min_effect_pct {
+            continue;
+        }
+        let better = match direction {
+            Direction::LowerIsBetter => dp < 0.0,
+            _ => dp > 0.0,
+        };
+        let unit = lookup(&s.metric).map_or("", |m| m.unit.as_str());
+        let commit = points[i].0;
+        let short = &commit[..commit.len().min(12)];
+        out.push(Finding {
+            kind: FindingKind::ChangePoint,
+            severity: (!better).then_some(if dp.abs() >= settings.fail_effect_pct {
+                Severity::Fail
+            } else {
+                Severity::Warn
+            }),
+            series_ids: vec![s.series_id.clone()],
+            metric: s.metric.clone(),
+            stat: s.stat.clone(),
+            slo_profile: s.slo_profile.clone(),
+            direction,
+            baseline_commits: points[a..i].iter().map(|p| p.0.to_string()).collect(),
+            candidate_commit: Some(commit.to_string()),
+            baseline_value: Some(o.baseline_mean),
+            candidate_value: Some(o.candidate_mean),
+            delta_pct: Some(dp),
+            effect: Some(effect_of(&o)),
+            test: "e_divisive",
+            statistic: Some(cp.q),
+            df: None,
+            p_value: Some(cp.p_value),
+            prediction_interval: None,
+            threshold: Threshold {
+                min_effect_pct: settings.min_effect_pct,
+                alpha: settings.change_points.alpha,
+            },
+            summary: format!(
+                "{} shifted {} at commit {short} ({} → {} {unit}, {} commits before, {} after): \
+                 E-Divisive, permutation p = {} ({} permutations).",
+                describe(&s.metric, &s.stat),
+                pct(dp),
+                fmt_num(o.baseline_mean),
+                fmt_num(o.candidate_mean),
+                i - a,
+                b - i,
+                fmt_p(cp.p_value),
+                cp.permutations
+            ),
+            parts: Vec::new(),
+            per_request: None,
+            confirmed_by: Vec::new(),
+            notes: Vec::new(),
+            settings: settings.clone(),
+        });
+    }
+    out
+}

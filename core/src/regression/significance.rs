@@ -1,0 +1,370 @@
+//! Significance tests of one candidate commit against its baseline, and the per-request shift.
+//!
+//! Every function takes plain slices of values in the metric's unit and returns a [`TestOutcome`]
+//! whose numbers are all finite: a degenerate input (zero spread, too few values) gives an
+//! outcome that says so in `note` instead of a NaN or an infinity.
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+/// The result of one test of "candidate differs from baseline".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestOutcome {
+    /// `welch_t`, `prediction_interval`, `zero_spread` or `effect_only`.
+    pub test: &'static str,
+    /// Mean of the baseline values, in the metric's unit.
+    pub baseline_mean: f64,
+    /// Mean of the candidate values, in the metric's unit.
+    pub candidate_mean: f64,
+    /// `candidate_mean − baseline_mean`, in the metric's unit.
+    pub delta_abs: f64,
+    /// Confidence interval of `delta_abs` at `level` (metric's unit); `None` when the test has
+    /// no spread to build one from.
+    pub delta_ci: Option<(f64, f64)>,
+    /// The test statistic (t), when there is one.
+    pub statistic: Option<f64>,
+    /// Degrees of freedom of the statistic's reference distribution.
+    pub df: Option<f64>,
+    /// Two-sided p-value, when the test has one.
+    pub p_value: Option<f64>,
+    /// For `prediction_interval`: the interval at `level` a new baseline-like value falls in.
+    pub prediction_interval: Option<(f64, f64)>,
+    /// Confidence level of `delta_ci` and `prediction_interval`.
+    pub level: f64,
+    /// Number of baseline and candidate values used.
+    pub n_baseline: usize,
+    /// Number of candidate values used.
+    pub n_candidate: usize,
+    /// Why the outcome is degenerate, when it is.
+    pub note: Option<String>,
+}
+
+/// Arithmetic mean (callers guarantee a non-empty slice).
+pub(crate) fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Sample variance with n − 1 in the denominator (0 for fewer than 2 values).
+pub(crate) fn sample_var(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
+fn t_dist(df: f64) -> StudentsT {
+    StudentsT::new(0.0, 1.0, df).expect("df > 0 is checked by the callers")
+}
+
+/// Two-sided p-value of `t` under Student's t with `df` degrees of freedom.
+fn two_sided_p(t: f64, df: f64) -> f64 {
+    (2.0 * t_dist(df).sf(t.abs())).clamp(0.0, 1.0)
+}
+
+/// The `1 − (1 − level)/2` quantile of Student's t with `df` degrees of freedom.
+fn t_quantile(level: f64, df: f64) -> f64 {
+    t_dist(df).inverse_cdf(1.0 - (1.0 - level) / 2.0)
+}
+
+fn zero_spread(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
+    let (b, c) = (mean(base), mean(cand));
+    TestOutcome {
+        test: "zero_spread",
+        baseline_mean: b,
+        candidate_mean: c,
+        delta_abs: c - b,
+        delta_ci: Some((c - b, c - b)),
+        statistic: None,
+        df: None,
+        p_value: None,
+        prediction_interval: None,
+        level,
+        n_baseline: base.len(),
+        n_candidate: cand.len(),
+        note: Some(if b == c {
+            "every baseline and candidate value is identical: no change".to_string()
+        } else {
+            "baseline and candidate values have zero run-to-run spread, so the difference is exact \
+             and a significance test is not defined; decided on the size of the effect alone"
+                .to_string()
+        }),
+    }
+}
+
+/// Welch's unequal-variances t-test (Welch 1947, "The generalization of Student's problem when
+/// several different population variances are involved", Biometrika 34) of the candidate's
+/// repeated runs against the baseline's runs.
+///
+/// `t = (mean_c − mean_b) / sqrt(s_b²/n_b + s_c²/n_c)`, with Welch–Satterthwaite degrees of
+/// freedom `(s_b²/n_b + s_c²/n_c)² / ((s_b²/n_b)²/(n_b−1) + (s_c²/n_c)²/(n_c−1))`; the interval
+/// of the difference is `delta ± t_{df, 1−(1−level)/2} · se`. Needs ≥ 2 values per side.
+/// When both sides have zero spread the outcome is `zero_spread`.
+///
+/// `cand_var_floor`: the candidate's sample variance is raised to at least this (benchtrail
+/// passes the baseline's pooled within-commit run-to-run variance). A spread estimated from a
+/// handful of repeats is often far too small by chance, and Welch's approximation is liberal in
+/// the far tail exactly then; with 5 repeats this floor is what keeps noise-only histories
+/// quiet (see `core/tests/regression_rates.rs`). 0 disables it (plain Welch).
+pub fn welch(base: &[f64], cand: &[f64], level: f64, cand_var_floor: f64) -> TestOutcome {
+    assert!(
+        base.len() >= 2 && cand.len() >= 2,
+        "Welch needs two values per side"
+    );
+    let (nb, nc) = (base.len() as f64, cand.len() as f64);
+    let raw_vc = sample_var(cand);
+    let floored = raw_vc < cand_var_floor;
+    let (vb, vc) = (sample_var(base) / nb, raw_vc.max(cand_var_floor) / nc);
+    let se2 = vb + vc;
+    if se2 <= 0.0 {
+        return zero_spread(base, cand, level);
+    }
+    let se = se2.sqrt();
+    let df = se2 * se2 / (vb * vb / (nb - 1.0) + vc * vc / (nc - 1.0));
+    let (b, c) = (mean(base), mean(cand));
+    let t = (c - b) / se;
+    let q = t_quantile(level, df);
+    TestOutcome {
+        test: "welch_t",
+        baseline_mean: b,
+        candidate_mean: c,
+        delta_abs: c - b,
+        delta_ci: Some((c - b - q * se, c - b + q * se)),
+        statistic: Some(t),
+        df: Some(df),
+        p_value: Some(two_sided_p(t, df)),
+        prediction_interval: None,
+        level,
+        n_baseline: base.len(),
+        n_candidate: cand.len(),
+        note: floored.then(|| {
+            "the candidate's run-to-run variance was below the baseline's within-commit variance \
+             and was raised to it"
+                .to_string()
+        }),
+    }
+}
+
+/// A single candidate value against the spread of the baseline history: the prediction
+/// interval of one new observation, `mean_b ± t_{n−1, 1−(1−level)/2} · s_b · sqrt(1 + 1/n)`,
+/// and the matching statistic `t = (x − mean_b) / (s_b · sqrt(1 + 1/n))` with `n − 1` degrees
+/// of freedom. This is the z-score test of Conbench's lookback z-score and Bencher's `t_test`
+/// threshold (a t rather than a normal reference, because the spread is estimated from few
+/// values). Needs ≥ 2 baseline values; zero spread gives `zero_spread`.
+pub fn prediction(base: &[f64], cand: f64, level: f64) -> TestOutcome {
+    assert!(
+        base.len() >= 2,
+        "a prediction interval needs two baseline values"
+    );
+    let n = base.len() as f64;
+    let s = sample_var(base).sqrt();
+    if s <= 0.0 {
+        return zero_spread(base, &[cand], level);
+    }
+    let b = mean(base);
+    let scale = s * (1.0 + 1.0 / n).sqrt();
+    let df = n - 1.0;
+    let t = (cand - b) / scale;
+    let q = t_quantile(level, df);
+    // The interval of the difference: the candidate is one draw, the baseline mean is estimated.
+    let se_diff = s * (1.0 + 1.0 / n).sqrt();
+    TestOutcome {
+        test: "prediction_interval",
+        baseline_mean: b,
+        candidate_mean: cand,
+        delta_abs: cand - b,
+        delta_ci: Some((cand - b - q * se_diff, cand - b + q * se_diff)),
+        statistic: Some(t),
+        df: Some(df),
+        p_value: Some(two_sided_p(t, df)),
+        prediction_interval: Some((b - q * scale, b + q * scale)),
+        level,
+        n_baseline: base.len(),
+        n_candidate: 1,
+        note: None,
+    }
+}
+
+/// One value per side and nothing to measure run-to-run variation with: the effect alone.
+pub fn effect_only(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
+    let (b, c) = (mean(base), mean(cand));
+    TestOutcome {
+        test: "effect_only",
+        baseline_mean: b,
+        candidate_mean: c,
+        delta_abs: c - b,
+        delta_ci: None,
+        statistic: None,
+        df: None,
+        p_value: None,
+        prediction_interval: None,
+        level,
+        n_baseline: base.len(),
+        n_candidate: cand.len(),
+        note: Some(
+            "effect only: one value per side and no history, so run-to-run variation is unknown \
+             and no significance test was made"
+                .to_string(),
+        ),
+    }
+}
+
+/// A shift between the per-request values of the baseline runs and of the candidate runs.
+///
+/// Requests within one run share the server's state (batch composition, cache, clocks): they
+/// are not independent samples, so this p-value is optimistic. It describes a shift and is
+/// attached to a finding; it never opens one by itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestShift {
+    /// Always `mann_whitney_u` (Mann & Whitney 1947), normal approximation with tie correction.
+    pub test: &'static str,
+    /// U of the candidate sample.
+    pub u: f64,
+    /// Standardized U.
+    pub z: f64,
+    /// Two-sided p-value of the normal approximation (optimistic, see above).
+    pub p_value: f64,
+    /// Hodges–Lehmann estimate of the shift (candidate − baseline), metric's unit: the median of
+    /// all pairwise differences.
+    pub shift: f64,
+    /// Distribution-free interval of the shift at `level` (Moses/Lehmann: order statistics of
+    /// the pairwise differences at ranks from the normal approximation of U).
+    pub shift_ci: (f64, f64),
+    /// Shift in percent of the baseline median.
+    pub shift_pct: Option<f64>,
+    /// Confidence level.
+    pub level: f64,
+    /// Requests used per side (after the deterministic thinning to `max_per_side`).
+    pub n_baseline: usize,
+    /// Requests used on the candidate side.
+    pub n_candidate: usize,
+    /// The caveat, in one sentence.
+    pub note: &'static str,
+}
+
+/// Keeps at most `max` values by taking every k-th (deterministic, order-preserving).
+fn thin(xs: &[f64], max: usize) -> Vec<f64> {
+    if xs.len() <= max {
+        return xs.to_vec();
+    }
+    let step = xs.len() as f64 / max as f64;
+    (0..max).map(|i| xs[(i as f64 * step) as usize]).collect()
+}
+
+/// Mann–Whitney U and the Hodges–Lehmann shift with its interval. Each side is thinned to
+/// `max_per_side` values (pairwise differences are `n_b · n_c`). `None` when a side has fewer
+/// than 2 finite values.
+pub fn request_shift(
+    base: &[f64],
+    cand: &[f64],
+    level: f64,
+    max_per_side: usize,
+) -> Option<RequestShift> {
+    let b: Vec<f64> = base.iter().copied().filter(|x| x.is_finite()).collect();
+    let c: Vec<f64> = cand.iter().copied().filter(|x| x.is_finite()).collect();
+    let (b, c) = (thin(&b, max_per_side), thin(&c, max_per_side));
+    if b.len() < 2 || c.len() < 2 {
+        return None;
+    }
+    let (n1, n2) = (b.len() as f64, c.len() as f64);
+    // Ranks over the pooled sample, ties get their mean rank.
+    let mut pooled: Vec<(f64, bool)> = b
+        .iter()
+        .map(|&x| (x, false))
+        .chain(c.iter().map(|&x| (x, true)))
+        .collect();
+    pooled.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = pooled.len();
+    let (mut rank_sum_c, mut tie_term, mut i) = (0.0, 0.0, 0);
+    while i < n {
+        let mut j = i + 1;
+        while j < n && pooled[j].0 == pooled[i].0 {
+            j += 1;
+        }
+        let r = (i + 1 + j) as f64 / 2.0;
+        let t = (j - i) as f64;
+        tie_term += t * t * t - t;
+        rank_sum_c += r * pooled[i..j].iter().filter(|p| p.1).count() as f64;
+        i = j;
+    }
+    let u = rank_sum_c - n2 * (n2 + 1.0) / 2.0;
+    let nn = n1 + n2;
+    let var_u = n1 * n2 / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
+    let z = if var_u > 0.0 {
+        (u - n1 * n2 / 2.0) / var_u.sqrt()
+    } else {
+        0.0
+    };
+    let normal = Normal::new(0.0, 1.0).expect("standard normal");
+    let p = (2.0 * normal.sf(z.abs())).clamp(0.0, 1.0);
+    let mut diffs: Vec<f64> = Vec::with_capacity(b.len() * c.len());
+    for &y in &c {
+        for &x in &b {
+            diffs.push(y - x);
+        }
+    }
+    let m = diffs.len();
+    let q = normal.inverse_cdf(1.0 - (1.0 - level) / 2.0);
+    let half = q * (n1 * n2 * (nn + 1.0) / 12.0).sqrt();
+    let lo_rank = ((n1 * n2 / 2.0 - half).floor().max(0.0) as usize).min(m - 1);
+    let hi_rank = ((n1 * n2 / 2.0 + half).ceil() as usize).clamp(lo_rank, m - 1);
+    let mut nth = |k: usize| -> f64 { *diffs.select_nth_unstable_by(k, f64::total_cmp).1 };
+    let shift = if m % 2 == 1 {
+        nth(m / 2)
+    } else {
+        (nth(m / 2 - 1) + nth(m / 2)) / 2.0
+    };
+    let (lo, hi) = (nth(lo_rank), nth(hi_rank));
+    let median_b = crate::stats::percentile(&b, 50.0).expect("non-empty");
+    Some(RequestShift {
+        test: "mann_whitney_u",
+        u,
+        z,
+        p_value: p,
+        shift,
+        shift_ci: (lo, hi),
+        shift_pct: (median_b != 0.0).then(|| shift / median_b.abs() * 100.0),
+        level,
+        n_baseline: b.len(),
+        n_candidate: c.len(),
+        note: "requests within one run are not independent: this describes a shift and never \
+               opens an alert by itself",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn welch_matches_a_hand_computation() {
+        // b: mean 10, s² = 1 (n 4); c: mean 12, s² = 4 (n 4).
+        let b = [9.0, 10.0, 11.0, 10.0 + 0.0];
+        let b_var = sample_var(&b);
+        let c = [10.0, 12.0, 14.0, 12.0];
+        let o = welch(&b, &c, 0.95, 0.0);
+        let se = (b_var / 4.0 + sample_var(&c) / 4.0).sqrt();
+        assert!((o.statistic.unwrap() - 2.0 / se).abs() < 1e-12);
+        assert!(o.p_value.unwrap() > 0.0 && o.p_value.unwrap() < 0.2);
+        assert!(o.delta_ci.unwrap().0 < 2.0 && o.delta_ci.unwrap().1 > 2.0);
+    }
+
+    #[test]
+    fn zero_spread_is_finite_and_explained() {
+        let o = welch(&[5.0, 5.0, 5.0], &[6.0, 6.0], 0.95, 0.0);
+        assert_eq!(o.test, "zero_spread");
+        assert_eq!(o.delta_abs, 1.0);
+        assert!(o.p_value.is_none() && o.statistic.is_none());
+        assert!(o.note.unwrap().contains("zero run-to-run spread"));
+    }
+
+    #[test]
+    fn mann_whitney_sees_a_shift() {
+        let b: Vec<f64> = (0..50).map(|i| 100.0 + i as f64).collect();
+        let c: Vec<f64> = (0..50).map(|i| 120.0 + i as f64).collect();
+        let s = request_shift(&b, &c, 0.95, 1000).unwrap();
+        assert_eq!(s.shift, 20.0);
+        assert!(s.shift_ci.0 <= 20.0 && s.shift_ci.1 >= 20.0);
+        assert!(s.p_value < 0.01);
+    }
+}

@@ -1,0 +1,364 @@
+//! The detection engine on the FP8 KV-cache scenario and on the edge cases of the spec.
+
+use benchtrail_core::cell::{LoadShape, RequestRate, WorkloadCell};
+use benchtrail_core::config::Configuration;
+use benchtrail_core::metric::Stat;
+use benchtrail_core::regression::confounds::confounds;
+use benchtrail_core::regression::synthetic::{fp8_kv_cache, Fp8Candidate};
+use benchtrail_core::regression::{
+    analyze, compare_pair, CommitRuns, FindingKind, GroupInput, RunValue, SeriesInput, SeriesState,
+    Settings, Severity,
+};
+
+/// Seed of the FP8 scenario ("fp8kv").
+const FP8_SEED: u64 = 0x6670_386b_76;
+
+fn p50() -> Stat {
+    Stat::Percentile("50".into())
+}
+
+fn one(series: SeriesInput) -> GroupInput {
+    GroupInput {
+        series_key: "k".into(),
+        cell_key: "c".into(),
+        pinned_baseline: None,
+        series: vec![series],
+    }
+}
+
+fn ttft(history: Vec<CommitRuns>, candidate: Option<CommitRuns>) -> SeriesInput {
+    SeriesInput {
+        series_id: "ttft-p50".into(),
+        metric: "ttft".into(),
+        stat: p50(),
+        slo_profile: None,
+        history,
+        candidate,
+        following: Vec::new(),
+    }
+}
+
+#[test]
+fn fp8_kv_cache_is_a_tradeoff_in_every_cell() {
+    let settings = Settings::default();
+    let expected = [
+        // At c = 1 the p95 TTFT change (+8.1 %, CV 2 %) has p = 0.003 > alpha: not named.
+        "output throughput +2.3 % but median TTFT +6.5 %; median E2E latency -3.2 %: starts later, finishes sooner.",
+        "output throughput +3.6 % but median TTFT +8.8 % (p95 +11.3 %); median E2E latency -4.5 %: starts later, finishes sooner.",
+        "output throughput +5.3 % but median TTFT +10.9 % (p95 +12.2 %); median E2E latency -7.0 %: starts later, finishes sooner.",
+    ];
+    for (group, want) in fp8_kv_cache(FP8_SEED, Fp8Candidate::Fp8)
+        .iter()
+        .zip(expected)
+    {
+        let report = analyze(group, &settings);
+        for f in &report.findings {
+            println!("{}: {:?} {}", group.cell_key, f.kind, f.summary);
+        }
+        let tradeoffs: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::Tradeoff)
+            .collect();
+        assert_eq!(tradeoffs.len(), 1, "{}", group.cell_key);
+        let t = tradeoffs[0];
+        assert_eq!(t.summary, want);
+        assert_eq!(t.severity, Some(Severity::Warn));
+        assert_eq!(t.settings, settings);
+        assert_eq!(t.baseline_commits.len(), 8);
+        assert_eq!(t.candidate_commit.as_deref(), Some("fp8-kv-cache"));
+        // Both throughputs, both TTFT statistics and E2E are its parts; none is reported again.
+        let c = &group.cell_key[..group.cell_key.find(';').unwrap()];
+        let n = c.trim_start_matches("max_concurrency=");
+        let p95 = if n == "1" { None } else { Some("ttft/p95") };
+        for id in [
+            "output_throughput/value",
+            "request_throughput/value",
+            "ttft/p50",
+            "e2el/p50",
+        ]
+        .into_iter()
+        .chain(p95)
+        {
+            assert!(t.series_ids.contains(&format!("c{n}/{id}")), "{id}");
+        }
+        // The only other finding is TPOT's improvement (each token comes sooner); no regression.
+        let others: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.kind != FindingKind::Tradeoff)
+            .map(|f| (f.kind, f.metric.as_str()))
+            .collect();
+        assert_eq!(others, [(FindingKind::Improvement, "tpot")]);
+        let json = serde_json::to_value(t).unwrap();
+        assert_eq!(json["kind"], "tradeoff");
+        assert_eq!(json["settings"]["min_effect_pct"], 2.0);
+    }
+    // A further baseline-like commit against the same history: no finding of any kind.
+    for group in fp8_kv_cache(FP8_SEED, Fp8Candidate::BaselineLike) {
+        let report = analyze(&group, &settings);
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        assert!(report
+            .series
+            .iter()
+            .all(|s| s.state == SeriesState::NoChange));
+    }
+}
+
+#[test]
+fn zero_spread_history_gives_a_finite_explained_result() {
+    let settings = Settings::default();
+    let history: Vec<CommitRuns> = (0..5)
+        .map(|i| CommitRuns::new(format!("b{i}"), &[100.0, 100.0]))
+        .collect();
+    let same = analyze(
+        &one(ttft(
+            history.clone(),
+            Some(CommitRuns::new("c", &[100.0, 100.0])),
+        )),
+        &settings,
+    );
+    assert!(same.findings.is_empty());
+    assert_eq!(same.series[0].state, SeriesState::NoChange);
+    let worse = analyze(
+        &one(ttft(history, Some(CommitRuns::new("c", &[103.0, 103.0])))),
+        &settings,
+    );
+    let f = &worse.findings[0];
+    assert_eq!(f.kind, FindingKind::Regression);
+    assert_eq!(f.test, "zero_spread");
+    assert_eq!(f.p_value, None);
+    assert_eq!(f.delta_pct, Some(3.0));
+    assert_eq!(
+        f.summary,
+        "median TTFT +3.0 % (100.0 → 103.0 ms): zero run-to-run spread in 5 baseline commits, so decided on the effect alone."
+    );
+    // Serializes without NaN or infinity.
+    let json = serde_json::to_string(f).unwrap();
+    assert!(!json.contains("NaN") && !json.contains("inf"));
+}
+
+#[test]
+fn two_files_offline_give_an_effect_only_finding() {
+    let settings = Settings::default();
+    let f = compare_pair(
+        "id",
+        "output_throughput",
+        Stat::Value,
+        ("base.json", 1000.0),
+        ("cand.json", 950.0),
+        &settings,
+    )
+    .unwrap();
+    assert_eq!(f.kind, FindingKind::Regression);
+    assert_eq!(f.test, "effect_only");
+    assert_eq!(
+        f.severity,
+        Some(Severity::Warn),
+        "never fail without a test"
+    );
+    assert_eq!(
+        f.summary,
+        "output throughput -5.0 % (1000.0 → 950.0 tok/s): effect only: one value per side and no history, not tested for significance."
+    );
+    assert!(f.notes[0].starts_with("effect only"));
+    // Below the minimum effect: nothing.
+    assert!(compare_pair(
+        "id",
+        "output_throughput",
+        Stat::Value,
+        ("a", 1000.0),
+        ("b", 990.0),
+        &settings
+    )
+    .is_none());
+}
+
+#[test]
+fn fewer_than_three_baseline_commits_is_insufficient_data() {
+    let settings = Settings::default();
+    let mut history = vec![
+        CommitRuns::new("b0", &[100.0, 101.0]),
+        CommitRuns::new("b1", &[100.0, 99.0]),
+    ];
+    // An excluded run does not count as a baseline commit.
+    history.push(CommitRuns {
+        commit: "b2".into(),
+        runs: vec![RunValue {
+            value: 100.0,
+            excluded: true,
+            samples: None,
+        }],
+    });
+    let r = analyze(
+        &one(ttft(history, Some(CommitRuns::new("c", &[150.0, 151.0])))),
+        &settings,
+    );
+    assert!(r.findings.is_empty());
+    assert_eq!(r.series[0].state, SeriesState::InsufficientData);
+    assert_eq!(
+        r.series[0].reason.as_deref(),
+        Some("2 baseline commit(s) with a valid run; at least 3 are needed")
+    );
+}
+
+#[test]
+fn a_series_absent_from_the_candidate_is_missing() {
+    let settings = Settings::default();
+    let history: Vec<CommitRuns> = (0..4)
+        .map(|i| CommitRuns::new(format!("b{i}"), &[100.0]))
+        .collect();
+    let r = analyze(&one(ttft(history, None)), &settings);
+    assert_eq!(r.series[0].state, SeriesState::Missing);
+    let f = &r.findings[0];
+    assert_eq!(f.kind, FindingKind::Missing);
+    assert_eq!(
+        f.summary,
+        "median TTFT is missing from the candidate run but present in 4 baseline commit(s)."
+    );
+}
+
+#[test]
+fn a_pinned_baseline_overrides_the_window() {
+    let settings = Settings::default();
+    let mut history: Vec<CommitRuns> = (0..5)
+        .map(|i| CommitRuns::new(format!("b{i}"), &[120.0, 121.0, 119.0]))
+        .collect();
+    history[1] = CommitRuns::new("pinned", &[100.0, 101.0, 99.0]);
+    let mut g = one(ttft(
+        history,
+        Some(CommitRuns::new("c", &[120.0, 121.0, 119.5])),
+    ));
+    assert!(analyze(&g, &settings).findings.is_empty());
+    g.pinned_baseline = Some("pinned".into());
+    let r = analyze(&g, &settings);
+    assert_eq!(r.findings[0].kind, FindingKind::Regression);
+    assert_eq!(r.findings[0].baseline_commits, ["pinned"]);
+    assert_eq!(r.findings[0].severity, Some(Severity::Fail));
+}
+
+#[test]
+fn single_candidate_run_uses_the_prediction_interval() {
+    let settings = Settings::default();
+    let history: Vec<CommitRuns> = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| CommitRuns::new(format!("b{i}"), &[*v]))
+        .collect();
+    let r = analyze(
+        &one(ttft(history, Some(CommitRuns::new("c", &[110.0])))),
+        &settings,
+    );
+    let f = &r.findings[0];
+    assert_eq!(f.test, "prediction_interval");
+    assert_eq!(f.kind, FindingKind::Regression);
+    let (lo, hi) = f.prediction_interval.unwrap();
+    assert!(lo < 100.0 && hi > 100.0 && hi < 110.0);
+    assert!(f.summary.contains("outside the 95 % prediction interval"));
+}
+
+#[test]
+fn settings_round_trip_as_json_with_defaults_for_missing_fields() {
+    let s = Settings::default();
+    let json = serde_json::to_string(&s).unwrap();
+    let back: Settings = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, s);
+    let partial: Settings = serde_json::from_str(r#"{"min_effect_pct": 3.0}"#).unwrap();
+    assert_eq!(partial.min_effect_pct, 3.0);
+    assert_eq!(partial.baseline_window, 10);
+    assert!(serde_json::from_str::<Settings>(r#"{"nope": 1}"#).is_err());
+}
+
+#[test]
+fn confounds_list_every_difference_and_warn() {
+    let mut a = Configuration::default();
+    a.engine.name = Some("vllm".into());
+    a.engine.commit = Some("aaa".into());
+    a.model.tokenizer = Some("tok-a".into());
+    a.quantization.kv_cache_dtype = Some("auto".into());
+    a.hardware.driver_version = Some("550".into());
+    let mut b = a.clone();
+    b.engine.commit = Some("bbb".into());
+    b.quantization.kv_cache_dtype = Some("fp8".into());
+    b.hardware.driver_version = Some("560".into());
+    b.model.tokenizer = Some("tok-b".into());
+    let cell_a = WorkloadCell {
+        load: LoadShape {
+            max_concurrency: Some(16),
+            request_rate: Some(RequestRate::Infinite),
+            burstiness: None,
+        },
+        ..Default::default()
+    };
+    let cell_b = WorkloadCell {
+        load: LoadShape {
+            max_concurrency: None,
+            request_rate: Some(RequestRate::PerSecond(4.0)),
+            burstiness: Some(1.0),
+        },
+        ..Default::default()
+    };
+    let r = confounds((&a, &cell_a), (&b, &cell_b), false);
+    let fields: Vec<&str> = r.differences.iter().map(|d| d.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "cell.load.burstiness",
+            "cell.load.max_concurrency",
+            "cell.load.request_rate",
+            "engine.commit",
+            "hardware.driver_version",
+            "model.tokenizer",
+            "quantization.kv_cache_dtype",
+        ]
+    );
+    let codes: Vec<&str> = r.warnings.iter().map(|w| w.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "several_factors_changed",
+            "load_shape_differs",
+            "tokenizer_differs",
+            "quantization_without_quality",
+        ]
+    );
+    assert_eq!(
+        r.warnings[1].message,
+        "load shapes differ (baseline fixed concurrency, candidate request rate): a fixed-concurrency test slows its own arrivals when the server slows, a request-rate test does not"
+    );
+    // Only the engine commit and one factor: no several-factors warning; a quality result
+    // silences the quantization warning.
+    let mut c = a.clone();
+    c.engine.commit = Some("ccc".into());
+    c.quantization.kv_cache_dtype = Some("fp8".into());
+    let r = confounds((&a, &cell_a), (&c, &cell_a), true);
+    assert_eq!(r.factors, ["quantization.kv_cache_dtype"]);
+    assert!(r.warnings.is_empty());
+}
+
+#[test]
+fn per_request_samples_describe_a_shift_but_never_open_a_finding() {
+    let settings = Settings::default();
+    let runs = |v: f64, shift: f64| RunValue {
+        value: v,
+        excluded: false,
+        samples: Some((0..200).map(|i| 90.0 + (i % 20) as f64 + shift).collect()),
+    };
+    let history: Vec<CommitRuns> = (0..4)
+        .map(|i| CommitRuns {
+            commit: format!("b{i}"),
+            runs: vec![runs(100.0 + i as f64 * 0.5, 0.0), runs(100.5, 0.0)],
+        })
+        .collect();
+    // Run values unchanged, requests shifted by +5 ms: described, no finding.
+    let cand = CommitRuns {
+        commit: "c".into(),
+        runs: vec![runs(100.4, 5.0), runs(100.6, 5.0)],
+    };
+    let r = analyze(&one(ttft(history, Some(cand))), &settings);
+    assert!(r.findings.is_empty());
+    let shift = r.series[0].per_request.as_ref().unwrap();
+    assert_eq!(shift.shift, 5.0);
+    assert!(shift.p_value < 1e-6);
+    assert!(shift.note.contains("never opens an alert"));
+}
