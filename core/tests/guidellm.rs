@@ -1,0 +1,170 @@
+//! The guidellm adapter against real reports: v0.2 (guidellm's own test asset), 0.8.0.dev18
+//! report v2 (llm-d fixture, constant rates) and 0.8.1 (generated, concurrent 1/4/16).
+
+mod fuzz_support;
+
+use benchtrail_core::adapters::{read_files, FileSpec};
+use benchtrail_core::{BenchResult, RequestRate, Stat};
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/../testdata/guidellm/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn results(file: &str) -> Vec<BenchResult> {
+    let text = read(file);
+    let mut out = read_files(&[FileSpec {
+        name: "result.json",
+        format: None,
+        text: &text,
+    }])
+    .unwrap();
+    assert_eq!(out[0].format, "guidellm");
+    out.remove(0).results
+}
+
+fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
+    let stat: Stat = stat.parse().unwrap();
+    let m = r
+        .metrics
+        .iter()
+        .find(|m| m.name == name && m.stat == stat)
+        .unwrap_or_else(|| panic!("no {name} {stat}"));
+    (m.value, m.n)
+}
+
+#[test]
+fn one_result_per_benchmark_with_its_load_shape() {
+    let rs = results("baseline_concurrent_1-4-16_isl512_osl128.json");
+    assert_eq!(rs.len(), 3);
+    let keys: Vec<String> = rs.iter().map(|r| r.cell.key()).collect();
+    assert_eq!(
+        keys,
+        [
+            "max_concurrency=1;request_rate=inf;input_len=512;output_len=128",
+            "max_concurrency=4;request_rate=inf;input_len=512;output_len=128",
+            "max_concurrency=16;request_rate=inf;input_len=512;output_len=128",
+        ]
+    );
+    let r = &rs[0];
+    // request_latency is in seconds: e2el in ms, every statistic.
+    for (stat, s) in [
+        ("mean", 1.3235198974609377),
+        ("p50", 1.316391944885254),
+        ("p0.1", 1.2562758922576904),
+        ("p10", 1.286360740661621),
+        ("p25", 1.3023664951324463),
+        ("p75", 1.3389012813568115),
+        ("p90", 1.3573529720306396),
+        ("p95", 1.3866934776306152),
+        ("p99", 1.4324040412902832),
+        ("p99.9", 1.4324040412902832),
+        ("std", 0.03667509296361014),
+        ("min", 1.2562758922576904),
+        ("max", 1.4324040412902832),
+    ] {
+        assert_eq!(
+            value(r, "e2el", stat),
+            (s * 1000.0, Some(20)),
+            "e2el {stat}"
+        );
+    }
+    // ITL is token-weighted tpot; v0.4+ TPOT includes TTFT.
+    assert_eq!(
+        value(r, "tpot_token_weighted", "mean"),
+        (10.11767715919675, Some(2540))
+    );
+    assert_eq!(
+        value(r, "tpot_incl_ttft_token_weighted", "mean"),
+        (10.334065090864897, Some(2560))
+    );
+    assert!(!r
+        .metrics
+        .iter()
+        .any(|m| m.name == "tpot" || m.name == "itl"));
+    assert_eq!(
+        value(r, "request_throughput", "value"),
+        (0.7521930019629487, None)
+    );
+    assert_eq!(
+        value(r, "output_throughput", "value"),
+        (96.28070425125745, None)
+    );
+    assert_eq!(value(r, "completed", "value"), (20.0, None));
+    assert_eq!(value(r, "failed", "value"), (0.0, None));
+    assert_eq!(value(r, "duration", "value"), (26.58892059326172, None));
+    let c = &r.configuration;
+    assert_eq!(c.model.name.as_deref(), Some("mock-llm"));
+    assert_eq!(c.model.tokenizer.as_deref(), Some("/models/mock-tokenizer"));
+    assert_eq!(c.benchmark.name.as_deref(), Some("guidellm"));
+    assert_eq!(c.benchmark.version.as_deref(), Some("0.8.1"));
+    assert_eq!(r.facts["arrival"], "concurrent");
+}
+
+#[test]
+fn constant_rate_report_v2() {
+    let rs = results("llm-d-fixture-guidellm-0.8.0dev18-report-v2-mock-constant.json");
+    assert_eq!(rs.len(), 2);
+    assert_eq!(
+        rs[0].cell.load.request_rate,
+        Some(RequestRate::PerSecond(2.0))
+    );
+    assert_eq!(
+        rs[1].cell.load.request_rate,
+        Some(RequestRate::PerSecond(4.0))
+    );
+    assert_eq!(rs[0].cell.load.burstiness, None);
+    assert_eq!(rs[0].facts["arrival"], "constant");
+    assert_eq!(
+        value(&rs[0], "e2el", "mean"),
+        (0.01978909969329834 * 1000.0, Some(2))
+    );
+    assert!(rs[0]
+        .metrics
+        .iter()
+        .any(|m| m.name == "time_to_first_output_token"));
+    assert!(rs[0].warnings.iter().any(|w| w.code == "small_sample_tail"));
+}
+
+#[test]
+fn v0_2_uses_median_and_its_own_tpot_definition() {
+    let rs = results("guidellm-tests-benchmarks_stripped-v0.2-format-sweep.json");
+    assert_eq!(rs.len(), 1);
+    let r = &rs[0];
+    assert_eq!(
+        r.cell.key(),
+        "max_concurrency=1;request_rate=inf;input_len=256;output_len=128"
+    );
+    // No p50 in v0.2 percentiles: the median is p50.
+    assert_eq!(
+        value(r, "e2el", "p50"),
+        (0.6424565315246582 * 1000.0, Some(46))
+    );
+    assert!(r
+        .metrics
+        .iter()
+        .any(|m| m.name == "decode_time_per_output_token_token_weighted"));
+    assert!(!r
+        .metrics
+        .iter()
+        .any(|m| m.name == "tpot_incl_ttft_token_weighted"));
+    assert_eq!(value(r, "completed", "value"), (46.0, None));
+    assert_eq!(r.facts["incomplete_requests"], 1.0);
+    assert_eq!(r.configuration.model.name.as_deref(), Some("example_model"));
+}
+
+#[test]
+fn never_panics_on_broken_or_mutated_files() {
+    for (i, f) in [
+        "guidellm-tests-benchmarks_stripped-v0.2-format-sweep.json",
+        "llm-d-fixture-guidellm-0.8.0dev18-report-v2-mock-constant.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        fuzz_support::hammer(&[("result.json", read(f))], "guidellm", 0, 31 + i as u64);
+    }
+}
