@@ -21,7 +21,9 @@
 //! * **Tests**: a change is a finding when its relative effect is at least
 //!   [`Settings::min_effect_pct`] **and** it is significant at [`Settings::alpha`] against
 //!   run-to-run variation: Welch's t-test (Welch 1947) of the candidate's repeats against the
-//!   baseline runs when the candidate has ≥ 2 runs, otherwise the t statistic of a prediction
+//!   baseline runs when the candidate has ≥ 2 runs (the candidate's variance floored at the
+//!   baseline's pooled within-commit variance, see [`significance::welch`]), otherwise the t
+//!   statistic of a prediction
 //!   interval for one new value from the baseline runs (the z-score thresholds of Conbench's
 //!   lookback z-score and Bencher's `z_score`/`t_test`). See [`significance`].
 //! * **Trade-off** (within a group): throughput (`request_throughput` or `output_throughput`)
