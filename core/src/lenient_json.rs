@@ -119,10 +119,17 @@ fn original_column(quoted: &str, original: &str, line: usize, column: usize) -> 
     if added == 0 {
         return column;
     }
-    let prefix = &q[..column.min(q.len())];
+    // Bytes, not `&q[..column]`: the column may fall inside a multi-byte character.
+    let prefix = &q.as_bytes()[..column.min(q.len())];
     let quotes_before = ["\"NaN\"", "\"Infinity\"", "\"-Infinity\""]
         .iter()
-        .map(|lit| prefix.matches(lit).count() * 2)
+        .map(|lit| {
+            prefix
+                .windows(lit.len())
+                .filter(|w| *w == lit.as_bytes())
+                .count()
+                * 2
+        })
         .sum::<usize>();
     column.saturating_sub(quotes_before)
 }
@@ -168,6 +175,21 @@ mod tests {
         let v = parse_values(r#"{"x": 34.59466175000898, "y": 0.1}"#).unwrap();
         assert_eq!(v[0]["x"].as_f64().unwrap().to_string(), "34.59466175000898");
         assert_eq!(v[0]["y"].as_f64().unwrap(), 0.1);
+    }
+
+    #[test]
+    fn non_ascii_input_is_an_error_not_a_panic() {
+        for text in [
+            "{\"a\": NaN, \"é\": é}",
+            "é NaN",
+            "{\"x\": Infinity}ü",
+            "NaNé",
+            "{\"a\":\"ü\", NaN",
+        ] {
+            let _ = parse_values(text);
+        }
+        let err = parse_values("{\"a\": NaN, \"b\": ü}").unwrap_err();
+        assert_eq!(err.line, 1);
     }
 
     #[test]
