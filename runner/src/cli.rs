@@ -42,6 +42,8 @@ pub enum Command {
     /// Manage project API tokens (admin token).
     #[command(subcommand)]
     Token(TokenCommand),
+    /// List the result formats `upload` reads, each with a command line that produces it.
+    Formats,
 }
 
 /// `benchtrail upload`.

@@ -26,7 +26,21 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
             project_create(&args, &connection, out, err)
         }
         Command::Token(TokenCommand::Create(args)) => token_create(&args, &connection, out, err),
+        Command::Formats => formats(out),
     }
+}
+
+/// `benchtrail formats`: every format in detection order, with what it is and a command line
+/// that produces it.
+fn formats(out: &mut dyn Write) -> Result<()> {
+    for format in benchtrail_core::adapters::FORMATS {
+        writeln!(
+            out,
+            "{}\n    {}\n    produced by: {}\n",
+            format.name, format.description, format.produced_by
+        )?;
+    }
+    Ok(())
 }
 
 /// `--server` and `--token` (or their environment variables).
