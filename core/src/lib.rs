@@ -7,8 +7,10 @@
 
 pub mod access;
 pub mod adapters;
+pub mod bootstrap;
 pub mod cell;
 pub mod config;
+pub mod derived;
 pub mod lenient_json;
 pub mod metric;
 pub mod regression;
@@ -16,7 +18,10 @@ pub mod result;
 pub mod run;
 pub mod samples;
 pub mod series;
+pub mod settings;
+pub mod slo;
 pub mod stats;
+pub mod summary;
 pub mod upload;
 
 pub use cell::{LoadShape, PrefixMode, RequestRate, WorkloadCell};

@@ -4,15 +4,28 @@
 use serde_json::{json, Map, Value};
 
 /// The stable id of a series: the first 16 hex digits of SHA-256 over the canonical JSON array
-/// `[project_slug, series_key, cell_key, metric, stat]`.
+/// `[project_slug, series_key, cell_key, metric, stat]`, with the SLO profile appended as a
+/// sixth element only when there is one (goodput under other thresholds is another series),
+/// so the ids of every series without a profile are unchanged.
 pub fn series_id(
     project_slug: &str,
     series_key: &Map<String, Value>,
     cell_key: &str,
     metric: &str,
     stat: &str,
+    slo_profile: Option<&str>,
 ) -> String {
-    let canonical = json!([project_slug, series_key, cell_key, metric, stat]).to_string();
+    let mut parts = vec![
+        json!(project_slug),
+        json!(series_key),
+        json!(cell_key),
+        json!(metric),
+        json!(stat),
+    ];
+    if let Some(profile) = slo_profile {
+        parts.push(json!(profile));
+    }
+    let canonical = Value::Array(parts).to_string();
     crate::sha256_hex(canonical.as_bytes())[..16].to_string()
 }
 
@@ -23,19 +36,21 @@ mod tests {
     #[test]
     fn id_is_stable_and_depends_on_every_part() {
         let key: Map<String, Value> = serde_json::from_str(r#"{"model.name":"m"}"#).unwrap();
-        let id = series_id("demo", &key, "max_concurrency=4", "ttft", "p50");
+        let id = series_id("demo", &key, "max_concurrency=4", "ttft", "p50", None);
         assert_eq!(id.len(), 16);
-        assert_eq!(
+        // Pinned: ids stored before SLO profiles existed must not change.
+        let canonical = r#"["demo",{"model.name":"m"},"max_concurrency=4","ttft","p50"]"#;
+        assert_eq!(id, crate::sha256_hex(canonical.as_bytes())[..16]);
+        assert_ne!(
             id,
-            series_id("demo", &key, "max_concurrency=4", "ttft", "p50")
+            series_id("demo", &key, "max_concurrency=4", "ttft", "p99", None)
         );
         assert_ne!(
             id,
-            series_id("demo", &key, "max_concurrency=4", "ttft", "p99")
+            series_id("other", &key, "max_concurrency=4", "ttft", "p50", None)
         );
-        assert_ne!(
-            id,
-            series_id("other", &key, "max_concurrency=4", "ttft", "p50")
-        );
+        let goodput = |p| series_id("demo", &key, "c", "request_goodput", "value", p);
+        assert_ne!(goodput(None), goodput(Some("interactive")));
+        assert_ne!(goodput(Some("tool")), goodput(Some("interactive")));
     }
 }

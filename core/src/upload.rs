@@ -141,6 +141,7 @@ impl UploadDocument {
         for result in &mut out {
             result.configuration.overlay(&self.configuration);
             result.cell.fill_from(&self.cell);
+            crate::derived::derive(result);
         }
         Ok(Normalized {
             results: out,

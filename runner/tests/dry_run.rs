@@ -61,7 +61,9 @@ fn vllm_file_in_a_git_checkout() {
     assert_eq!(results.len(), 1);
     assert_eq!(
         metric(&doc, "ttft", "p99"),
-        json!({"name": "ttft", "stat": "p99", "unit": "ms", "value": 38.17072886003415, "n": 20})
+        json!({"name": "ttft", "stat": "p99", "unit": "ms", "value": 38.17072886003415, "n": 20,
+            "ci": {"low": 36.69734899995092, "high": 38.310722000005626, "level": 0.95,
+                   "method": "bootstrap-percentile, 1000 resamples of requests, seed 0x62656e6368"}})
     );
     assert_eq!(
         metric(&doc, "request_throughput", "value"),

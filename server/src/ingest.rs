@@ -5,23 +5,40 @@
 //! [`crate::storage::Store::insert_run`].
 
 use crate::error::ApiError;
-use crate::storage::{NewFile, NewMetric, NewResult, NewRun, NewSeries, Project};
-use benchtrail_core::metric;
+use crate::storage::{
+    samples_codec, NewFile, NewMetric, NewResult, NewRun, NewSeries, Project, ResultSamples,
+};
+use benchtrail_core::metric::{self, MetricValue};
 use benchtrail_core::series::series_id;
-use benchtrail_core::{BenchResult, UploadDocument};
+use benchtrail_core::settings::ProjectSettings;
+use benchtrail_core::{slo, BenchResult, Configuration, UploadDocument};
 use chrono::{DateTime, Utc};
 use flate2::{write::GzEncoder, Compression};
 use serde_json::{Map, Value};
 use std::io::Write;
 use uuid::Uuid;
 
-/// Reads and checks `doc` for `project` and returns the run to store.
+/// [`prepare_with`] under the default project settings.
+///
+/// # Errors
+/// As [`prepare_with`].
+pub fn prepare(
+    project: &Project,
+    doc: &UploadDocument,
+    now: DateTime<Utc>,
+) -> Result<NewRun, ApiError> {
+    prepare_with(project, &ProjectSettings::default(), doc, now)
+}
+
+/// Reads and checks `doc` for `project` and returns the run to store, with goodput and SLO
+/// attainment computed from each result's samples under every SLO profile of `settings`.
 ///
 /// # Errors
 /// [`ApiError::Invalid`] with a JSON pointer into the document when a file does not parse or
 /// a result is wrong.
-pub fn prepare(
+pub fn prepare_with(
     project: &Project,
+    settings: &ProjectSettings,
     doc: &UploadDocument,
     now: DateTime<Utc>,
 ) -> Result<NewRun, ApiError> {
@@ -63,7 +80,7 @@ pub fn prepare(
         results: read
             .results
             .iter()
-            .map(|r| prepare_result(project, r))
+            .map(|r| prepare_result(project, settings, r))
             .collect(),
     })
 }
@@ -81,52 +98,119 @@ fn keep_file(name: &str, format: &str, content: &str) -> NewFile {
     }
 }
 
-fn prepare_result(project: &Project, result: &BenchResult) -> NewResult {
+fn prepare_result(
+    project: &Project,
+    settings: &ProjectSettings,
+    result: &BenchResult,
+) -> NewResult {
     let config = &result.configuration;
-    let series_key = config.series_key(&project.key_fields);
-    let series_key_json = Value::Object(series_key.clone()).to_string();
-    let cell_key = result.cell.key();
-    // The stored cell object carries its stable key next to its fields, as the API shows it.
-    let mut cell = serde_json::to_value(&result.cell).expect("cell serializes");
-    cell["key"] = Value::String(cell_key.clone());
-    let cell_json = cell.to_string();
-    let text = |key: &Map<String, Value>, field: &str| {
-        key.get(field).and_then(Value::as_str).map(str::to_string)
-    };
-    let metrics = result
-        .metrics
-        .iter()
-        .map(|m| {
-            let def = metric::lookup(&m.name).expect("normalized results use vocabulary names");
-            let stat = m.stat.to_string();
-            NewMetric {
-                series: NewSeries {
-                    series_id: series_id(&project.slug, &series_key, &cell_key, &m.name, &stat),
-                    series_key_json: series_key_json.clone(),
-                    cell_key: cell_key.clone(),
-                    cell_json: cell_json.clone(),
-                    metric: m.name.clone(),
-                    stat: m.stat.clone(),
-                    unit: def.unit,
-                    direction: def.direction,
-                    accelerator: text(&series_key, "hardware.accelerator"),
-                    model: text(&series_key, "model.name"),
-                    weights_quantization: text(&series_key, "quantization.weights"),
-                    kv_cache_dtype: text(&series_key, "quantization.kv_cache_dtype"),
-                },
-                value: m.value,
-                n: m.n,
-            }
-        })
-        .collect();
+    let series = SeriesContext::new(project, config, &result.cell.key(), {
+        // The stored cell object carries its stable key next to its fields, as the API shows it.
+        let mut cell = serde_json::to_value(&result.cell).expect("cell serializes");
+        cell["key"] = Value::String(result.cell.key());
+        cell.to_string()
+    });
+    let mut values = result.metrics.clone();
+    if let Some(samples) = &result.samples {
+        // Values under the project's profiles are benchtrail's to compute: they replace any
+        // uploaded value of the same metric and profile.
+        let computed = slo::slo_values(samples, &settings.slo_profiles);
+        values.retain(|m| {
+            !computed
+                .iter()
+                .any(|c| c.name == m.name && c.slo_profile == m.slo_profile)
+        });
+        values.extend(computed);
+    }
     NewResult {
         config_fingerprint: config.fingerprint(),
         config_json: config.canonical_json(),
-        cell_key,
-        cell_json,
+        cell_key: series.cell_key.clone(),
+        cell_json: series.cell_json.clone(),
         facts_json: Value::Object(result.facts.clone()).to_string(),
         warnings_json: serde_json::to_string(&result.warnings).expect("warnings serialize"),
         source_json: serde_json::to_string(&result.source).expect("source serializes"),
-        metrics,
+        metrics: values.iter().map(|m| series.metric(m)).collect(),
+        samples: result
+            .samples
+            .as_ref()
+            .map(|s| (samples_codec::encode(s), s.len() as i64)),
+    }
+}
+
+/// Goodput and SLO attainment of a stored result under `settings`, as rows to store (what
+/// [`crate::storage::Store::put_settings`] writes when a project's profiles change).
+pub fn slo_rows(
+    project: &Project,
+    settings: &ProjectSettings,
+    stored: &ResultSamples,
+) -> Result<Vec<NewMetric>, String> {
+    let config: Configuration = serde_json::from_str(&stored.config_json)
+        .map_err(|e| format!("configuration of result {}: {e}", stored.result_id))?;
+    let series = SeriesContext::new(project, &config, &stored.cell_key, stored.cell_json.clone());
+    Ok(slo::slo_values(&stored.samples, &settings.slo_profiles)
+        .iter()
+        .map(|m| series.metric(m))
+        .collect())
+}
+
+/// What the series of one result's values share: project, series key and cell.
+struct SeriesContext {
+    slug: String,
+    series_key: Map<String, Value>,
+    series_key_json: String,
+    cell_key: String,
+    cell_json: String,
+}
+
+impl SeriesContext {
+    fn new(project: &Project, config: &Configuration, cell_key: &str, cell_json: String) -> Self {
+        let series_key = config.series_key(&project.key_fields);
+        SeriesContext {
+            slug: project.slug.clone(),
+            series_key_json: Value::Object(series_key.clone()).to_string(),
+            series_key,
+            cell_key: cell_key.to_string(),
+            cell_json,
+        }
+    }
+
+    /// The row of one value, with the definition of its series.
+    fn metric(&self, m: &MetricValue) -> NewMetric {
+        let def = metric::lookup(&m.name).expect("normalized results use vocabulary names");
+        let stat = m.stat.to_string();
+        let text = |field: &str| {
+            self.series_key
+                .get(field)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        NewMetric {
+            series: NewSeries {
+                series_id: series_id(
+                    &self.slug,
+                    &self.series_key,
+                    &self.cell_key,
+                    &m.name,
+                    &stat,
+                    m.slo_profile.as_deref(),
+                ),
+                series_key_json: self.series_key_json.clone(),
+                cell_key: self.cell_key.clone(),
+                cell_json: self.cell_json.clone(),
+                metric: m.name.clone(),
+                stat: m.stat.clone(),
+                slo_profile: m.slo_profile.clone(),
+                unit: def.unit,
+                direction: def.direction,
+                accelerator: text("hardware.accelerator"),
+                model: text("model.name"),
+                weights_quantization: text("quantization.weights"),
+                kv_cache_dtype: text("quantization.kv_cache_dtype"),
+            },
+            value: m.value,
+            n: m.n,
+            ci: m.ci.clone(),
+        }
     }
 }

@@ -57,12 +57,13 @@ fn new_series(project: &str, model: &str, cell_key: &str, metric: &str, stat: &s
     let key: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&key_json).unwrap();
     let def = benchtrail_core::metric::lookup(metric).expect("a vocabulary metric");
     NewSeries {
-        series_id: benchtrail_core::series::series_id(project, &key, cell_key, metric, stat),
+        series_id: benchtrail_core::series::series_id(project, &key, cell_key, metric, stat, None),
         series_key_json: key_json,
         cell_key: cell_key.to_string(),
         cell_json: json!({"key": cell_key}).to_string(),
         metric: metric.to_string(),
         stat: stat.parse().unwrap(),
+        slo_profile: None,
         unit: def.unit,
         direction: def.direction,
         accelerator: Some("H100".to_string()),
@@ -73,7 +74,12 @@ fn new_series(project: &str, model: &str, cell_key: &str, metric: &str, stat: &s
 }
 
 fn new_metric(series: NewSeries, value: f64, n: Option<u64>) -> NewMetric {
-    NewMetric { series, value, n }
+    NewMetric {
+        series,
+        value,
+        n,
+        ci: None,
+    }
 }
 
 fn new_result(config_json: &str, cell_key: &str, metrics: Vec<NewMetric>) -> NewResult {
@@ -86,6 +92,7 @@ fn new_result(config_json: &str, cell_key: &str, metrics: Vec<NewMetric>) -> New
         warnings_json: json!([{"code": "w1", "message": "careful"}]).to_string(),
         source_json: json!({"format": "vllm-serve", "file": 0, "record": 0}).to_string(),
         metrics,
+        samples: None,
     }
 }
 
@@ -467,6 +474,7 @@ async fn insert_run_round_trips_every_field() {
             cell: json!({"key": "max_concurrency=4"}),
             metric: "ttft".into(),
             stat: Stat::Percentile("50".into()),
+            slo_profile: None,
             unit: Unit::Ms,
             direction: Direction::LowerIsBetter,
         };

@@ -17,6 +17,7 @@ use crate::config::Configuration;
 use crate::lenient_json::as_f64;
 use crate::metric::{self, MetricValue, Stat};
 use crate::result::{BenchResult, Warning};
+use crate::samples::RequestSamples;
 use serde_json::{Map, Value};
 
 /// Format name.
@@ -118,6 +119,7 @@ pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
     read_aggregates(obj, &mut result)?;
     read_distributions(obj, completed, detail.as_ref(), &mut result)?;
     read_facts(obj, &mut result);
+    result.samples = read_samples(obj)?;
 
     if completed == 0 {
         result.warnings.push(Warning {
@@ -327,7 +329,160 @@ fn read_aggregates(obj: &Map<String, Value>, result: &mut BenchResult) -> Result
             push_value(result, name, Stat::Value, v, None, key);
         }
     }
+    // The tool's goodput is computed under the tool's own thresholds (`--goodput`), which the
+    // file does not record: profile `tool` (thresholds from the recorded command, see
+    // `crate::slo::annotate_tool_goodput`).
+    for m in &mut result.metrics {
+        if m.name == "request_goodput" {
+            m.slo_profile = Some(crate::slo::TOOL_PROFILE.to_string());
+        }
+    }
     Ok(())
+}
+
+/// The per-request arrays of `--save-detailed` as [`RequestSamples`], converted from s to ms
+/// (`value_s * 1000.0`, per sample). `None` without `ttfts`.
+///
+/// As vLLM's `calculate_metrics` (serve.py): a request succeeded when its `errors` entry is
+/// empty (all succeeded when there is no `errors` array); e2el is `latencies`, or where a
+/// version does not write them, `ttft + sum(itl)` per request (the same interval up to
+/// rounding: vLLM's latency is the last chunk time minus the start); tpot is
+/// `(latency − ttft) / (output_len − 1)` in s for successful requests with output_len > 1,
+/// then × 1000. Latencies of failed requests are `None`: vLLM writes placeholders for them.
+fn read_samples(obj: &Map<String, Value>) -> Result<Option<RequestSamples>, FieldError> {
+    let Some(ttfts) = seconds_list(obj, "ttfts")? else {
+        return Ok(None);
+    };
+    let n = ttfts.len();
+    let same_length = |key: &str, len: usize| {
+        if len == n {
+            Ok(())
+        } else {
+            Err(FieldError::new(
+                pointer(key),
+                format!("has {len} entries but ttfts has {n}"),
+            ))
+        }
+    };
+    let success: Vec<bool> = match obj.get("errors").and_then(Value::as_array) {
+        Some(errors) => {
+            same_length("errors", errors.len())?;
+            errors
+                .iter()
+                .map(|e| e.as_str().is_none_or(str::is_empty))
+                .collect()
+        }
+        None => vec![true; n],
+    };
+    let itls: Option<Vec<Vec<f64>>> = match obj.get("itls") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let lists = v
+                .as_array()
+                .ok_or_else(|| FieldError::new("/itls", "expected a list of lists"))?;
+            same_length("itls", lists.len())?;
+            let mut out = Vec::with_capacity(n);
+            for (i, list) in lists.iter().enumerate() {
+                let gaps = list.as_array().ok_or_else(|| {
+                    FieldError::new(format!("/itls/{i}"), "expected a list of seconds")
+                })?;
+                out.push(
+                    gaps.iter()
+                        .enumerate()
+                        .map(|(j, g)| {
+                            as_f64(g).ok_or_else(|| {
+                                FieldError::new(format!("/itls/{i}/{j}"), "expected seconds")
+                            })
+                        })
+                        .collect::<Result<Vec<f64>, _>>()?,
+                );
+            }
+            Some(out)
+        }
+    };
+    let latencies = match seconds_list(obj, "latencies")? {
+        Some(l) => {
+            same_length("latencies", l.len())?;
+            Some(l)
+        }
+        None => itls.as_ref().map(|itls| {
+            ttfts
+                .iter()
+                .zip(itls)
+                .map(|(t, gaps)| t + gaps.iter().sum::<f64>())
+                .collect()
+        }),
+    };
+    let input_lens = count_list(obj, "input_lens")?;
+    let output_lens = count_list(obj, "output_lens")?;
+    for (key, list) in [("input_lens", &input_lens), ("output_lens", &output_lens)] {
+        if let Some(list) = list {
+            same_length(key, list.len())?;
+        }
+    }
+    let ms = |ok: bool, s: f64| ok.then_some(s * 1000.0);
+    let tpot_ms = match (&latencies, &output_lens) {
+        (Some(lat), Some(lens)) => Some(
+            (0..n)
+                .map(|i| {
+                    (success[i] && lens[i] > 1)
+                        .then(|| (lat[i] - ttfts[i]) / (lens[i] - 1) as f64 * 1000.0)
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    Ok(Some(RequestSamples {
+        ttft_ms: Some((0..n).map(|i| ms(success[i], ttfts[i])).collect()),
+        e2el_ms: latencies.map(|lat| (0..n).map(|i| ms(success[i], lat[i])).collect()),
+        tpot_ms,
+        itl_ms: itls.map(|itls| {
+            itls.into_iter()
+                .map(|gaps| gaps.into_iter().map(|g| g * 1000.0).collect())
+                .collect()
+        }),
+        input_tokens: input_lens.map(|l| l.into_iter().map(Some).collect()),
+        output_tokens: output_lens.map(|l| l.into_iter().map(Some).collect()),
+        duration_s: number(obj, "duration")?,
+        success,
+    }))
+}
+
+/// A top-level list of numbers (seconds), if present.
+fn seconds_list(obj: &Map<String, Value>, key: &str) -> Result<Option<Vec<f64>>, FieldError> {
+    let Some(v) = obj.get(key).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let list = v
+        .as_array()
+        .ok_or_else(|| FieldError::new(pointer(key), "expected a list of seconds"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            as_f64(x)
+                .ok_or_else(|| FieldError::new(format!("{}/{i}", pointer(key)), "expected seconds"))
+        })
+        .collect::<Result<Vec<f64>, _>>()
+        .map(Some)
+}
+
+/// A top-level list of token counts, if present.
+fn count_list(obj: &Map<String, Value>, key: &str) -> Result<Option<Vec<u64>>, FieldError> {
+    let Some(v) = obj.get(key).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let list = v
+        .as_array()
+        .ok_or_else(|| FieldError::new(pointer(key), "expected a list of token counts"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.as_u64().ok_or_else(|| {
+                FieldError::new(format!("{}/{i}", pointer(key)), "expected a token count")
+            })
+        })
+        .collect::<Result<Vec<u64>, _>>()
+        .map(Some)
 }
 
 fn read_distributions(

@@ -9,6 +9,7 @@ pub mod openapi;
 mod projects;
 mod runs;
 mod series;
+mod settings;
 
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -38,6 +39,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/projects/{project}/runs",
             get(runs::list).post(runs::upload),
+        )
+        .route(
+            "/api/v1/projects/{project}/settings",
+            get(settings::get).put(settings::put),
         )
         .route("/api/v1/projects/{project}/series", get(series::list))
         .route(

@@ -2,7 +2,7 @@
 //! formats (`GET /api/v1/schemas/{upload,result}.json`), generated from the same Rust types the
 //! server deserializes, so they cannot drift from the code.
 
-use super::{configs, projects, runs, series};
+use super::{configs, projects, runs, series, settings};
 use axum::Json;
 use serde_json::{json, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -14,6 +14,7 @@ use utoipa::{Modify, OpenApi};
     info(title = "benchtrail", description = "History of LLM-inference serving benchmarks, and the regressions in it."),
     paths(
         projects::list, projects::get_one, projects::create, projects::create_token,
+        settings::get, settings::put,
         runs::upload, runs::list, runs::get_one, runs::file,
         configs::get_one, series::list, series::points,
     ),

@@ -62,7 +62,8 @@ pub(super) async fn upload(
             ));
         }
     }
-    let run = ingest::prepare(&project, &doc, chrono::Utc::now())?;
+    let settings = state.store.settings(&project).await?.settings;
+    let run = ingest::prepare_with(&project, &settings, &doc, chrono::Utc::now())?;
     let count = run.results.len();
     let status = match state.store.insert_run(&run).await? {
         Inserted::Created => StatusCode::CREATED,

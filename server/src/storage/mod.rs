@@ -13,6 +13,7 @@
 
 mod codec;
 mod model;
+pub mod samples_codec;
 mod store;
 
 pub use model::*;

@@ -1,5 +1,7 @@
 //! Rows going into and coming out of storage. Plain data, no SQL.
 
+use benchtrail_core::metric::Interval;
+use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::{Direction, Stat, Unit};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -75,6 +77,8 @@ pub struct NewMetric {
     pub value: f64,
     /// Samples behind it.
     pub n: Option<u64>,
+    /// Confidence interval, if computed.
+    pub ci: Option<Interval>,
 }
 
 /// A series definition, stored once per `series_id`.
@@ -92,6 +96,8 @@ pub struct NewSeries {
     pub metric: String,
     /// Statistic.
     pub stat: Stat,
+    /// SLO profile of goodput/attainment series (part of the series identity).
+    pub slo_profile: Option<String>,
     /// Unit.
     pub unit: Unit,
     /// Direction.
@@ -126,6 +132,8 @@ pub struct NewResult {
     pub source_json: String,
     /// Metric values.
     pub metrics: Vec<NewMetric>,
+    /// Per-request samples, encoded by [`super::samples_codec::encode`], with the request count.
+    pub samples: Option<(Vec<u8>, i64)>,
 }
 
 /// One uploaded file to keep.
@@ -235,6 +243,13 @@ pub struct StoredMetric {
     pub value: f64,
     /// Samples behind it.
     pub n: Option<u64>,
+    /// For `request_goodput` and `slo_attainment`: the SLO profile (`tool` for the tool's own
+    /// thresholds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_profile: Option<String>,
+    /// A confidence interval of the statistic (bootstrap over requests), where computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<Interval>,
     /// The series it belongs to.
     pub series_id: String,
 }
@@ -316,10 +331,42 @@ pub struct SeriesInfo {
     pub metric: String,
     /// Statistic.
     pub stat: Stat,
+    /// SLO profile, for goodput and attainment series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_profile: Option<String>,
     /// Unit.
     pub unit: Unit,
     /// Direction.
     pub direction: Direction,
+}
+
+/// A version of a project's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct StoredSettings {
+    /// 1 for the defaults every project starts with; each change stores the next number.
+    pub version: i64,
+    /// When this version was stored (the project's creation for version 1).
+    pub updated_at: DateTime<Utc>,
+    /// The settings document.
+    #[serde(flatten)]
+    pub settings: ProjectSettings,
+}
+
+/// A stored result's samples, for recomputing what depends on project settings.
+#[derive(Debug, Clone)]
+pub struct ResultSamples {
+    /// Internal result id.
+    pub result_id: i64,
+    /// Its run.
+    pub run_id: String,
+    /// The configuration's canonical JSON.
+    pub config_json: String,
+    /// The cell as JSON text.
+    pub cell_json: String,
+    /// Cell key.
+    pub cell_key: String,
+    /// The samples.
+    pub samples: benchtrail_core::samples::RequestSamples,
 }
 
 /// Filters for listing series; all optional, all exact matches except `cell` (substring of

@@ -6,6 +6,8 @@
 
 use super::codec::*;
 use super::*;
+use benchtrail_core::metric::Interval;
+use benchtrail_core::settings::ProjectSettings;
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::migrate::Migrator;
 use sqlx::query::Query;
@@ -43,7 +45,7 @@ const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.parent_shas, r.c
 
 /// Columns decoded by [`series_info`]; `s` is `series`, `p` its project.
 const SERIES_COLUMNS: &str =
-    "s.series_id, p.slug, s.series_key_json, s.cell_key, s.cell_json, s.metric, s.stat, s.unit, s.direction";
+    "s.series_id, p.slug, s.series_key_json, s.cell_key, s.cell_json, s.metric, s.stat, s.slo_profile, s.unit, s.direction";
 
 /// A connection pool to SQLite or Postgres with the schema applied.
 #[derive(Clone)]
@@ -199,6 +201,61 @@ impl Store {
                 outcome
             }
         }
+    }
+
+    /// The current settings of a project: the newest stored version, or version 1 (the
+    /// defaults, dated at the project's creation) when none was stored.
+    pub async fn settings(&self, project: &Project) -> Result<StoredSettings, StorageError> {
+        let mut conn = self.pool.acquire().await?;
+        current_settings(&mut conn, project).await
+    }
+
+    /// Stores `settings` as the project's next version and, in the same transaction,
+    /// recomputes the values that depend on them for every result of the project that has
+    /// samples: its goodput/attainment values under SLO profiles (all but `tool`) are
+    /// deleted and replaced by `rows(samples)`. `expected_version`, when given, must be the
+    /// current version (else `Conflict`: someone else changed the settings meanwhile).
+    pub async fn put_settings(
+        &self,
+        project: &Project,
+        settings: &ProjectSettings,
+        expected_version: Option<i64>,
+        rows: impl Fn(&ResultSamples) -> Result<Vec<NewMetric>, String>,
+    ) -> Result<StoredSettings, StorageError> {
+        let mut tx = self.pool.begin().await?;
+        match write_settings(&mut tx, project, settings, expected_version, rows).await {
+            Ok(stored) => {
+                tx.commit().await?;
+                Ok(stored)
+            }
+            Err(e) => {
+                if let Err(e) = tx.rollback().await {
+                    tracing::warn!(project = %project.slug, error = %e, "rolling back settings failed");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The decoded samples of result `index` of a run, if it has any.
+    pub async fn result_samples(
+        &self,
+        run_id: Uuid,
+        index: i64,
+    ) -> Result<Option<benchtrail_core::samples::RequestSamples>, StorageError> {
+        let data: Option<Vec<u8>> = sqlx::query_scalar(
+            "SELECT rs.data FROM result_samples rs JOIN results r ON r.id = rs.result_id \
+             WHERE r.run_id = $1 AND r.idx = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(index)
+        .fetch_optional(&self.pool)
+        .await?;
+        data.map(|d| {
+            super::samples_codec::decode(&d)
+                .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))
+        })
+        .transpose()
     }
 
     /// A run with its files and results.
@@ -426,7 +483,8 @@ impl Store {
         run_id: &str,
     ) -> Result<HashMap<i64, Vec<StoredMetric>>, StorageError> {
         let rows = sqlx::query(
-            "SELECT mv.result_id, s.metric, s.stat, s.unit, mv.value, mv.n, s.series_id \
+            "SELECT mv.result_id, s.metric, s.stat, s.slo_profile, s.unit, mv.value, mv.n, \
+             mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, s.series_id \
              FROM metric_values mv JOIN series s ON s.series_id = mv.series_id WHERE mv.run_id = $1",
         )
         .bind(run_id)
@@ -663,6 +721,17 @@ async fn insert_result(
             .await
             .map_err(|e| duplicate_metric_conflict(e, idx, metric))?;
     }
+    if let Some((data, requests)) = &result.samples {
+        sqlx::query(
+            "INSERT INTO result_samples (result_id, encoding, requests, data) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(result_id)
+        .bind(super::samples_codec::ENCODING)
+        .bind(*requests)
+        .bind(data.as_slice())
+        .execute(&mut *conn)
+        .await?;
+    }
     Ok(())
 }
 
@@ -692,9 +761,9 @@ async fn insert_series(
     s: &NewSeries,
 ) -> Result<(), StorageError> {
     sqlx::query(
-        "INSERT INTO series (series_id, project_id, series_key_json, cell_key, cell_json, metric, stat, unit, \
-         direction, accelerator, model, weights_quantization, kv_cache_dtype) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+        "INSERT INTO series (series_id, project_id, series_key_json, cell_key, cell_json, metric, stat, slo_profile, \
+         unit, direction, accelerator, model, weights_quantization, kv_cache_dtype) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
          ON CONFLICT (series_id) DO NOTHING",
     )
     .bind(&s.series_id)
@@ -704,6 +773,7 @@ async fn insert_series(
     .bind(&s.cell_json)
     .bind(&s.metric)
     .bind(s.stat.to_string())
+    .bind(&s.slo_profile)
     .bind(s.unit.as_str())
     .bind(s.direction.as_str())
     .bind(&s.accelerator)
@@ -721,14 +791,34 @@ async fn insert_value(
     run_id: &str,
     m: &NewMetric,
 ) -> Result<(), StorageError> {
-    sqlx::query("INSERT INTO metric_values (result_id, series_id, run_id, value, n) VALUES ($1, $2, $3, $4, $5)")
-        .bind(result_id)
-        .bind(&m.series.series_id)
-        .bind(run_id)
-        .bind(m.value)
-        .bind(count_to_db(m.n)?)
-        .execute(&mut *conn)
-        .await?;
+    // Two statements rather than NULL binds: sqlx's Any driver sends a NULL DOUBLE PRECISION
+    // parameter in a format Postgres rejects ("incorrect binary data format").
+    let Some(ci) = &m.ci else {
+        sqlx::query("INSERT INTO metric_values (result_id, series_id, run_id, value, n) VALUES ($1, $2, $3, $4, $5)")
+            .bind(result_id)
+            .bind(&m.series.series_id)
+            .bind(run_id)
+            .bind(m.value)
+            .bind(count_to_db(m.n)?)
+            .execute(&mut *conn)
+            .await?;
+        return Ok(());
+    };
+    sqlx::query(
+        "INSERT INTO metric_values (result_id, series_id, run_id, value, n, ci_low, ci_high, ci_level, ci_method) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(result_id)
+    .bind(&m.series.series_id)
+    .bind(run_id)
+    .bind(m.value)
+    .bind(count_to_db(m.n)?)
+    .bind(ci.low)
+    .bind(ci.high)
+    .bind(ci.level)
+    .bind(ci.method.as_str())
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
@@ -752,6 +842,106 @@ fn unique_as_conflict(e: sqlx::Error, message: impl FnOnce() -> String) -> Stora
         sqlx::Error::Database(db) if db.is_unique_violation() => StorageError::Conflict(message()),
         _ => StorageError::Database(e),
     }
+}
+
+// ---- settings ---------------------------------------------------------------------------------
+
+async fn current_settings(
+    conn: &mut AnyConnection,
+    project: &Project,
+) -> Result<StoredSettings, StorageError> {
+    let row = sqlx::query(
+        "SELECT version, settings_json, created_at FROM project_settings \
+         WHERE project_id = $1 ORDER BY version DESC LIMIT 1",
+    )
+    .bind(project.id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else {
+        return Ok(StoredSettings {
+            version: 1,
+            updated_at: project.created_at,
+            settings: ProjectSettings::default(),
+        });
+    };
+    let json: String = row.try_get("settings_json")?;
+    let created_at: String = row.try_get("created_at")?;
+    Ok(StoredSettings {
+        version: row.try_get("version")?,
+        updated_at: parse_timestamp("created_at", &created_at)?,
+        settings: parse_json("settings_json", &json)?,
+    })
+}
+
+async fn write_settings(
+    conn: &mut AnyConnection,
+    project: &Project,
+    settings: &ProjectSettings,
+    expected_version: Option<i64>,
+    rows: impl Fn(&ResultSamples) -> Result<Vec<NewMetric>, String>,
+) -> Result<StoredSettings, StorageError> {
+    let current = current_settings(conn, project).await?;
+    if let Some(expected) = expected_version.filter(|v| *v != current.version) {
+        return Err(StorageError::Conflict(format!(
+            "the settings are at version {}, not {expected}",
+            current.version
+        )));
+    }
+    let stored = StoredSettings {
+        version: current.version + 1,
+        updated_at: now(),
+        settings: settings.clone(),
+    };
+    // The primary key (project_id, version) makes one of two concurrent changes fail.
+    sqlx::query(
+        "INSERT INTO project_settings (project_id, version, settings_json, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(project.id)
+    .bind(stored.version)
+    .bind(json_text(settings))
+    .bind(timestamp_text(&stored.updated_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| unique_as_conflict(e, || "the settings were changed concurrently; retry".to_string()))?;
+
+    let found = sqlx::query(
+        "SELECT rs.result_id, res.run_id, c.canonical_json, res.cell_json, res.cell_key, rs.data \
+         FROM result_samples rs JOIN results res ON res.id = rs.result_id \
+         JOIN runs r ON r.id = res.run_id JOIN configurations c ON c.fingerprint = res.config_fingerprint \
+         WHERE r.project_id = $1 ORDER BY rs.result_id",
+    )
+    .bind(project.id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut series_written = HashSet::new();
+    for row in &found {
+        let data: Vec<u8> = row.try_get("data")?;
+        let samples = ResultSamples {
+            result_id: row.try_get("result_id")?,
+            run_id: row.try_get("run_id")?,
+            config_json: row.try_get("canonical_json")?,
+            cell_json: row.try_get("cell_json")?,
+            cell_key: row.try_get("cell_key")?,
+            samples: super::samples_codec::decode(&data)
+                .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))?,
+        };
+        let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;
+        sqlx::query(
+            "DELETE FROM metric_values WHERE result_id = $1 AND series_id IN \
+             (SELECT series_id FROM series WHERE slo_profile IS NOT NULL AND slo_profile <> $2)",
+        )
+        .bind(samples.result_id)
+        .bind(benchtrail_core::slo::TOOL_PROFILE)
+        .execute(&mut *conn)
+        .await?;
+        for metric in &new_rows {
+            if series_written.insert(metric.series.series_id.clone()) {
+                insert_series(conn, project.id, &metric.series).await?;
+            }
+            insert_value(conn, samples.result_id, &samples.run_id, metric).await?;
+        }
+    }
+    Ok(stored)
 }
 
 // ---- reading rows ---------------------------------------------------------------------------
@@ -828,12 +1018,28 @@ fn stored_result(row: &AnyRow, metrics: Vec<StoredMetric>) -> Result<StoredResul
 fn stored_metric(row: &AnyRow) -> Result<StoredMetric, StorageError> {
     let stat: String = row.try_get("stat")?;
     let unit: String = row.try_get("unit")?;
+    let ci = match (
+        row.try_get::<Option<f64>, _>("ci_low")?,
+        row.try_get::<Option<f64>, _>("ci_high")?,
+        row.try_get::<Option<f64>, _>("ci_level")?,
+        row.try_get::<Option<String>, _>("ci_method")?,
+    ) {
+        (Some(low), Some(high), Some(level), Some(method)) => Some(Interval {
+            low,
+            high,
+            level,
+            method,
+        }),
+        _ => None,
+    };
     Ok(StoredMetric {
         name: row.try_get("metric")?,
         stat: parse_stat(&stat)?,
         unit: parse_unit(&unit)?,
         value: row.try_get("value")?,
         n: count_from_db(row.try_get("n")?)?,
+        slo_profile: row.try_get("slo_profile")?,
+        ci,
         series_id: row.try_get("series_id")?,
     })
 }
@@ -852,6 +1058,7 @@ fn series_info(row: &AnyRow) -> Result<SeriesInfo, StorageError> {
         cell: parse_json("cell_json", &cell)?,
         metric: row.try_get("metric")?,
         stat: parse_stat(&stat)?,
+        slo_profile: row.try_get("slo_profile")?,
         unit: parse_unit(&unit)?,
         direction: parse_direction(&direction)?,
     })

@@ -1,0 +1,81 @@
+//! Project settings: `GET` and `PUT /api/v1/projects/{project}/settings`.
+//!
+//! The document is versioned: every PUT stores a new version; GET returns the current one with
+//! its `version` and `updated_at`. Changing the SLO profiles recomputes goodput and SLO
+//! attainment of every stored result of the project that has per-request samples, in the same
+//! transaction (values of removed profiles are deleted).
+
+use super::json::ApiJson;
+use super::project_or_404;
+use crate::app::AppState;
+use crate::auth::Bearer;
+use crate::error::{ApiError, ApiResult};
+use crate::ingest;
+use crate::storage::{Scope, StorageError, StoredSettings};
+use axum::extract::{Path, State};
+use axum::Json;
+use benchtrail_core::settings::ProjectSettings;
+use serde_json::Value;
+
+#[utoipa::path(get, path = "/api/v1/projects/{project}/settings", tag = "projects",
+    params(("project" = String, Path, description = "Project slug")),
+    responses((status = 200, description = "The current settings with their version", body = StoredSettings),
+        (status = 404, description = "No such project, or private", content_type = "application/problem+json")))]
+pub(super) async fn get(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+) -> ApiResult<Json<StoredSettings>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    Ok(Json(state.store.settings(&project).await?))
+}
+
+/// `PUT`: a whole settings document (as GET returns it; `version`, when given, must be the
+/// current version, `updated_at` is ignored). Needs a `write` token of the project or the
+/// admin token.
+#[utoipa::path(put, path = "/api/v1/projects/{project}/settings", tag = "projects",
+    request_body(content = ProjectSettings, description = "The settings; may carry `version` (the version being replaced) for optimistic concurrency"),
+    params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
+    responses((status = 200, description = "Stored as a new version", body = StoredSettings),
+        (status = 409, description = "`version` is not the current version", content_type = "application/problem+json"),
+        (status = 422, description = "Invalid settings; `pointer` names the fault", content_type = "application/problem+json")))]
+pub(super) async fn put(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+    ApiJson(body): ApiJson<Value>,
+) -> ApiResult<Json<StoredSettings>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer
+        .caller(&state)
+        .await?
+        .require(&project, Scope::Write)?;
+    let settings = ProjectSettings::from_json(&body).map_err(|e| ApiError::Invalid {
+        pointer: e.pointer,
+        field: None,
+        record: None,
+        detail: e.message,
+    })?;
+    let expected_version = match body.get("version") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_i64().ok_or_else(|| ApiError::Invalid {
+            pointer: "/version".into(),
+            field: None,
+            record: None,
+            detail: "expected the current version number".into(),
+        })?),
+    };
+    let stored = state
+        .store
+        .put_settings(&project, &settings, expected_version, |samples| {
+            ingest::slo_rows(&project, &settings, samples)
+        })
+        .await
+        .map_err(|e| match e {
+            StorageError::Conflict(msg) => ApiError::Conflict(msg),
+            other => other.into(),
+        })?;
+    tracing::info!(project = %project.slug, version = stored.version, "settings changed");
+    Ok(Json(stored))
+}
