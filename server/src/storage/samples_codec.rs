@@ -16,13 +16,17 @@
 //!
 //! Why this encoding, measured on `examples/history` (vLLM `--save-detailed`):
 //!
-//! | encoding                                         | 60 requests (7,620 ITL gaps) | 20 requests (2,540 gaps) |
-//! |--------------------------------------------------|-----------------:|-----------------:|
-//! | one row per request (8 B per BIGINT/DOUBLE column, ITL as raw f64 blob; no row overhead) | 63,480 B | 21,160 B |
-//! | same, plus Postgres' 28 B tuple overhead per row  |         65,160 B |         21,720 B |
-//! | `RequestSamples` as JSON, gzip                     |   see test output |  see test output |
-//! | this encoding, unshuffled floats, gzip             |   see test output |  see test output |
-//! | **this encoding (shuffled floats), gzip**          |   see test output |  see test output |
+//! | encoding                                                       | 60 requests, 7,620 ITL gaps | 20 requests, 2,540 gaps |
+//! |----------------------------------------------------------------|---------:|---------:|
+//! | one row per request (8 columns × 8 B, ITL as raw f64; no row overhead) | 64,800 B | 21,600 B |
+//! | same + Postgres tuple headers (28 B per row)                     | 66,480 B | 22,160 B |
+//! | `RequestSamples` as JSON, gzip                                   | 60,526 B | 20,111 B |
+//! | this layout, floats not shuffled, gzip                           | 48,206 B | 16,174 B |
+//! | **this layout, byte-plane-shuffled floats, gzip**                | **42,261 B** | **14,349 B** |
+//!
+//! i.e. 35 % below one row per request and 30 % below gzip'd JSON. Latencies are measured to
+//! ~1 µs but written as full doubles, so their low mantissa bytes are noise that no lossless
+//! coder shrinks much; the shuffle wins 12 % over plain gzip for nothing.
 //!
 //! (`cargo test -p benchtrail-server --lib samples_codec -- --nocapture` prints the figures.)
 
