@@ -11,11 +11,15 @@
 //!
 //! The shared test suite in `server/tests/storage.rs` runs every test on both databases.
 
+mod alerts;
 mod codec;
+mod detection;
 mod model;
 pub mod samples_codec;
 mod store;
 
+pub use alerts::*;
+pub use detection::*;
 pub use model::*;
 pub use store::Store;
 

@@ -50,7 +50,7 @@ const SERIES_COLUMNS: &str =
 /// A connection pool to SQLite or Postgres with the schema applied.
 #[derive(Clone)]
 pub struct Store {
-    pool: sqlx::AnyPool,
+    pub(super) pool: sqlx::AnyPool,
     backend: Backend,
 }
 
@@ -1118,39 +1118,39 @@ fn push_series_filter(q: &mut SqlBuilder, filter: &SeriesFilter) {
 }
 
 /// One bound value of a [`SqlBuilder`] query.
-enum Arg {
+pub(super) enum Arg {
     Int(i64),
     Text(String),
 }
 
 /// SQL text assembled from optional parts, with `$N` placeholders numbered in the order they
 /// are appended (SQLite numbers `$N` by first appearance, Postgres by digit: both agree then).
-struct SqlBuilder {
+pub(super) struct SqlBuilder {
     sql: String,
     args: Vec<Arg>,
 }
 
 impl SqlBuilder {
-    fn new(sql: &str) -> SqlBuilder {
+    pub(super) fn new(sql: &str) -> SqlBuilder {
         SqlBuilder {
             sql: sql.to_string(),
             args: Vec::new(),
         }
     }
 
-    fn push(&mut self, sql: &str) -> &mut SqlBuilder {
+    pub(super) fn push(&mut self, sql: &str) -> &mut SqlBuilder {
         self.sql.push_str(sql);
         self
     }
 
     /// Appends the next placeholder and remembers its value.
-    fn bind(&mut self, arg: Arg) -> &mut SqlBuilder {
+    pub(super) fn bind(&mut self, arg: Arg) -> &mut SqlBuilder {
         self.args.push(arg);
         self.sql.push_str(&format!("${}", self.args.len()));
         self
     }
 
-    fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
+    pub(super) fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
         self.args
             .iter()
             .fold(sqlx::query(&self.sql), |q, arg| match arg {
@@ -1161,7 +1161,7 @@ impl SqlBuilder {
 }
 
 /// Cuts rows fetched with `limit + 1` into a page: the extra row only says a next page exists.
-fn page<R, T>(
+pub(super) fn page<R, T>(
     mut rows: Vec<R>,
     limit: i64,
     cursor_of: impl Fn(&R) -> String,

@@ -1,0 +1,317 @@
+//! What the detection engine reads and writes besides alerts: the history of series, run
+//! exclusions, pinned baselines, and each run's latest analysis (verdict and series states).
+
+use super::codec::*;
+use super::store::{Arg, SqlBuilder};
+use super::{StorageError, Store};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::Row;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// One stored value of a series, with what the analysis needs to place and judge it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryPoint {
+    /// Series id.
+    pub series_id: String,
+    /// Internal result id.
+    pub result_id: i64,
+    /// Run id.
+    pub run_id: Uuid,
+    /// Commit SHA.
+    pub commit_sha: String,
+    /// Branch.
+    pub branch: String,
+    /// Upload sequence number (last tie-breaker of the order).
+    pub seq: i64,
+    /// The value, in the series' unit.
+    pub value: f64,
+    /// The `completed` count of the same result, if stored.
+    pub completed: Option<f64>,
+    /// The `failed` count of the same result, if stored.
+    pub failed: Option<f64>,
+    /// `num_prompts` of the result's cell, if stated.
+    pub num_prompts: Option<f64>,
+    /// The run was excluded from baselines by a person.
+    pub excluded: bool,
+}
+
+/// A run's exclusion from baselines.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct RunExclusion {
+    /// The run.
+    pub run_id: Uuid,
+    /// Why (as given).
+    pub reason: String,
+    /// When.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A run pinned as the baseline of a series.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct BaselinePin {
+    /// The series.
+    pub series_id: String,
+    /// The pinned run; the baseline is its commit's valid runs.
+    pub run_id: Uuid,
+    /// The pinned run's commit.
+    pub commit_sha: String,
+    /// When it was pinned.
+    pub created_at: DateTime<Utc>,
+}
+
+/// The latest analysis of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct StoredAnalysis {
+    /// The run.
+    pub run_id: Uuid,
+    /// `pass`, `warn` or `fail`.
+    pub verdict: String,
+    /// Project settings version used.
+    pub settings_version: i64,
+    /// The analysis document (see `crate::analysis::RunAnalysis`).
+    #[schema(value_type = Object)]
+    pub analysis: Value,
+    /// When it was computed.
+    pub analyzed_at: DateTime<Utc>,
+}
+
+impl Store {
+    /// Every stored value of `series_ids` in the project, on every branch, in commit order
+    /// (commit time, else run time; then run time, upload order, result id), with the health
+    /// counts of its result and whether its run is excluded.
+    pub async fn series_history(
+        &self,
+        project_id: i64,
+        series_ids: &[String],
+    ) -> Result<Vec<HistoryPoint>, StorageError> {
+        if series_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = SqlBuilder::new(
+            "SELECT mv.series_id, mv.result_id, r.id, r.commit_sha, r.branch, r.seq, mv.value, res.cell_json, \
+             (SELECT v.value FROM metric_values v JOIN series s ON s.series_id = v.series_id \
+              WHERE v.result_id = mv.result_id AND s.metric = 'completed' AND s.stat = 'value') AS completed, \
+             (SELECT v.value FROM metric_values v JOIN series s ON s.series_id = v.series_id \
+              WHERE v.result_id = mv.result_id AND s.metric = 'failed' AND s.stat = 'value') AS failed, \
+             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
+             FROM metric_values mv JOIN runs r ON r.id = mv.run_id JOIN results res ON res.id = mv.result_id \
+             WHERE r.project_id = ",
+        );
+        q.bind(Arg::Int(project_id)).push(" AND mv.series_id IN (");
+        for (i, s) in series_ids.iter().enumerate() {
+            if i > 0 {
+                q.push(", ");
+            }
+            q.bind(Arg::Text(s.clone()));
+        }
+        q.push(") ORDER BY COALESCE(r.commit_time, r.run_at), r.run_at, r.seq, mv.result_id");
+        let rows = q.query().fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|row| {
+                let run_id: String = row.try_get("id")?;
+                let cell: String = row.try_get("cell_json")?;
+                let cell: Value = parse_json("cell_json", &cell)?;
+                Ok(HistoryPoint {
+                    series_id: row.try_get("series_id")?,
+                    result_id: row.try_get("result_id")?,
+                    run_id: parse_uuid("id", &run_id)?,
+                    commit_sha: row.try_get("commit_sha")?,
+                    branch: row.try_get("branch")?,
+                    seq: row.try_get("seq")?,
+                    value: row.try_get("value")?,
+                    completed: row.try_get("completed")?,
+                    failed: row.try_get("failed")?,
+                    num_prompts: cell["num_prompts"].as_f64(),
+                    excluded: row.try_get::<i64, _>("excluded")? > 0,
+                })
+            })
+            .collect()
+    }
+
+    /// Excludes a run from baselines (again: the reason is replaced).
+    pub async fn exclude_run(
+        &self,
+        run_id: Uuid,
+        reason: &str,
+    ) -> Result<RunExclusion, StorageError> {
+        let at = now();
+        let id = run_id.to_string();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM run_exclusions WHERE run_id = $1")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO run_exclusions (run_id, reason, created_at) VALUES ($1, $2, $3)")
+            .bind(&id)
+            .bind(reason)
+            .bind(timestamp_text(&at))
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(RunExclusion {
+            run_id,
+            reason: reason.to_string(),
+            created_at: at,
+        })
+    }
+
+    /// A run's exclusion, if it is excluded.
+    pub async fn run_exclusion(&self, run_id: Uuid) -> Result<Option<RunExclusion>, StorageError> {
+        let row: Option<(String, String)> =
+            sqlx::query_as("SELECT reason, created_at FROM run_exclusions WHERE run_id = $1")
+                .bind(run_id.to_string())
+                .fetch_optional(&self.pool)
+                .await?;
+        row.map(|(reason, at)| {
+            Ok(RunExclusion {
+                run_id,
+                reason,
+                created_at: parse_timestamp("created_at", &at)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Pins `run_id` as the baseline of `series_id` (replacing an earlier pin).
+    pub async fn pin_baseline(
+        &self,
+        project_id: i64,
+        series_id: &str,
+        run_id: Uuid,
+    ) -> Result<BaselinePin, StorageError> {
+        let at = now();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM baseline_pins WHERE project_id = $1 AND series_id = $2")
+            .bind(project_id)
+            .bind(series_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO baseline_pins (project_id, series_id, run_id, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(project_id)
+        .bind(series_id)
+        .bind(run_id.to_string())
+        .bind(timestamp_text(&at))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let commit_sha: String = sqlx::query_scalar("SELECT commit_sha FROM runs WHERE id = $1")
+            .bind(run_id.to_string())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(BaselinePin {
+            series_id: series_id.to_string(),
+            run_id,
+            commit_sha,
+            created_at: at,
+        })
+    }
+
+    /// The pinned baselines of a project, by series id.
+    pub async fn baseline_pins(
+        &self,
+        project_id: i64,
+    ) -> Result<HashMap<String, BaselinePin>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT b.series_id, b.run_id, r.commit_sha, b.created_at FROM baseline_pins b \
+             JOIN runs r ON r.id = b.run_id WHERE b.project_id = $1",
+        )
+        .bind(project_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let run_id: String = row.try_get("run_id")?;
+                let at: String = row.try_get("created_at")?;
+                let pin = BaselinePin {
+                    series_id: row.try_get("series_id")?,
+                    run_id: parse_uuid("run_id", &run_id)?,
+                    commit_sha: row.try_get("commit_sha")?,
+                    created_at: parse_timestamp("created_at", &at)?,
+                };
+                Ok((pin.series_id.clone(), pin))
+            })
+            .collect()
+    }
+
+    /// Stores (replaces) a run's analysis.
+    pub async fn put_run_analysis(
+        &self,
+        run_id: Uuid,
+        verdict: &str,
+        settings_version: i64,
+        analysis: &Value,
+    ) -> Result<(), StorageError> {
+        let id = run_id.to_string();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM run_analyses WHERE run_id = $1")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_json, analyzed_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&id)
+        .bind(verdict)
+        .bind(settings_version)
+        .bind(analysis.to_string())
+        .bind(timestamp_text(&now()))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A run's latest analysis, if it was analyzed.
+    pub async fn run_analysis(&self, run_id: Uuid) -> Result<Option<StoredAnalysis>, StorageError> {
+        let row = sqlx::query(
+            "SELECT verdict, settings_version, analysis_json, analyzed_at FROM run_analyses WHERE run_id = $1",
+        )
+        .bind(run_id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let json: String = row.try_get("analysis_json")?;
+        let at: String = row.try_get("analyzed_at")?;
+        Ok(Some(StoredAnalysis {
+            run_id,
+            verdict: row.try_get("verdict")?,
+            settings_version: row.try_get("settings_version")?,
+            analysis: parse_json("analysis_json", &json)?,
+            analyzed_at: parse_timestamp("analyzed_at", &at)?,
+        }))
+    }
+
+    /// Ids of the runs of a project on `branch` at `commit_sha`, in upload order.
+    pub async fn commit_runs(
+        &self,
+        project_id: i64,
+        branch: &str,
+        commit_sha: &str,
+    ) -> Result<Vec<Uuid>, StorageError> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM runs WHERE project_id = $1 AND branch = $2 AND commit_sha = $3 ORDER BY seq",
+        )
+        .bind(project_id)
+        .bind(branch)
+        .bind(commit_sha)
+        .fetch_all(&self.pool)
+        .await?;
+        ids.iter().map(|i| parse_uuid("id", i)).collect()
+    }
+
+    /// Ids of every run of a project in upload order (for recomputing all analyses).
+    pub async fn project_run_ids(&self, project_id: i64) -> Result<Vec<Uuid>, StorageError> {
+        let ids: Vec<String> =
+            sqlx::query_scalar("SELECT id FROM runs WHERE project_id = $1 ORDER BY seq")
+                .bind(project_id)
+                .fetch_all(&self.pool)
+                .await?;
+        ids.iter().map(|i| parse_uuid("id", i)).collect()
+    }
+}
