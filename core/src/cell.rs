@@ -62,6 +62,23 @@ impl<'de> Deserialize<'de> for RequestRate {
     }
 }
 
+/// Percent-encodes the characters that structure a cell key (`%`, `;`, `=`) and control
+/// characters, leaving every other character as it is.
+fn escape_key_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        if matches!(c, '%' | ';' | '=') || c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// True for the spellings of infinity that Python tools write: `inf`, `Infinity`.
 pub fn is_infinity_word(s: &str) -> bool {
     matches!(
@@ -128,7 +145,9 @@ impl WorkloadCell {
             if !key.is_empty() {
                 key.push(';');
             }
-            let _ = write!(key, "{name}={value}");
+            // Free-text values are escaped so that no value can forge another field:
+            // `scenario=chat;load_level=high` must not equal scenario `chat;load_level=high`.
+            let _ = write!(key, "{name}={}", escape_key_value(&value.to_string()));
         };
         if let Some(v) = &self.scenario {
             push("scenario", v);
@@ -199,6 +218,26 @@ impl WorkloadCell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_values_cannot_forge_fields() {
+        let forged = WorkloadCell {
+            scenario: Some("chat;load_level=high".into()),
+            ..Default::default()
+        };
+        let real = WorkloadCell {
+            scenario: Some("chat".into()),
+            load_level: Some("high".into()),
+            ..Default::default()
+        };
+        assert_eq!(forged.key(), "scenario=chat%3Bload_level%3Dhigh");
+        assert_eq!(real.key(), "scenario=chat;load_level=high");
+        let odd = WorkloadCell {
+            dataset: Some("a%b\u{1}ü".into()),
+            ..Default::default()
+        };
+        assert_eq!(odd.key(), "dataset=a%25b%01ü");
+    }
 
     #[test]
     fn key_lists_set_fields_in_fixed_order() {

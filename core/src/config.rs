@@ -45,7 +45,9 @@ pub struct Model {
     /// Model revision (a Hugging Face commit or tag). Key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
-    /// Tokenizer name or path. Key: tokens/s are not comparable across tokenizers.
+    /// Tokenizer name or path. Per-run fact: often a local path that differs between machines;
+    /// a tokenizer change is flagged as a confound by the regression engine instead (tokens/s
+    /// are not comparable across tokenizers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<String>,
 }
@@ -165,7 +167,7 @@ pub struct BenchmarkTool {
     /// The full command line that produced the file. Per-run fact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    /// Client backend (vLLM's `--backend`, e.g. `openai`, `vllm`). Key.
+    /// Client backend (vLLM's `--backend`, e.g. `openai`, `vllm`). Per-run fact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,
 }
@@ -214,7 +216,6 @@ pub const SERIES_KEY_FIELDS: &[&str] = &[
     "hardware.accelerator_count",
     "model.name",
     "model.revision",
-    "model.tokenizer",
     "engine.name",
     "quantization.weights",
     "quantization.kv_cache_dtype",
@@ -234,7 +235,6 @@ pub const SERIES_KEY_FIELDS: &[&str] = &[
     "sampling.max_tokens",
     "sampling.ignore_eos",
     "benchmark.name",
-    "benchmark.backend",
 ];
 
 impl Configuration {

@@ -78,7 +78,7 @@ pub struct UploadError {
 }
 
 impl UploadError {
-    fn at(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn at(pointer: impl Into<String>, message: impl Into<String>) -> Self {
         UploadError {
             pointer: pointer.into(),
             field: None,
@@ -104,13 +104,8 @@ impl UploadDocument {
     /// # Errors
     /// As [`Self::normalize`].
     pub fn read(&self) -> Result<Normalized, UploadError> {
-        let sha = &self.run.commit.sha;
-        if sha.is_empty() || sha.len() > 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(UploadError::at(
-                "/run/commit/sha",
-                "must be a hex commit SHA (1–64 hex digits)",
-            ));
-        }
+        self.check_run()?;
+        check_no_nul(self)?;
         if self.files.is_empty() && self.results.is_empty() {
             return Err(UploadError::at(
                 "/files",
@@ -150,6 +145,85 @@ impl UploadDocument {
     }
 }
 
+/// Shortest commit id accepted: git's default abbreviation. Shorter ones are ambiguous in any
+/// real repository.
+const MIN_SHA_LEN: usize = 7;
+
+fn is_sha(s: &str) -> bool {
+    (MIN_SHA_LEN..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+impl UploadDocument {
+    /// Commit ids are hex of 7 to 64 digits; a pull-request number fits the database.
+    fn check_run(&self) -> Result<(), UploadError> {
+        let sha_message = "must be a hex commit SHA (7–64 hex digits)";
+        if !is_sha(&self.run.commit.sha) {
+            return Err(UploadError::at("/run/commit/sha", sha_message));
+        }
+        if let Some(i) = self.run.commit.parents.iter().position(|p| !is_sha(p)) {
+            return Err(UploadError::at(
+                format!("/run/commit/parents/{i}"),
+                sha_message,
+            ));
+        }
+        if let Some(pr) = &self.run.pull_request {
+            if pr.number == 0 || pr.number > i64::MAX as u64 {
+                return Err(UploadError::at(
+                    "/run/pull_request/number",
+                    "must be a pull-request number from 1 to 2^63 − 1",
+                ));
+            }
+            if pr.merge_base.as_deref().is_some_and(|m| !is_sha(m)) {
+                return Err(UploadError::at("/run/pull_request/merge_base", sha_message));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rejects the NUL character anywhere in the document's text except inside uploaded file
+/// contents (kept as compressed bytes): PostgreSQL text cannot hold it, and no benchmark
+/// metadata needs it.
+fn check_no_nul(doc: &UploadDocument) -> Result<(), UploadError> {
+    let mut value = serde_json::to_value(doc).expect("an upload document serializes");
+    if let Some(files) = value
+        .get_mut("files")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for file in files {
+            file["content"] = serde_json::Value::Null;
+        }
+    }
+    match find_nul(&value, String::new()) {
+        Some(pointer) => Err(UploadError::at(
+            pointer,
+            "must not contain the NUL character (U+0000)",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The JSON pointer of the first string (or object key) holding U+0000.
+fn find_nul(value: &serde_json::Value, pointer: String) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.contains('\0') => Some(pointer),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_nul(v, format!("{pointer}/{i}"))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let here = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+            if k.contains('\0') {
+                Some(here)
+            } else {
+                find_nul(v, here)
+            }
+        }),
+        _ => None,
+    }
+}
+
 fn file_error(index: usize, error: AdapterError) -> UploadError {
     match &error {
         AdapterError::UnknownFormat(_) => {
@@ -166,5 +240,77 @@ fn file_error(index: usize, error: AdapterError) -> UploadError {
             message: error.to_string(),
         },
         _ => UploadError::at(format!("/files/{index}/content"), error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(value: serde_json::Value) -> UploadDocument {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn pointer_of(value: serde_json::Value) -> String {
+        doc(value).read().unwrap_err().pointer
+    }
+
+    const FILE: &str =
+        r#"{"model_id": "m", "duration": 1.0, "completed": 1, "request_throughput": 1.0}"#;
+
+    #[test]
+    fn run_metadata_is_checked_field_by_field() {
+        let files = json!([{"name": "r.json", "content": FILE}]);
+        assert!(
+            doc(json!({"run": {"commit": {"sha": "abcdef1"}}, "files": files}))
+                .read()
+                .is_ok()
+        );
+        assert_eq!(
+            pointer_of(json!({"run": {"commit": {"sha": "0"}}, "files": files})),
+            "/run/commit/sha"
+        );
+        assert_eq!(
+            pointer_of(
+                json!({"run": {"commit": {"sha": "abcdef1", "parents": ["abcdef2", "not a sha"]}}, "files": files})
+            ),
+            "/run/commit/parents/1"
+        );
+        assert_eq!(
+            pointer_of(
+                json!({"run": {"commit": {"sha": "abcdef1"}, "pull_request": {"number": 18446744073709551615u64}}, "files": files})
+            ),
+            "/run/pull_request/number"
+        );
+        assert_eq!(
+            pointer_of(
+                json!({"run": {"commit": {"sha": "abcdef1"}, "pull_request": {"number": 3, "merge_base": "<script>"}}, "files": files})
+            ),
+            "/run/pull_request/merge_base"
+        );
+    }
+
+    #[test]
+    fn nul_characters_are_refused_outside_file_contents() {
+        let files = json!([{"name": "r.json", "content": FILE}]);
+        assert_eq!(
+            pointer_of(
+                json!({"run": {"commit": {"sha": "abcdef1", "subject": "a\u{0}b"}}, "files": files})
+            ),
+            "/run/commit/subject"
+        );
+        assert_eq!(
+            pointer_of(
+                json!({"run": {"commit": {"sha": "abcdef1"}}, "files": [{"name": "a\u{0}.json", "content": FILE}]})
+            ),
+            "/files/0/name"
+        );
+        assert_eq!(
+            pointer_of(
+                json!({"run": {"commit": {"sha": "abcdef1"}}, "cell": {"scenario": "x\u{0}"}, "files": files})
+            ),
+            "/cell/scenario"
+        );
     }
 }
