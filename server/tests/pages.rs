@@ -397,3 +397,170 @@ fn unescape_reverses_askama_escaping() {
         "<a href=\"x\">'&'</a>"
     );
 }
+
+/// The stored metric `name`/`stat` (and SLO profile) of a result in `GET /api/v1/runs/{id}`.
+fn api_metric<'a>(
+    result: &'a serde_json::Value,
+    name: &str,
+    stat: &str,
+    profile: Option<&str>,
+) -> &'a serde_json::Value {
+    result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name && m["stat"] == stat && m["slo_profile"].as_str() == profile)
+        .unwrap_or_else(|| panic!("{name} {stat} {profile:?} in {result}"))
+}
+
+#[tokio::test]
+async fn intervals_goodput_profiles_and_formats_are_shown() {
+    let f = web::UploadFixture::start().await;
+    let path = "examples/history/goodput_baseline_s11_c4.json";
+    let run = f.upload(1, path, web::GOODPUT_FLAGS).await;
+    let (_, api) = f.server.get(&format!("/api/v1/runs/{run}")).await;
+    let result = &api["results"][0];
+    let html = f.ok_page(&format!("/runs/{run}")).await;
+
+    // The file and the format it was read as.
+    let files = tags(&html, "<tr data-file=");
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        files[0]["data-format"],
+        api["files"][0]["format"].as_str().unwrap()
+    );
+    assert!(html.contains(&format!(
+        "<td class=\"format\"><code>{}</code></td>",
+        api["files"][0]["format"].as_str().unwrap()
+    )));
+    assert!(html.contains(&format!(
+        "read as <code class=\"source-format\">{}</code> from file 0 “goodput_baseline_s11_c4.json”, record",
+        result["source"]["format"].as_str().unwrap()
+    )), "{html}");
+
+    // p50 and p99 carry their interval: exact bounds, the level, the method as the title.
+    for stat in ["p50", "p99"] {
+        let m = api_metric(result, "ttft", stat, None);
+        let ci = &m["ci"];
+        let (low, high) = (ci["low"].as_f64().unwrap(), ci["high"].as_f64().unwrap());
+        let row = tags(&html, "<tr data-metric=\"ttft\"")
+            .into_iter()
+            .find(|t| t["data-stat"] == stat)
+            .unwrap();
+        let series = &row["data-series"];
+        let text = format!(
+            "[{}, {}] 95 %",
+            benchtrail_server::pages::format::display_number(low),
+            benchtrail_server::pages::format::display_number(high)
+        );
+        let span = format!(
+            "<span class=\"ci\" title=\"{}\" data-low=\"{low}\" data-high=\"{high}\" data-level=\"0.95\">{text}</span>",
+            ci["method"].as_str().unwrap()
+        );
+        assert!(html.contains(&span), "{stat} {span}: {html}");
+        // The series page shows the same interval on the point.
+        let page = f.ok_page(&format!("/projects/demo/series/{series}")).await;
+        assert!(page.contains("<th>Confidence interval</th>"), "{page}");
+        assert!(page.contains(&span), "{page}");
+    }
+    // Means have no interval.
+    let mean = tags(&html, "<tr data-metric=\"ttft\"")
+        .into_iter()
+        .find(|t| t["data-stat"] == "mean")
+        .unwrap();
+    let page = f
+        .ok_page(&format!("/projects/demo/series/{}", mean["data-series"]))
+        .await;
+    assert!(!page.contains("Confidence interval"));
+
+    // Goodput per SLO profile: the default profile and the tool's own, with thresholds.
+    let rows = tags(&html, "<tr data-profile=");
+    let profiles: Vec<&str> = rows.iter().map(|r| r["data-profile"].as_str()).collect();
+    assert_eq!(profiles, ["interactive", "tool"], "{html}");
+    assert!(
+        html.contains(
+            "<th scope=\"row\"><code>interactive</code></th><td>ttft ≤ 2000 ms · tpot ≤ 50 ms</td>"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("<th scope=\"row\"><code>tool</code></th><td>the tool&#39;s own: ttft ≤ 60 ms · tpot ≤ 12 ms · e2el ≤ 1800 ms</td>"), "{html}");
+    let tool = api_metric(result, "request_goodput", "value", Some("tool"));
+    let values: Vec<String> = tags(&html, "<a href=\"/projects/demo/series/")
+        .into_iter()
+        .filter(|a| a.get("class").is_some_and(|c| c == "goodput-value"))
+        .map(|a| a["data-value"].clone())
+        .collect();
+    assert_eq!(values.len(), 2);
+    assert_eq!(
+        values[1].parse::<f64>().unwrap(),
+        tool["value"].as_f64().unwrap()
+    );
+    assert!(!html.contains("not computable"));
+    // Metric rows of goodput name their profile.
+    assert!(
+        html.contains(&format!(
+            "<tr data-metric=\"request_goodput\" data-stat=\"value\" data-profile=\"tool\" data-value=\"{}\"",
+            web::unescape(&tool["value"].to_string())
+        )),
+        "{html}"
+    );
+
+    // The series page of the tool's goodput names the profile and its siblings by profile.
+    let series = tool["series_id"].as_str().unwrap();
+    let page = f.ok_page(&format!("/projects/demo/series/{series}")).await;
+    let title = &tags(&page, "<h1 id=\"series-title\"")[0];
+    assert_eq!(title["data-profile"], "tool");
+    assert!(
+        page.contains(" <span class=\"profile\">· SLO profile <code>tool</code></span></h1>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("(tool) · Demo · benchtrail</title>"),
+        "{page}"
+    );
+    assert_eq!(
+        text_of(&page, "profile-thresholds").unwrap(),
+        "the tool's own (see each result)"
+    );
+    assert!(page.contains("<strong>tool</strong>"), "{page}");
+    let interactive = api_metric(result, "request_goodput", "value", Some("interactive"));
+    assert!(page.contains(&format!(
+        "<a href=\"/projects/demo/series/{}?branch=main\" data-profile=\"interactive\">interactive</a>",
+        interactive["series_id"].as_str().unwrap()
+    )), "{page}");
+
+    // The project page lists goodput once per profile.
+    let project = f.ok_page("/projects/demo").await;
+    let goodput_rows: Vec<String> = tags(&project, "<tr data-metric=\"request_goodput\"")
+        .into_iter()
+        .map(|t| t["data-profile"].clone())
+        .collect();
+    assert_eq!(goodput_rows, ["interactive", "tool"], "{project}");
+
+    // A file with neither samples nor the tool's goodput: "not computable", never 0.
+    let path = "testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json";
+    let run = f.upload(2, path, "").await;
+    let html = f.ok_page(&format!("/runs/{run}")).await;
+    assert_eq!(
+        text_of(&html, "goodput-none-0").unwrap(),
+        "goodput: not computable"
+    );
+    assert!(tags(&html, "<table class=\"goodput\"").is_empty());
+    assert!(!html.contains("data-metric=\"request_goodput\""));
+    // The warning stays prominent: counted at the top, listed by code.
+    assert!(text_of(&html, "warning-summary").unwrap().starts_with("⚠ "));
+    assert!(
+        html.contains("<a href=\"#result-0\" data-code=\"goodput_not_computable\">"),
+        "{html}"
+    );
+    assert!(html.contains(
+        "<li class=\"warning\" data-code=\"goodput_not_computable\"><strong>goodput_not_computable</strong>"
+    ));
+
+    // The tool's goodput without a recorded --goodput: thresholds unknown, said so.
+    let run = f
+        .upload(3, "examples/history/goodput_baseline_s12_c4.json", "")
+        .await;
+    let html = f.ok_page(&format!("/runs/{run}")).await;
+    assert!(html.contains("<th scope=\"row\"><code>tool</code></th><td>the tool&#39;s own; thresholds unknown</td>"), "{html}");
+}

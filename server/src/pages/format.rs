@@ -154,6 +154,43 @@ pub fn unit_text(u: benchtrail_core::Unit) -> &'static str {
     }
 }
 
+/// A confidence level as a percentage: `0.95` → `95 %`, `0.995` → `99.5 %`.
+pub fn level_text(level: f64) -> String {
+    let pct = (level * 1000.0).round() / 10.0;
+    format!("{} %", exact(pct))
+}
+
+/// A confidence interval as shown after its value: `[34.912, 36.401] 95 %` (bounds with the
+/// same precision rule as values, [`display_number`]).
+pub fn interval_text(ci: &benchtrail_core::metric::Interval) -> String {
+    format!(
+        "[{}, {}] {}",
+        display_number(ci.low),
+        display_number(ci.high),
+        level_text(ci.level)
+    )
+}
+
+/// SLO thresholds in milliseconds as text, exactly as set: `ttft ≤ 60 ms · tpot ≤ 10.6 ms`.
+pub fn thresholds_text(thresholds: &[(String, f64)]) -> String {
+    thresholds
+        .iter()
+        .map(|(metric, ms)| format!("{metric} ≤ {} ms", exact(*ms)))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// Sort key of an SLO profile: the default `interactive` first, the tool's own (`tool`) last,
+/// a project's own by name between them; none (metrics without a profile) before all.
+pub fn profile_order(profile: Option<&str>) -> (u8, String) {
+    match profile {
+        None => (0, String::new()),
+        Some("interactive") => (1, String::new()),
+        Some(benchtrail_core::slo::TOOL_PROFILE) => (3, String::new()),
+        Some(p) => (2, p.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +203,23 @@ mod tests {
         assert_eq!(display_number(0.012345678), "0.01235");
         assert_eq!(display_number(0.5), "0.5000");
         assert_eq!(exact(12.345678901), "12.345678901");
+    }
+
+    #[test]
+    fn intervals_and_levels_read_well() {
+        assert_eq!(level_text(0.95), "95 %");
+        assert_eq!(level_text(0.995), "99.5 %");
+        let ci = benchtrail_core::metric::Interval {
+            low: 34.9123,
+            high: 36.4,
+            level: 0.95,
+            method: "bootstrap".into(),
+        };
+        assert_eq!(interval_text(&ci), "[34.912, 36.400] 95 %");
+        assert_eq!(
+            thresholds_text(&[("ttft".into(), 60.0), ("tpot".into(), 10.6)]),
+            "ttft ≤ 60 ms · tpot ≤ 10.6 ms"
+        );
     }
 
     #[test]

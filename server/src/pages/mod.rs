@@ -213,18 +213,94 @@ async fn series_page(
         .list_series(project.id, &sibling_filter, None, 100)
         .await?
         .items;
-    let mut siblings: Vec<_> = siblings
+    let same_place: Vec<_> = siblings
         .into_iter()
         .filter(|s| s.series_key == series.series_key && s.cell_key == series.cell_key)
+        .collect();
+    // Statistics under the same SLO profile; the same statistic under the other profiles
+    // (goodput under different profiles are different series).
+    let mut stat_links: Vec<_> = same_place
+        .iter()
+        .filter(|s| s.slo_profile == series.slo_profile)
         .map(|s| StatLink {
             current: s.series_id == series.series_id,
             stat: s.stat.to_string(),
-            series_id: s.series_id,
+            series_id: s.series_id.clone(),
         })
         .collect();
-    siblings.sort_by_key(|s| format::stat_order(&s.stat));
-    let page = SeriesPage::new(&project, &series, branch, &points, siblings);
+    stat_links.sort_by_key(|s| format::stat_order(&s.stat));
+    let mut profile_links: Vec<_> = same_place
+        .iter()
+        .filter(|s| s.stat == series.stat && s.slo_profile.is_some())
+        .map(|s| StatLink {
+            current: s.series_id == series.series_id,
+            stat: s.slo_profile.clone().unwrap_or_default(),
+            series_id: s.series_id.clone(),
+        })
+        .collect();
+    profile_links.sort_by_cached_key(|s| format::profile_order(Some(&s.stat)));
+    let cis = point_intervals(&state, &series, &points).await?;
+    let profiles = state.store.settings(&project).await?.settings.slo_profiles;
+    let page = SeriesPage::new(
+        &project,
+        &series,
+        branch,
+        &points,
+        &cis,
+        stat_links,
+        profile_links,
+        &profiles,
+    );
     Ok(Html(page.render()?))
+}
+
+/// Most runs read for the confidence intervals of a series page's points (the newest ones);
+/// older points are shown without their interval.
+const CI_RUNS: usize = 200;
+
+/// The confidence interval of each point of a percentile series (same order as `points`),
+/// read from the points' runs: series points do not carry their interval. Only the newest
+/// [`CI_RUNS`] runs are read; other statistics have no intervals and read nothing.
+async fn point_intervals(
+    state: &AppState,
+    series: &crate::storage::SeriesInfo,
+    points: &[crate::storage::SeriesPoint],
+) -> Result<Vec<Option<benchtrail_core::metric::Interval>>, PageError> {
+    use std::collections::{HashMap, VecDeque};
+    if !matches!(series.stat, benchtrail_core::Stat::Percentile(_)) {
+        return Ok(Vec::new());
+    }
+    let mut by_run: HashMap<Uuid, VecDeque<Option<benchtrail_core::metric::Interval>>> =
+        HashMap::new();
+    for p in points.iter().rev() {
+        if by_run.len() >= CI_RUNS {
+            break;
+        }
+        if by_run.contains_key(&p.run_id) {
+            continue;
+        }
+        let cis = match state.store.run(p.run_id).await? {
+            Some(run) => run
+                .results
+                .iter()
+                .flat_map(|r| &r.metrics)
+                .filter(|m| m.series_id == series.series_id)
+                .map(|m| m.ci.clone())
+                .collect(),
+            None => VecDeque::new(),
+        };
+        by_run.insert(p.run_id, cis);
+    }
+    // Several results of one run in one series come in result order, as the points do.
+    Ok(points
+        .iter()
+        .map(|p| {
+            by_run
+                .get_mut(&p.run_id)
+                .and_then(|q| q.pop_front())
+                .flatten()
+        })
+        .collect())
 }
 
 /// `GET /runs/{id}`: run metadata, files and results.
@@ -236,7 +312,8 @@ async fn run_page(State(state): State<AppState>, Path(id): Path<String>) -> Page
         Some(p) if p.public => p,
         _ => return Err(not_found()),
     };
-    let page = RunPage::new(&project, &run);
+    let profiles = state.store.settings(&project).await?.settings.slo_profiles;
+    let page = RunPage::new(&project, &run, &profiles);
     Ok(Html(page.render()?))
 }
 

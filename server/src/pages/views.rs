@@ -5,8 +5,14 @@ use super::assets::UPLOT_VERSION;
 use super::format::{
     self, commit_url, display_number, display_time, exact, machine_time, safe_link, short_sha,
 };
-use crate::storage::{Project, RunSummary, SeriesInfo, SeriesPoint, StoredConfig, StoredRun};
+use crate::storage::{
+    Project, RunSummary, SeriesInfo, SeriesPoint, StoredConfig, StoredMetric, StoredResult,
+    StoredRun,
+};
 use askama::Template;
+use benchtrail_core::metric::Interval;
+use benchtrail_core::slo::SloProfile;
+use benchtrail_core::slo::TOOL_PROFILE;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -63,6 +69,9 @@ pub struct MetricRow {
     pub label: String,
     /// Unit.
     pub unit: String,
+    /// SLO profile of goodput and attainment series (each profile is its own series), or
+    /// empty.
+    pub profile: String,
     /// Statistics in display order.
     pub stats: Vec<StatLink>,
 }
@@ -87,8 +96,9 @@ pub struct ConfigGroup {
     pub cells: Vec<CellGroup>,
 }
 
-/// Groups series by series key, then cell key, then metric (vocabulary order), keeping the
-/// storage order (by series key) of configurations and cells.
+/// Groups series by series key, then cell key, then metric and SLO profile (vocabulary order,
+/// then [`format::profile_order`]), keeping the storage order (by series key) of
+/// configurations and cells.
 pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
     let mut groups: Vec<ConfigGroup> = Vec::new();
     let mut group_index: HashMap<String, usize> = HashMap::new();
@@ -113,13 +123,19 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
                 group.cells.last_mut().expect("just pushed")
             }
         };
-        let metric = match cell.metrics.iter().position(|m| m.name == s.metric) {
+        let profile = s.slo_profile.clone().unwrap_or_default();
+        let metric = match cell
+            .metrics
+            .iter()
+            .position(|m| m.name == s.metric && m.profile == profile)
+        {
             Some(mi) => &mut cell.metrics[mi],
             None => {
                 cell.metrics.push(MetricRow {
                     name: s.metric.clone(),
                     label: format::metric_label(&s.metric),
                     unit: s.unit.as_str().to_string(),
+                    profile,
                     stats: Vec::new(),
                 });
                 cell.metrics.last_mut().expect("just pushed")
@@ -133,8 +149,16 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
     }
     for group in &mut groups {
         for cell in &mut group.cells {
-            cell.metrics
-                .sort_by_key(|m| benchtrail_core::metric::vocabulary_rank(&m.name));
+            cell.metrics.sort_by_cached_key(|m| {
+                (
+                    benchtrail_core::metric::vocabulary_rank(&m.name),
+                    format::profile_order(
+                        Some(&m.profile)
+                            .filter(|p| !p.is_empty())
+                            .map(|p| p.as_str()),
+                    ),
+                )
+            });
             for m in &mut cell.metrics {
                 m.stats.sort_by_key(|s| format::stat_order(&s.stat));
             }
@@ -207,6 +231,92 @@ pub struct ProjectPage {
     pub more_runs: bool,
 }
 
+/// A confidence interval as shown next to its value.
+#[derive(Debug, Clone)]
+pub struct CiView {
+    /// `[34.912, 36.401] 95 %`.
+    pub text: String,
+    /// Exact lower bound.
+    pub low: String,
+    /// Exact upper bound.
+    pub high: String,
+    /// Exact level (`0.95`).
+    pub level: String,
+    /// How it was computed (shown as the tooltip).
+    pub method: String,
+}
+
+impl CiView {
+    /// The view of a stored interval.
+    pub fn new(ci: &Interval) -> CiView {
+        CiView {
+            text: format::interval_text(ci),
+            low: exact(ci.low),
+            high: exact(ci.high),
+            level: exact(ci.level),
+            method: ci.method.clone(),
+        }
+    }
+}
+
+/// The thresholds of an SLO profile as text, for a result (`facts`, `warnings`) when it is
+/// the tool's own profile, else from the project's current settings.
+fn profile_thresholds(
+    profile: &str,
+    profiles: &[SloProfile],
+    facts: Option<&Value>,
+    warnings: Option<&Value>,
+) -> String {
+    if profile == TOOL_PROFILE {
+        let from_facts = facts
+            .and_then(|f| f.get("goodput_slo"))
+            .and_then(Value::as_object)
+            .map(|slo| {
+                let mut pairs: Vec<(String, f64)> = slo
+                    .iter()
+                    .filter_map(|(k, v)| {
+                        Some((k.strip_suffix("_ms").unwrap_or(k).to_string(), v.as_f64()?))
+                    })
+                    .collect();
+                // The order profiles use: ttft, tpot, e2el (others after, by name).
+                pairs.sort_by_cached_key(|(m, _)| {
+                    (
+                        ["ttft", "tpot", "e2el"]
+                            .iter()
+                            .position(|k| k == m)
+                            .unwrap_or(3),
+                        m.clone(),
+                    )
+                });
+                format::thresholds_text(&pairs)
+            });
+        return match from_facts {
+            Some(t) => format!("the tool's own: {t}"),
+            None => {
+                let unknown = warnings
+                    .and_then(Value::as_array)
+                    .is_some_and(|ws| ws.iter().any(|w| w["code"] == "goodput_slo_unknown"));
+                if unknown || facts.is_some() {
+                    "the tool's own; thresholds unknown".to_string()
+                } else {
+                    "the tool's own (see each result)".to_string()
+                }
+            }
+        };
+    }
+    match profiles.iter().find(|p| p.name == profile) {
+        Some(p) => {
+            let pairs: Vec<(String, f64)> = p
+                .thresholds()
+                .into_iter()
+                .map(|(m, ms)| (m.to_string(), ms))
+                .collect();
+            format::thresholds_text(&pairs)
+        }
+        None => "no longer in the project's settings".to_string(),
+    }
+}
+
 /// One point of a series, one row of the points table.
 #[derive(Debug, Clone)]
 pub struct PointRow {
@@ -234,6 +344,8 @@ pub struct PointRow {
     pub value_exact: String,
     /// Samples behind it, or empty.
     pub n: String,
+    /// Its confidence interval, where computed.
+    pub ci: Option<CiView>,
 }
 
 /// The commit order index of each point: points come in commit order, and every point of a
@@ -279,6 +391,10 @@ pub struct SeriesView {
     pub cell_key: String,
     /// Cell fields as pairs.
     pub cell_pairs: Vec<(String, String)>,
+    /// SLO profile of a goodput or attainment series, or empty.
+    pub profile: String,
+    /// The profile's thresholds as text, or empty.
+    pub profile_thresholds: String,
 }
 
 /// `/projects/{project}/series/{series_id}`.
@@ -295,27 +411,38 @@ pub struct SeriesPage {
     pub points: Vec<PointRow>,
     /// Number of distinct commits.
     pub commit_count: usize,
-    /// Statistics of the same metric, configuration and cell.
+    /// Statistics of the same metric, configuration, cell and SLO profile.
     pub siblings: Vec<StatLink>,
+    /// The same metric and statistic under the other SLO profiles (`stat` holds the profile).
+    pub other_profiles: Vec<StatLink>,
+    /// True when some points have a confidence interval (the table gets its column).
+    pub has_ci: bool,
     /// Vendored uPlot version (cache-busting query).
     pub uplot_version: &'static str,
 }
 
 impl SeriesPage {
-    /// The page of `series` on `branch` with its points.
+    /// The page of `series` on `branch` with its points; `cis` holds each point's
+    /// confidence interval (same order as `points`; shorter or empty when not known),
+    /// `profiles` the project's SLO profiles.
     pub fn new(
         project: &Project,
         series: &SeriesInfo,
         branch: String,
         points: &[SeriesPoint],
+        cis: &[Option<Interval>],
         siblings: Vec<StatLink>,
+        other_profiles: Vec<StatLink>,
+        profiles: &[SloProfile],
     ) -> SeriesPage {
         let xs = commit_indices(points);
         let def = benchtrail_core::metric::lookup(&series.metric);
         let rows: Vec<PointRow> = points
             .iter()
             .zip(&xs)
-            .map(|(p, &x)| PointRow {
+            .enumerate()
+            .map(|(i, (p, &x))| PointRow {
+                ci: cis.get(i).and_then(Option::as_ref).map(CiView::new),
                 x,
                 commit_sha: p.commit_sha.clone(),
                 short_sha: short_sha(&p.commit_sha),
@@ -346,11 +473,19 @@ impl SeriesPage {
                 key_pairs: format::key_pairs(&series.series_key),
                 cell_key: series.cell_key.clone(),
                 cell_pairs: flatten_pairs(&series.cell),
+                profile: series.slo_profile.clone().unwrap_or_default(),
+                profile_thresholds: series
+                    .slo_profile
+                    .as_deref()
+                    .map(|p| profile_thresholds(p, profiles, None, None))
+                    .unwrap_or_default(),
             },
             branch,
             commit_count: xs.iter().max().map_or(0, |m| m + 1),
+            has_ci: rows.iter().any(|r| r.ci.is_some()),
             points: rows,
             siblings,
+            other_profiles,
             uplot_version: UPLOT_VERSION,
         }
     }
@@ -413,8 +548,80 @@ pub struct MetricCell {
     pub unit: String,
     /// Samples, or empty.
     pub n: String,
+    /// SLO profile (goodput, attainment), or empty.
+    pub profile: String,
+    /// Confidence interval, where computed.
+    pub ci: Option<CiView>,
     /// The series it belongs to.
     pub series_id: String,
+}
+
+impl MetricCell {
+    /// The view of a stored metric value.
+    pub fn new(m: &StoredMetric) -> MetricCell {
+        MetricCell {
+            name: m.name.clone(),
+            label: format::metric_label(&m.name),
+            stat: m.stat.to_string(),
+            value_display: display_number(m.value),
+            value_exact: exact(m.value),
+            unit: format::unit_text(m.unit).to_string(),
+            n: m.n.map(|n| n.to_string()).unwrap_or_default(),
+            profile: m.slo_profile.clone().unwrap_or_default(),
+            ci: m.ci.as_ref().map(CiView::new),
+            series_id: m.series_id.clone(),
+        }
+    }
+}
+
+/// Goodput and SLO attainment of a result under one SLO profile.
+#[derive(Debug, Clone)]
+pub struct GoodputRow {
+    /// Profile name.
+    pub profile: String,
+    /// Its thresholds as text.
+    pub thresholds: String,
+    /// Goodput (req/s), if stored.
+    pub goodput: Option<MetricCell>,
+    /// SLO attainment (%), if stored.
+    pub attainment: Option<MetricCell>,
+}
+
+/// The goodput rows of a result, one per SLO profile in [`format::profile_order`].
+fn goodput_rows(r: &StoredResult, profiles: &[SloProfile]) -> Vec<GoodputRow> {
+    let mut rows: Vec<GoodputRow> = Vec::new();
+    for m in &r.metrics {
+        let slot = match m.name.as_str() {
+            "request_goodput" => 0,
+            "slo_attainment" => 1,
+            _ => continue,
+        };
+        let profile = m.slo_profile.clone().unwrap_or_default();
+        let row = match rows.iter().position(|g| g.profile == profile) {
+            Some(i) => &mut rows[i],
+            None => {
+                rows.push(GoodputRow {
+                    thresholds: profile_thresholds(
+                        &profile,
+                        profiles,
+                        Some(&r.facts),
+                        Some(&r.warnings),
+                    ),
+                    profile,
+                    goodput: None,
+                    attainment: None,
+                });
+                rows.last_mut().expect("just pushed")
+            }
+        };
+        if slot == 0 {
+            row.goodput = Some(MetricCell::new(m));
+        } else {
+            row.attainment = Some(MetricCell::new(m));
+        }
+    }
+    rows.sort_by_cached_key(|g| format::profile_order(Some(&g.profile)));
+    rows
 }
 
 /// A result of a run.
@@ -436,6 +643,13 @@ pub struct ResultView {
     pub facts: Vec<(String, String)>,
     /// Where the result came from, as text, or empty.
     pub source: String,
+    /// The format the result was read as, or empty.
+    pub source_format: String,
+    /// Goodput per SLO profile; empty when goodput is not computable.
+    pub goodput: Vec<GoodputRow>,
+    /// Why goodput is not computable (the message of a `goodput_not_computable` warning), or
+    /// empty.
+    pub goodput_reason: String,
     /// Metric values in stored order (vocabulary, then statistic).
     pub metrics: Vec<MetricCell>,
 }
@@ -475,11 +689,15 @@ pub struct RunPage {
     pub results: Vec<ResultView>,
     /// Total number of warnings over all results (shown at the top).
     pub warning_count: usize,
+    /// The distinct warning codes over all results, in first-seen order, with their counts
+    /// and the first result holding each.
+    pub warning_codes: Vec<(String, usize, i64)>,
 }
 
 impl RunPage {
-    /// The page of a stored run.
-    pub fn new(project: &Project, run: &StoredRun) -> RunPage {
+    /// The page of a stored run; `profiles` are the project's SLO profiles (for the
+    /// thresholds of goodput).
+    pub fn new(project: &Project, run: &StoredRun, profiles: &[SloProfile]) -> RunPage {
         let s = &run.summary;
         let sha_triple = |sha: &str| {
             (
@@ -514,29 +732,31 @@ impl RunPage {
                 source: match &r.source {
                     Value::Object(o) => {
                         let field = |k: &str| o.get(k).map(format::value_text).unwrap_or_default();
-                        format!(
-                            "{} (file {}, record {})",
-                            field("format"),
-                            field("file"),
-                            field("record")
-                        )
+                        let file = o.get("file").and_then(Value::as_i64);
+                        let name = run
+                            .files
+                            .iter()
+                            .find(|f| Some(f.index) == file)
+                            .map(|f| format!(" “{}”", f.name))
+                            .unwrap_or_default();
+                        format!("file {}{name}, record {}", field("file"), field("record"))
                     }
                     _ => String::new(),
                 },
-                metrics: r
-                    .metrics
-                    .iter()
-                    .map(|m| MetricCell {
-                        name: m.name.clone(),
-                        label: format::metric_label(&m.name),
-                        stat: m.stat.to_string(),
-                        value_display: display_number(m.value),
-                        value_exact: exact(m.value),
-                        unit: format::unit_text(m.unit).to_string(),
-                        n: m.n.map(|n| n.to_string()).unwrap_or_default(),
-                        series_id: m.series_id.clone(),
-                    })
-                    .collect(),
+                source_format: r
+                    .source
+                    .get("format")
+                    .map(format::value_text)
+                    .unwrap_or_default(),
+                goodput: goodput_rows(r, profiles),
+                goodput_reason: r
+                    .warnings
+                    .as_array()
+                    .and_then(|ws| ws.iter().find(|w| w["code"] == "goodput_not_computable"))
+                    .and_then(|w| w.get("message"))
+                    .map(format::value_text)
+                    .unwrap_or_default(),
+                metrics: r.metrics.iter().map(MetricCell::new).collect(),
             })
             .collect();
         RunPage {
@@ -563,6 +783,18 @@ impl RunPage {
                 })
                 .collect(),
             warning_count: results.iter().map(|r| r.warnings.len()).sum(),
+            warning_codes: {
+                let mut codes: Vec<(String, usize, i64)> = Vec::new();
+                for r in &results {
+                    for (code, _) in &r.warnings {
+                        match codes.iter_mut().find(|(c, _, _)| c == code) {
+                            Some((_, n, _)) => *n += 1,
+                            None => codes.push((code.clone(), 1, r.index)),
+                        }
+                    }
+                }
+                codes
+            },
             results,
         }
     }

@@ -363,3 +363,64 @@ fn attributes(tag: &str) -> HashMap<String, String> {
     }
     map
 }
+
+/// The `--goodput` flags the `examples/history/goodput_*` files were made with.
+pub const GOODPUT_FLAGS: &str = "--goodput ttft:60 tpot:12 e2el:1800";
+
+/// A server over a fresh SQLite store with a public project `demo` (created through the admin
+/// API), for tests that seed data through the real upload API (so goodput, intervals and the
+/// analysis run as in production).
+pub struct UploadFixture {
+    /// The server.
+    pub server: TestServer,
+    /// An upload token of `demo`.
+    pub token: String,
+    _dir: tempfile::TempDir,
+}
+
+impl UploadFixture {
+    /// Starts the server and creates `demo`.
+    pub async fn start() -> UploadFixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::connect(&format!("sqlite://{}/t.db?mode=rwc", dir.path().display()))
+            .await
+            .unwrap();
+        let server = TestServer::start(store).await;
+        let token = server
+            .project_with_token(
+                "demo",
+                json!({"name": "Demo", "public": true, "repository_url": REPO_URL}),
+            )
+            .await;
+        UploadFixture {
+            server,
+            token,
+            _dir: dir,
+        }
+    }
+
+    /// Uploads repository file `path` as the run of commit number `i` (SHA `i` in hex, commit
+    /// time `i` hours after 2026-11-01) on `main`, recording a `vllm bench serve` command with
+    /// `flags`; returns the run id.
+    pub async fn upload(&self, i: usize, path: &str, flags: &str) -> String {
+        let time = format!("2026-11-01T{i:02}:00:00Z");
+        let mut doc = super::server::upload_doc(&format!("{i:040x}"), &time, &[path]);
+        doc["configuration"] = json!({"benchmark": {"command": format!("vllm bench serve --model mock-llm {flags} --save-detailed")}});
+        let (status, receipt) = self.server.upload("demo", &self.token, &doc).await;
+        assert_eq!(status, 201, "{path}: {receipt}");
+        receipt["run_id"].as_str().unwrap().to_string()
+    }
+
+    /// GETs a page that must answer 200 with HTML.
+    pub async fn ok_page(&self, path: &str) -> String {
+        let r = self
+            .server
+            .http
+            .get(self.server.url(path))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "GET {path}");
+        r.text().await.unwrap()
+    }
+}
