@@ -26,6 +26,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::api::routes())
         .merge(crate::pages::routes())
         .fallback(fallback)
+        .layer(axum::middleware::from_fn(problems_for_api_errors))
         // Enforced where bodies are read (`ApiJson`), so a 413 is a problem document too.
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())
@@ -42,6 +43,46 @@ async fn fallback(uri: axum::http::Uri) -> axum::response::Response {
         crate::pages::PageError::NotFound(format!("There is no page at {}.", uri.path()))
             .into_response()
     }
+}
+
+/// Under `/api/`, turns every error answer that is not yet a problem document (axum's own
+/// rejections of a query string or path segment that does not parse, 405 for a wrong method)
+/// into one, keeping its status, its text as `detail`, and an `Allow` header.
+async fn problems_for_api_errors(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let is_api = request.uri().path().starts_with("/api/");
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| {
+            v.as_bytes()
+                .starts_with(crate::error::PROBLEM_JSON.as_bytes())
+        });
+    if !is_api || is_problem || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    // Rejection texts are one line; anything longer is cut, not buffered.
+    let text = axum::body::to_bytes(body, 16 * 1024)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let detail = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text
+    };
+    let mut problem = crate::error::ApiError::Rejected { status, detail }.into_response();
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        problem.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    problem
 }
 
 /// Serves the application on `listener` until `shutdown` completes.

@@ -62,6 +62,15 @@ pub enum ApiError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A framework rejection (a query string or path that does not parse, a wrong method),
+    /// re-rendered as a problem with its own status and text.
+    #[error("{detail}")]
+    Rejected {
+        /// The status axum chose.
+        status: StatusCode,
+        /// Its text.
+        detail: String,
+    },
     /// Anything else: logged, answered with a generic 500.
     #[error("internal error: {0}")]
     Internal(String),
@@ -115,6 +124,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Rejected { status, .. } => *status,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -122,13 +132,14 @@ impl ApiError {
     fn title(&self) -> &'static str {
         match self {
             ApiError::BadRequest { .. } => "Malformed request body",
-            ApiError::Invalid { .. } => "Invalid upload",
+            ApiError::Invalid { .. } => "Unprocessable content",
             ApiError::BadParameter { .. } => "Invalid query parameter",
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
             ApiError::NotFound(_) => "Not found",
             ApiError::Conflict(_) => "Conflict",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
+            ApiError::Rejected { status, .. } => status.canonical_reason().unwrap_or("Error"),
             ApiError::Internal(_) => "Internal server error",
         }
     }

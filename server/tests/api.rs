@@ -585,6 +585,31 @@ async fn healthz_and_project_creation_errors() {
             .unwrap();
         assert_eq!(r.status(), 404);
         assert_eq!(r.headers()["content-type"], "application/problem+json");
+        // Rejections of a query string or method are problem documents too.
+        let r = server
+            .http
+            .get(server.url("/api/v1/projects/x/runs?limit=abc"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400);
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        let problem: Value = r.json().await.unwrap();
+        assert!(
+            problem["detail"].as_str().unwrap().contains("limit"),
+            "{problem}"
+        );
+        let r = server
+            .http
+            .put(server.url("/api/v1/projects"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 405);
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        assert!(r.headers().contains_key("allow"));
+        let problem: Value = r.json().await.unwrap();
+        assert_eq!(problem["title"], "Method Not Allowed");
         let r = server.http.get(server.url("/nope")).send().await.unwrap();
         assert_eq!(r.status(), 404);
         assert!(r.headers()["content-type"]
