@@ -1,0 +1,4 @@
+//! Format `aiperf` (named, not detected).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| benchtrail_fuzz::one_file("aiperf", data));

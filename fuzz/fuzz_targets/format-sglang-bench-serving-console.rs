@@ -1,0 +1,7 @@
+//! Format `sglang-bench-serving-console` (named, not detected).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| benchtrail_fuzz::one_file(
+    "sglang-bench-serving-console",
+    data
+));

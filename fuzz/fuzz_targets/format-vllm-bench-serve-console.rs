@@ -1,0 +1,7 @@
+//! Format `vllm-bench-serve-console` (named, not detected).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| benchtrail_fuzz::one_file(
+    "vllm-bench-serve-console",
+    data
+));
