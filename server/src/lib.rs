@@ -3,6 +3,7 @@
 //! [`app::router`] builds the whole application from an [`app::AppState`]; [`app::serve`]
 //! runs it on a listener until a shutdown future completes, so tests bind port 0 on loopback.
 
+pub mod analysis;
 pub mod api;
 pub mod app;
 pub mod auth;

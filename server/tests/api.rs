@@ -669,16 +669,24 @@ async fn openapi_document_and_json_schemas() {
         assert_eq!(
             paths,
             vec![
+                "/api/v1/alerts/{id}",
                 "/api/v1/configs/{fingerprint}",
                 "/api/v1/projects",
                 "/api/v1/projects/{project}",
+                "/api/v1/projects/{project}/alerts",
+                "/api/v1/projects/{project}/baselines/{series_id}",
                 "/api/v1/projects/{project}/runs",
                 "/api/v1/projects/{project}/series",
                 "/api/v1/projects/{project}/series/{series_id}",
+                "/api/v1/projects/{project}/series/{series_id}/alerts",
                 "/api/v1/projects/{project}/settings",
                 "/api/v1/projects/{project}/tokens",
                 "/api/v1/runs/{id}",
+                "/api/v1/runs/{id}/alerts",
+                "/api/v1/runs/{id}/analysis",
+                "/api/v1/runs/{id}/exclusion",
                 "/api/v1/runs/{id}/files/{n}",
+                "/api/v1/runs/{id}/verdict",
             ]
         );
         if name == "sqlite" {

@@ -3,6 +3,8 @@
 //! One small module per resource. List endpoints answer `{"items": [...], "next_cursor": ...}`;
 //! errors are `application/problem+json` (see [`crate::error`]).
 
+mod alerts;
+mod baselines;
 mod configs;
 pub mod json;
 pub mod openapi;
@@ -14,7 +16,7 @@ mod settings;
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::storage::Project;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
@@ -49,7 +51,24 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{project}/series/{series_id}",
             get(series::points),
         )
+        .route("/api/v1/projects/{project}/alerts", get(alerts::list))
+        .route(
+            "/api/v1/projects/{project}/series/{series_id}/alerts",
+            get(alerts::series_alerts),
+        )
+        .route(
+            "/api/v1/projects/{project}/baselines/{series_id}",
+            put(baselines::pin),
+        )
+        .route(
+            "/api/v1/alerts/{id}",
+            get(alerts::get_one).patch(alerts::patch),
+        )
         .route("/api/v1/runs/{id}", get(runs::get_one))
+        .route("/api/v1/runs/{id}/verdict", get(alerts::verdict))
+        .route("/api/v1/runs/{id}/analysis", get(alerts::analysis))
+        .route("/api/v1/runs/{id}/alerts", get(alerts::run_alerts))
+        .route("/api/v1/runs/{id}/exclusion", post(baselines::exclude))
         .route("/api/v1/runs/{id}/files/{n}", get(runs::file))
         .route("/api/v1/configs/{fingerprint}", get(configs::get_one))
         .route("/api/v1/metrics", get(vocabulary))

@@ -2,7 +2,7 @@
 //! formats (`GET /api/v1/schemas/{upload,result}.json`), generated from the same Rust types the
 //! server deserializes, so they cannot drift from the code.
 
-use super::{configs, projects, runs, series, settings};
+use super::{alerts, baselines, configs, projects, runs, series, settings};
 use axum::Json;
 use serde_json::{json, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -17,6 +17,8 @@ use utoipa::{Modify, OpenApi};
         settings::get, settings::put,
         runs::upload, runs::list, runs::get_one, runs::file,
         configs::get_one, series::list, series::points,
+        alerts::list, alerts::get_one, alerts::patch, alerts::verdict, alerts::analysis,
+        alerts::run_alerts, alerts::series_alerts, baselines::pin, baselines::exclude,
     ),
     components(schemas(benchtrail_core::UploadDocument, benchtrail_core::BenchResult)),
     modifiers(&BearerAuth),
@@ -25,6 +27,7 @@ use utoipa::{Modify, OpenApi};
         (name = "runs", description = "Upload and read runs"),
         (name = "series", description = "Metrics across commits"),
         (name = "configs", description = "Reproducible configurations"),
+        (name = "alerts", description = "Regressions, trade-offs and verdicts"),
     )
 )]
 pub struct ApiDoc;

@@ -5,8 +5,8 @@ use super::{page_limit, project_or_404};
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult};
-use crate::ingest;
 use crate::storage::{Inserted, Page, RunSummary, Scope, StoredRun};
+use crate::{analysis, ingest};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
@@ -26,6 +26,10 @@ pub struct UploadReceipt {
     pub results: usize,
     /// Path of the run's page (`/runs/{id}`).
     pub path: String,
+    /// The run's verdict right after its analysis (`pass`, `warn`, `fail`); `null` when the
+    /// analysis failed (logged) or the run was already stored. Details:
+    /// `GET /api/v1/runs/{id}/verdict`.
+    pub verdict: Option<String>,
 }
 
 /// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
@@ -58,7 +62,7 @@ pub(super) async fn upload(
             }
             return Ok((
                 StatusCode::OK,
-                Json(receipt(id, false, existing.results.len())),
+                Json(receipt(id, false, existing.results.len(), None)),
             ));
         }
     }
@@ -70,18 +74,42 @@ pub(super) async fn upload(
         Inserted::AlreadyStored => StatusCode::OK,
     };
     tracing::info!(project = %project.slug, run = %run.id, results = count, "run uploaded");
+    // The analysis runs before the response, so CI can read the verdict right away.
+    let verdict = if status == StatusCode::CREATED {
+        match analysis::analyze_commit(&state.store, &project, &run.branch, &run.commit_sha).await {
+            Ok(()) => state
+                .store
+                .run_analysis(run.id)
+                .await
+                .ok()
+                .flatten()
+                .map(|a| a.verdict),
+            Err(e) => {
+                tracing::warn!(run = %run.id, error = %e, "analysis of an upload failed");
+                None
+            }
+        }
+    } else {
+        None
+    };
     Ok((
         status,
-        Json(receipt(run.id, status == StatusCode::CREATED, count)),
+        Json(receipt(
+            run.id,
+            status == StatusCode::CREATED,
+            count,
+            verdict,
+        )),
     ))
 }
 
-fn receipt(run_id: Uuid, created: bool, results: usize) -> UploadReceipt {
+fn receipt(run_id: Uuid, created: bool, results: usize, verdict: Option<String>) -> UploadReceipt {
     UploadReceipt {
         run_id,
         created,
         results,
         path: format!("/runs/{run_id}"),
+        verdict,
     }
 }
 
@@ -114,7 +142,11 @@ pub(super) async fn list(
 }
 
 /// Loads a run the caller may read, or 404.
-async fn readable_run(state: &AppState, bearer: &Bearer, id: &str) -> ApiResult<StoredRun> {
+pub(super) async fn readable_run(
+    state: &AppState,
+    bearer: &Bearer,
+    id: &str,
+) -> ApiResult<StoredRun> {
     let not_found = || ApiError::NotFound(format!("no run `{id}`"));
     let id: Uuid = id.parse().map_err(|_| not_found())?;
     let run = state.store.run(id).await?.ok_or_else(not_found)?;

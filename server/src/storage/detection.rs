@@ -304,14 +304,64 @@ impl Store {
         .await?;
         ids.iter().map(|i| parse_uuid("id", i)).collect()
     }
+}
 
-    /// Ids of every run of a project in upload order (for recomputing all analyses).
-    pub async fn project_run_ids(&self, project_id: i64) -> Result<Vec<Uuid>, StorageError> {
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT id FROM runs WHERE project_id = $1 ORDER BY seq")
-                .bind(project_id)
-                .fetch_all(&self.pool)
-                .await?;
-        ids.iter().map(|i| parse_uuid("id", i)).collect()
+/// One series of a result's group (same project, series key and cell).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupSeries {
+    /// Series id.
+    pub series_id: String,
+    /// Metric.
+    pub metric: String,
+    /// Statistic.
+    pub stat: benchtrail_core::Stat,
+    /// SLO profile.
+    pub slo_profile: Option<String>,
+    /// The group's series key (JSON text).
+    pub series_key_json: String,
+    /// The group's cell key.
+    pub cell_key: String,
+}
+
+impl Store {
+    /// Every series with the same project, series key and cell as `series_id` (itself
+    /// included), ordered by metric, statistic and id.
+    pub async fn series_group(&self, series_id: &str) -> Result<Vec<GroupSeries>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT s.series_id, s.metric, s.stat, s.slo_profile, s.series_key_json, s.cell_key FROM series s \
+             JOIN series o ON o.project_id = s.project_id AND o.series_key_json = s.series_key_json \
+             AND o.cell_key = s.cell_key WHERE o.series_id = $1 ORDER BY s.metric, s.stat, s.series_id",
+        )
+        .bind(series_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let stat: String = row.try_get("stat")?;
+                Ok(GroupSeries {
+                    series_id: row.try_get("series_id")?,
+                    metric: row.try_get("metric")?,
+                    stat: parse_stat(&stat)?,
+                    slo_profile: row.try_get("slo_profile")?,
+                    series_key_json: row.try_get("series_key_json")?,
+                    cell_key: row.try_get("cell_key")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Distinct (branch, commit) pairs of a project's runs, in order of their first upload.
+    pub async fn project_commits(
+        &self,
+        project_id: i64,
+    ) -> Result<Vec<(String, String)>, StorageError> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT branch, commit_sha FROM runs WHERE project_id = $1 \
+             GROUP BY branch, commit_sha ORDER BY MIN(seq)",
+        )
+        .bind(project_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows)
     }
 }

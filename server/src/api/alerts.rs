@@ -1,0 +1,264 @@
+//! Alerts and verdicts: list and triage alerts, a run's verdict, analysis and alerts, a
+//! series' alerts.
+//!
+//! Alerts are produced by [`crate::analysis`] (see its documentation for what runs when and
+//! what the baseline is) and follow the lifecycle of [`crate::storage::AlertStatus`].
+//! Reading needs read access to the project; `PATCH` needs a `write` token (or the admin token).
+
+use super::json::ApiJson;
+use super::runs::readable_run;
+use super::{page_limit, project_or_404};
+use crate::analysis::{verdict_of, Verdict};
+use crate::app::AppState;
+use crate::auth::Bearer;
+use crate::error::{ApiError, ApiResult};
+use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Page, Scope, StoredAnalysis};
+use axum::extract::{Path, Query, State};
+use axum::Json;
+use serde::Deserialize;
+use uuid::Uuid;
+
+/// Query of `GET /api/v1/projects/{project}/alerts`.
+#[derive(Debug, Deserialize)]
+pub(super) struct ListAlerts {
+    status: Option<String>,
+    kind: Option<String>,
+    metric: Option<String>,
+    branch: Option<String>,
+    cursor: Option<String>,
+    limit: Option<i64>,
+}
+
+fn bad(parameter: &str, detail: String) -> ApiError {
+    ApiError::BadParameter {
+        parameter: parameter.into(),
+        detail,
+    }
+}
+
+/// `GET /api/v1/projects/{project}/alerts`: newest first, `{"items": [...], "next_cursor"}`.
+#[utoipa::path(get, path = "/api/v1/projects/{project}/alerts", tag = "alerts",
+    params(("project" = String, Path, description = "Project slug"),
+        ("status" = Option<String>, Query, description = "open, acknowledged, dismissed, resolved"),
+        ("kind" = Option<String>, Query, description = "regression, improvement, tradeoff, change_point, missing"),
+        ("metric" = Option<String>, Query, description = "Headline metric, e.g. ttft"),
+        ("branch" = Option<String>, Query), ("cursor" = Option<String>, Query),
+        ("limit" = Option<i64>, Query, description = "1–500, default 50")),
+    responses((status = 200, body = Page<Alert>),
+        (status = 400, description = "Unknown status or kind", content_type = "application/problem+json")))]
+pub(super) async fn list(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+    Query(q): Query<ListAlerts>,
+) -> ApiResult<Json<Page<Alert>>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    let limit = page_limit(q.limit)?;
+    let status = q
+        .status
+        .as_deref()
+        .map(|s| {
+            AlertStatus::parse(s).ok_or_else(|| {
+                bad(
+                    "status",
+                    format!("unknown status `{s}`: open, acknowledged, dismissed or resolved"),
+                )
+            })
+        })
+        .transpose()?;
+    let kind = q
+        .kind
+        .as_deref()
+        .map(|k| {
+            AlertKind::parse(k).ok_or_else(|| {
+                bad(
+                    "kind",
+                    format!("unknown kind `{k}`: regression, improvement, tradeoff, change_point or missing"),
+                )
+            })
+        })
+        .transpose()?;
+    let filter = AlertFilter {
+        status,
+        kind,
+        metric: q.metric,
+        branch: q.branch,
+    };
+    Ok(Json(
+        state
+            .store
+            .list_alerts(project.id, &filter, q.cursor.as_deref(), limit)
+            .await?,
+    ))
+}
+
+/// An alert the caller may read, or 404.
+async fn readable_alert(state: &AppState, bearer: &Bearer, id: &str) -> ApiResult<Alert> {
+    let not_found = || ApiError::NotFound(format!("no alert `{id}`"));
+    let uuid: Uuid = id.parse().map_err(|_| not_found())?;
+    let alert = state.store.alert(uuid).await?.ok_or_else(not_found)?;
+    let project = project_or_404(state, &alert.project).await?;
+    bearer
+        .caller(state)
+        .await?
+        .require_read(&project)
+        .map_err(|_| not_found())?;
+    Ok(alert)
+}
+
+#[utoipa::path(get, path = "/api/v1/alerts/{id}", tag = "alerts", params(("id" = Uuid, Path)),
+    responses((status = 200, body = Alert), (status = 404, content_type = "application/problem+json")))]
+pub(super) async fn get_one(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Alert>> {
+    Ok(Json(readable_alert(&state, &bearer, &id).await?))
+}
+
+/// Body of `PATCH /api/v1/alerts/{id}`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AlertPatch {
+    /// `acknowledged`, `dismissed` or `open` (reopen). `resolved` is benchtrail's to set.
+    pub status: String,
+    /// Why; required for `dismissed`.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// `PATCH /api/v1/alerts/{id}`: triage. Needs a `write` token of the alert's project.
+#[utoipa::path(patch, path = "/api/v1/alerts/{id}", tag = "alerts", params(("id" = Uuid, Path)),
+    request_body = AlertPatch, security(("bearer" = [])),
+    responses((status = 200, body = Alert),
+        (status = 403, description = "The token lacks `write`", content_type = "application/problem+json"),
+        (status = 422, description = "Unknown status, or dismissed without a reason", content_type = "application/problem+json")))]
+pub(super) async fn patch(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<AlertPatch>,
+) -> ApiResult<Json<Alert>> {
+    let alert = readable_alert(&state, &bearer, &id).await?;
+    let project = project_or_404(&state, &alert.project).await?;
+    bearer
+        .caller(&state)
+        .await?
+        .require(&project, Scope::Write)?;
+    let invalid = |pointer: &str, detail: &str| ApiError::Invalid {
+        pointer: pointer.into(),
+        field: None,
+        record: None,
+        detail: detail.into(),
+    };
+    let status =
+        match AlertStatus::parse(&body.status) {
+            Some(s @ (AlertStatus::Acknowledged | AlertStatus::Dismissed | AlertStatus::Open)) => s,
+            _ => return Err(invalid(
+                "/status",
+                "expected `acknowledged`, `dismissed` or `open`; `resolved` is set by benchtrail",
+            )),
+        };
+    let reason = body
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    if status == AlertStatus::Dismissed && reason.is_none() {
+        return Err(invalid("/reason", "dismissing an alert needs a reason"));
+    }
+    let updated = state
+        .store
+        .set_alert_status(alert.id, status, reason, None)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no alert `{id}`")))?;
+    tracing::info!(alert = %alert.id, status = status.as_str(), "alert triaged");
+    Ok(Json(updated))
+}
+
+/// `GET /api/v1/runs/{id}/verdict`: `pass`, `warn` or `fail` with reasons, from the run's
+/// analysis and the current status of its commit's alerts (a dismissed alert no longer counts).
+#[utoipa::path(get, path = "/api/v1/runs/{id}/verdict", tag = "alerts", params(("id" = Uuid, Path)),
+    responses((status = 200, body = Verdict), (status = 404, content_type = "application/problem+json")))]
+pub(super) async fn verdict(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Verdict>> {
+    let run = readable_run(&state, &bearer, &id).await?;
+    let project = project_or_404(&state, &run.summary.project).await?;
+    let settings = state.store.settings(&project).await?;
+    let analysis = state.store.run_analysis(run.summary.id).await?;
+    let alerts = state.store.run_alerts(run.summary.id).await?;
+    let (doc, version) = match &analysis {
+        Some(a) => (a.analysis.clone(), Some(a.settings_version)),
+        None => (serde_json::Value::Null, None),
+    };
+    Ok(Json(verdict_of(
+        &run,
+        &doc,
+        &alerts,
+        &settings.settings.detection,
+        version,
+    )))
+}
+
+/// `GET /api/v1/runs/{id}/analysis`: the run's latest analysis: per result (series key and
+/// cell), the baseline rule and commits, every series' state (`no_change`, `regression`,
+/// `improvement`, `insufficient_data`, `missing`, `descriptive`, ...) with its comparison, the
+/// findings, and effect-only findings where data was insufficient.
+#[utoipa::path(get, path = "/api/v1/runs/{id}/analysis", tag = "alerts", params(("id" = Uuid, Path)),
+    responses((status = 200, body = StoredAnalysis), (status = 404, description = "No such run, or not analyzed", content_type = "application/problem+json")))]
+pub(super) async fn analysis(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+) -> ApiResult<Json<StoredAnalysis>> {
+    let run = readable_run(&state, &bearer, &id).await?;
+    state
+        .store
+        .run_analysis(run.summary.id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::NotFound(format!("run `{id}` has not been analyzed")))
+}
+
+/// `GET /api/v1/runs/{id}/alerts`: alerts of the run's commit on its branch.
+#[utoipa::path(get, path = "/api/v1/runs/{id}/alerts", tag = "alerts", params(("id" = Uuid, Path)),
+    responses((status = 200, body = Page<Alert>)))]
+pub(super) async fn run_alerts(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Page<Alert>>> {
+    let run = readable_run(&state, &bearer, &id).await?;
+    Ok(Json(Page {
+        items: state.store.run_alerts(run.summary.id).await?,
+        next_cursor: None,
+    }))
+}
+
+/// `GET /api/v1/projects/{project}/series/{series_id}/alerts`: alerts involving a series.
+#[utoipa::path(get, path = "/api/v1/projects/{project}/series/{series_id}/alerts", tag = "alerts",
+    params(("project" = String, Path), ("series_id" = String, Path)),
+    responses((status = 200, body = Page<Alert>)))]
+pub(super) async fn series_alerts(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path((slug, series_id)): Path<(String, String)>,
+) -> ApiResult<Json<Page<Alert>>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    let items = state
+        .store
+        .series_alerts(&series_id)
+        .await?
+        .into_iter()
+        .filter(|a| a.project == project.slug)
+        .collect();
+    Ok(Json(Page {
+        items,
+        next_cursor: None,
+    }))
+}

@@ -1,0 +1,411 @@
+//! Regression detection over real HTTP on every database: alerts, their lifecycle, verdicts,
+//! exclusions and pinned baselines, with the real vLLM goodput history, the engine's FP8
+//! KV-cache scenario uploaded in benchtrail's own format, and another tool's
+//! one-baseline-then-candidate files.
+
+mod common;
+
+use benchtrail_core::metric::MetricValue;
+use benchtrail_core::regression::synthetic::{fp8_kv_cache, sha, Fp8Candidate, FP8_REPEATS};
+use benchtrail_core::regression::GroupInput;
+use benchtrail_core::Stat;
+use common::db::for_each_store;
+use common::server::{repo_file, TestServer, ADMIN_TOKEN};
+use serde_json::{json, Value};
+
+/// The seed of the engine's own FP8 test (`core/tests/regression_engine.rs`), so the expected
+/// sentences are the ones the engine's test pins.
+const FP8_SEED: u64 = 0x6670_386b_76;
+
+const GOODPUT: &str = "--goodput ttft:60 tpot:12 e2el:1800";
+
+/// The real "throughput up, goodput down" history, in commit order.
+const GOODPUT_HISTORY: &[&str] = &[
+    "examples/history/goodput_baseline_s11_c4.json",
+    "examples/history/goodput_baseline_s12_c4.json",
+    "examples/history/goodput_baseline_s13_c4.json",
+    "examples/history/goodput_candidate_s21_c4.json",
+];
+
+fn commit_time(i: usize) -> String {
+    format!("2026-11-{:02}T09:00:00Z", i + 1)
+}
+
+/// An upload of the vLLM file `path` as commit number `i` on `main`.
+fn vllm_doc(i: usize, path: &str) -> Value {
+    json!({
+        "run": {"commit": {"sha": format!("{i:040x}"), "time": commit_time(i)}, "branch": "main"},
+        "configuration": {"benchmark": {"command": format!("vllm bench serve --model mock-llm {GOODPUT} --save-detailed")}},
+        "files": [{"name": path.rsplit('/').next().unwrap(), "content": repo_file(path)}],
+    })
+}
+
+async fn send(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: &Value,
+) -> (u16, Value) {
+    let r = server
+        .http
+        .request(method.parse().unwrap(), server.url(path))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn alerts(server: &TestServer, query: &str) -> Vec<Value> {
+    let (status, page) = server
+        .get(&format!("/api/v1/projects/demo/alerts{query}"))
+        .await;
+    assert_eq!(status, 200, "{page}");
+    page["items"].as_array().unwrap().clone()
+}
+
+/// A project `demo` whose `file` SLO profile matches the files' `--goodput` flags; returns an
+/// upload token and a write token.
+async fn goodput_project(server: &TestServer) -> (String, String) {
+    let upload = server.project_with_token("demo", json!({})).await;
+    let write = server.token("demo", "write").await;
+    let (status, body) = send(
+        server,
+        "PUT",
+        "/api/v1/projects/demo/settings",
+        ADMIN_TOKEN,
+        &json!({"slo_profiles": [{"name": "file", "ttft_ms": 60, "tpot_ms": 12, "e2el_ms": 1800}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    (upload, write)
+}
+
+#[tokio::test]
+async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let (token, write) = goodput_project(&server).await;
+        let mut receipts = Vec::new();
+        for (i, path) in GOODPUT_HISTORY.iter().enumerate() {
+            let (status, receipt) = server.upload("demo", &token, &vllm_doc(i, path)).await;
+            assert_eq!(status, 201, "{db} {path}: {receipt}");
+            receipts.push(receipt);
+        }
+        // The first baseline uploads have too little history: warn, never pass.
+        assert_eq!(receipts[0]["verdict"], "warn", "{db}");
+        assert_eq!(receipts[3]["verdict"], "fail", "{db}");
+        let tradeoffs = alerts(&server, "?kind=tradeoff").await;
+        assert_eq!(tradeoffs.len(), 1, "{db}: {tradeoffs:#?}");
+        let t = &tradeoffs[0];
+        println!("{db}: {}", t["summary"]);
+        assert_eq!(
+            t["summary"],
+            "output throughput +33.9 % but median TTFT +122.7 % and request goodput (file SLOs) -100.0 % \
+             and request goodput (tool SLOs) -100.0 % and SLO attainment (file SLOs) -100.0 %; \
+             median E2E latency -25.3 %: starts later, finishes sooner.",
+            "{db}"
+        );
+        assert_eq!(t["status"], "open");
+        assert_eq!(t["metric"], "output_throughput");
+        assert_eq!(t["commit"], format!("{:040x}", 3));
+        assert_eq!(t["baseline_commits"].as_array().unwrap().len(), 3);
+        assert_eq!(t["settings_version"], 2);
+        assert_eq!(t["finding"]["test"], "tradeoff");
+        assert!(t["finding"]["parts"].as_array().unwrap().len() >= 3);
+        assert!(t["delta_pct"].as_f64().unwrap() > 0.0);
+        let run = receipts[3]["run_id"].as_str().unwrap();
+        let (status, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+        assert_eq!(status, 200);
+        assert_eq!(verdict["verdict"], "fail", "{db}: {verdict}");
+        assert!(verdict["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["code"] == "tradeoff" && r["level"] == "fail" && r["message"] == t["summary"]));
+
+        // Triage: read scope cannot, write scope can; dismissal needs a reason.
+        let id = t["id"].as_str().unwrap();
+        let path = format!("/api/v1/alerts/{id}");
+        let read = server.token("demo", "read").await;
+        let ack = json!({"status": "acknowledged"});
+        assert_eq!(send(&server, "PATCH", &path, &read, &ack).await.0, 403);
+        assert_eq!(send(&server, "PATCH", &path, &token, &ack).await.0, 403);
+        let r = server.http.patch(server.url(&path)).json(&ack).send().await.unwrap();
+        assert_eq!(r.status(), 401);
+        let (status, body) = send(&server, "PATCH", &path, &write, &ack).await;
+        assert_eq!((status, body["status"].clone()), (200, json!("acknowledged")), "{body}");
+        let (status, body) =
+            send(&server, "PATCH", &path, &write, &json!({"status": "dismissed"})).await;
+        assert_eq!(status, 422, "{body}");
+        assert_eq!(body["pointer"], "/reason");
+        let (status, body) =
+            send(&server, "PATCH", &path, &write, &json!({"status": "resolved"})).await;
+        assert_eq!(status, 422, "{body}");
+        let dismiss = json!({"status": "dismissed", "reason": "the prefill change is intended"});
+        let (status, body) = send(&server, "PATCH", &path, &write, &dismiss).await;
+        assert_eq!(status, 200);
+        assert_eq!(body["reason"], "the prefill change is intended");
+        // A dismissed trade-off no longer counts; the mean TTFT regression (not a part of the
+        // trade-off, which takes the median and tails) still fails the run.
+        let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+        let reasons = verdict["reasons"].as_array().unwrap();
+        assert!(reasons.iter().all(|r| r["code"] != "tradeoff"), "{db}: {verdict}");
+        assert_eq!(verdict["verdict"], "fail", "{db}: {verdict}");
+        assert!(reasons.iter().any(|r| r["code"] == "regression"
+            && r["message"].as_str().unwrap().starts_with("mean TTFT +120.9 %")));
+        // Filters.
+        assert_eq!(alerts(&server, "?status=dismissed").await.len(), 1);
+        assert!(alerts(&server, "?status=open&kind=tradeoff").await.is_empty());
+        assert_eq!(alerts(&server, "?metric=output_throughput&kind=tradeoff").await.len(), 1);
+        assert!(alerts(&server, "?branch=other").await.is_empty());
+        assert_eq!(server.get("/api/v1/projects/demo/alerts?kind=nope").await.0, 400);
+        let (_, page) = server.get("/api/v1/projects/demo/alerts?limit=1").await;
+        assert_eq!(page["items"].as_array().unwrap().len(), 1);
+        // The alert is reachable from its run and its series.
+        let (_, of_run) = server.get(&format!("/api/v1/runs/{run}/alerts")).await;
+        assert!(of_run["items"].as_array().unwrap().iter().any(|a| a["id"] == t["id"]));
+        let sid = t["series_id"].as_str().unwrap();
+        let (_, of_series) = server
+            .get(&format!("/api/v1/projects/demo/series/{sid}/alerts"))
+            .await;
+        assert!(of_series["items"].as_array().unwrap().iter().any(|a| a["id"] == t["id"]));
+        let (status, one) = server.get(&path).await;
+        assert_eq!((status, one["links"]["self"].clone()), (200, json!(path)));
+    })
+    .await;
+}
+
+/// One result of the FP8 scenario in benchtrail's own format: cell `c` of `group`, values of
+/// run `r` of the commit chosen by `pick`.
+fn fp8_result(group: &GroupInput, c: u64, pick: impl Fn(usize) -> f64) -> Value {
+    let metrics: Vec<Value> = group
+        .series
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            serde_json::to_value(MetricValue::new(&s.metric, s.stat.clone(), pick(k), None))
+                .unwrap()
+        })
+        .collect();
+    json!({
+        "cell": {"load": {"max_concurrency": c, "request_rate": "inf"}, "input_len": 8000, "output_len": 1000},
+        "configuration": {
+            "hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 4},
+            "model": {"name": "meta-llama/Llama-3.3-70B-Instruct"},
+            "engine": {"name": "vllm"},
+            "parallelism": {"tensor_parallel_size": 4},
+        },
+        "metrics": metrics,
+    })
+}
+
+fn fp8_upload(sha: &str, i: usize, results: Vec<Value>) -> Value {
+    json!({
+        "run": {"commit": {"sha": sha, "time": format!("2026-10-{:02}T09:00:00Z", i + 1)}, "branch": "main"},
+        "results": results,
+    })
+}
+
+/// Uploads commit `sha` (number `i`) with FP8_REPEATS repeats; `runs(group, series, r)` gives
+/// each value. Returns the last receipt.
+async fn upload_fp8_commit(
+    server: &TestServer,
+    token: &str,
+    groups: &[GroupInput],
+    sha: &str,
+    i: usize,
+    value: impl Fn(&GroupInput, usize, usize) -> f64,
+) -> Value {
+    let mut last = Value::Null;
+    for r in 0..FP8_REPEATS {
+        let results = groups
+            .iter()
+            .zip([1u64, 4, 16])
+            .map(|(g, c)| fp8_result(g, c, |k| value(g, k, r)))
+            .collect();
+        let (status, receipt) = server
+            .upload("demo", token, &fp8_upload(sha, i, results))
+            .await;
+        assert_eq!(status, 201, "{receipt}");
+        last = receipt;
+    }
+    last
+}
+
+#[tokio::test]
+async fn fp8_kv_cache_uploads_give_a_tradeoff_per_cell_and_a_baseline_like_commit_resolves_them() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let fp8 = fp8_kv_cache(FP8_SEED, Fp8Candidate::Fp8);
+        let like = fp8_kv_cache(FP8_SEED, Fp8Candidate::BaselineLike);
+        let commits = fp8[0].series[0].history.len();
+        for i in 0..commits {
+            upload_fp8_commit(&server, &token, &fp8, &sha(7, i), i, |g, k, r| {
+                g.series[k].history[i].runs[r].value
+            })
+            .await;
+        }
+        assert!(alerts(&server, "?status=open").await.is_empty(), "{db}");
+        let receipt = upload_fp8_commit(&server, &token, &fp8, &sha(7, 100), commits, |g, k, r| {
+            g.series[k].candidate.as_ref().unwrap().runs[r].value
+        })
+        .await;
+        assert_eq!(receipt["verdict"], "fail", "{db}");
+        let open = alerts(&server, "?status=open").await;
+        let summaries: Vec<(String, String)> = open
+            .iter()
+            .map(|a| (a["cell"].as_str().unwrap().to_string(), a["summary"].as_str().unwrap().to_string()))
+            .collect();
+        assert!(open.iter().all(|a| a["kind"] == "tradeoff"), "{db}: {summaries:#?}");
+        // The engine's own sentences for this scenario (core/tests/regression_engine.rs).
+        let want = [
+            ("max_concurrency=1;", "output throughput +2.3 % but median TTFT +6.5 %; median E2E latency -3.2 %: starts later, finishes sooner."),
+            ("max_concurrency=4;", "output throughput +3.6 % but median TTFT +8.8 % (p95 +11.3 %); median E2E latency -4.5 %: starts later, finishes sooner."),
+            ("max_concurrency=16;", "output throughput +5.3 % but median TTFT +10.9 % (p95 +12.2 %); median E2E latency -7.0 %: starts later, finishes sooner."),
+        ];
+        assert_eq!(summaries.len(), 3, "{db}: {summaries:#?}");
+        for (c, s) in want {
+            let found: Vec<&String> = summaries
+                .iter()
+                .filter(|(cell, _)| cell.starts_with(c))
+                .map(|(_, summary)| summary)
+                .collect();
+            assert_eq!(found, [s], "{db} {c}");
+        }
+        // TPOT's improvement is stored but needs no triage.
+        let improvements = alerts(&server, "?kind=improvement").await;
+        assert!(!improvements.is_empty());
+        assert!(improvements.iter().all(|a| a["status"] == "resolved"));
+
+        // A further baseline-like commit: no new alert; it returns to the trade-offs'
+        // baselines, so they resolve, naming the commit.
+        let before = alerts(&server, "?limit=500").await.len();
+        let receipt = upload_fp8_commit(&server, &token, &like, &sha(7, 101), commits + 1, |g, k, r| {
+            g.series[k].candidate.as_ref().unwrap().runs[r].value
+        })
+        .await;
+        let all = alerts(&server, "?limit=500").await;
+        let new: Vec<&Value> = all
+            .iter()
+            .filter(|a| a["commit"] == sha(7, 101) && a["kind"] != "change_point")
+            .collect();
+        assert!(new.is_empty(), "{db}: {new:#?}");
+        assert!(all.len() >= before);
+        assert_eq!(receipt["verdict"], "pass", "{db}");
+        let tradeoffs = alerts(&server, "?kind=tradeoff").await;
+        assert_eq!(tradeoffs.len(), 3);
+        for t in &tradeoffs {
+            assert_eq!(t["status"], "resolved", "{db}: {t}");
+            assert_eq!(t["resolved_by"], sha(7, 101));
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn one_baseline_then_candidate_states_the_tradeoff_as_effect_only_and_opens_no_alert() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let files = [
+            "testdata/sglang/sglang-0.5.23-mock-baseline_completions_c4_isl512_osl128.jsonl",
+            "testdata/sglang/sglang-0.5.23-mock-candidate_completions_c4_isl512_osl128.jsonl",
+        ];
+        let mut last = Value::Null;
+        for (i, path) in files.iter().enumerate() {
+            let doc = json!({
+                "run": {"commit": {"sha": format!("{i:040x}"), "time": commit_time(i)}, "branch": "main"},
+                "files": [{"name": path.rsplit('/').next().unwrap(), "content": repo_file(path)}],
+            });
+            let (status, receipt) = server.upload("demo", &token, &doc).await;
+            assert_eq!(status, 201, "{receipt}");
+            last = receipt;
+        }
+        assert!(alerts(&server, "").await.is_empty(), "{db}");
+        let run = last["run_id"].as_str().unwrap();
+        let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+        println!("{db}: {verdict:#}");
+        assert_eq!(verdict["verdict"], "warn", "{db}");
+        let reasons = verdict["reasons"].as_array().unwrap();
+        assert!(reasons.iter().any(|r| r["code"] == "insufficient_data"
+            && r["message"].as_str().unwrap().contains("1 baseline commit(s) with a valid run; at least 3 are needed")));
+        let effect: Vec<&str> = reasons
+            .iter()
+            .filter(|r| r["code"] == "effect_only")
+            .map(|r| r["message"].as_str().unwrap())
+            .collect();
+        assert!(
+            effect.iter().any(|m| m.starts_with("effect only, not tested (insufficient data): output throughput +")
+                && m.contains(" but median TTFT +")),
+            "{db}: {effect:#?}"
+        );
+        assert!(verdict["series_states"]["insufficient_data"].as_u64().unwrap() > 0);
+        let (status, analysis) = server.get(&format!("/api/v1/runs/{run}/analysis")).await;
+        assert_eq!(status, 200);
+        let group = &analysis["analysis"]["groups"][0];
+        assert!(group["effect_only"].as_array().unwrap().iter().any(|f| f["kind"] == "tradeoff"
+            && f["parts"].as_array().unwrap().iter().all(|p| p["test"] == "effect_only")));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn excluding_and_pinning_recompute_the_analysis() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let (token, write) = goodput_project(&server).await;
+        let mut runs = Vec::new();
+        for (i, path) in GOODPUT_HISTORY.iter().enumerate() {
+            let (_, receipt) = server.upload("demo", &token, &vllm_doc(i, path)).await;
+            runs.push(receipt["run_id"].as_str().unwrap().to_string());
+        }
+        assert_eq!(
+            alerts(&server, "?kind=tradeoff&status=open").await.len(),
+            1,
+            "{db}"
+        );
+        // Excluding a baseline run leaves two baseline commits: insufficient data, the
+        // trade-off is no longer found and resolves; the verdict warns instead of failing.
+        let path = format!("/api/v1/runs/{}/exclusion", runs[0]);
+        let body = json!({"reason": "noisy neighbour"});
+        assert_eq!(send(&server, "POST", &path, &token, &body).await.0, 403);
+        assert_eq!(
+            send(&server, "POST", &path, &write, &json!({"reason": " "}))
+                .await
+                .0,
+            422
+        );
+        let (status, ex) = send(&server, "POST", &path, &write, &body).await;
+        assert_eq!(status, 200, "{ex}");
+        assert_eq!(ex["reason"], "noisy neighbour");
+        let t = &alerts(&server, "?kind=tradeoff").await[0];
+        assert_eq!(t["status"], "resolved", "{db}: {t}");
+        let (_, verdict) = server
+            .get(&format!("/api/v1/runs/{}/verdict", runs[3]))
+            .await;
+        assert_eq!(verdict["verdict"], "warn", "{db}: {verdict}");
+        // Pinning the second baseline run as the baseline of the throughput series: the
+        // group is compared against that commit alone, and the trade-off is back.
+        let sid = t["series_id"].as_str().unwrap();
+        let pin_path = format!("/api/v1/projects/demo/baselines/{sid}");
+        let pin = json!({"run_id": runs[1]});
+        assert_eq!(send(&server, "PUT", &pin_path, &token, &pin).await.0, 403);
+        let (status, stored) = send(&server, "PUT", &pin_path, &write, &pin).await;
+        assert_eq!(status, 200, "{stored}");
+        assert_eq!(stored["commit_sha"], format!("{:040x}", 1));
+        let t = &alerts(&server, "?kind=tradeoff").await[0];
+        assert_eq!(t["status"], "open", "{db}: {t}");
+        assert_eq!(t["baseline_commits"], json!([format!("{:040x}", 1)]));
+        assert!(t["finding"]["baseline_rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("pinned"));
+        let bad = json!({"run_id": "00000000-0000-0000-0000-000000000000"});
+        assert_eq!(send(&server, "PUT", &pin_path, &write, &bad).await.0, 422);
+    })
+    .await;
+}
