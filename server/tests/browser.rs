@@ -1,6 +1,8 @@
-//! The series page in a real headless Chromium, driven over WebDriver (chromedriver +
-//! fantoccini): the uPlot chart draws every point from the JSON API, hovering a point shows
-//! its commit and exact value, and clicking it opens its run.
+//! The pages in a real headless Chromium, driven over WebDriver (chromedriver + fantoccini):
+//! the uPlot chart draws every point from the JSON API, hovering a point shows its commit and
+//! exact value, and clicking it opens its run; the alerts of the trade-off fixture (seeded
+//! through the upload API, so the analysis runs) are marked on the chart and listed on the
+//! run, alerts and project pages.
 //!
 //! Needs `chromium` and `chromedriver` on `PATH` (Debian: `apt-get install chromium
 //! chromium-driver`; or set `BENCHTRAIL_CHROMIUM` / `BENCHTRAIL_CHROMEDRIVER` to their
@@ -10,7 +12,7 @@
 
 mod common;
 
-use common::web::Fixture;
+use common::web::{Fixture, UploadFixture, GOODPUT_FLAGS};
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
@@ -108,8 +110,33 @@ async fn js(client: &Client, script: &str) -> Value {
         .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
 }
 
-#[tokio::test]
-async fn series_chart_draws_hovers_and_clicks_through() {
+/// A browser session (with its chromedriver and profile folder), or `None` when Chromium is
+/// not installed and not required.
+struct Browser {
+    client: Client,
+    driver: Driver,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Runs `body` in the browser; a failed assertion still closes the session before the
+    /// failure is reported.
+    async fn run<Fut>(self, body: Fut)
+    where
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let outcome = tokio::spawn(body).await;
+        let _ = self.client.close().await;
+        drop(self.driver);
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+}
+
+/// Starts chromedriver and a headless Chromium session, or `None` (after a skip line) when
+/// they are not installed and `BENCHTRAIL_REQUIRE_BROWSER` is not `1`.
+async fn start_browser() -> Option<Browser> {
     let require = std::env::var("BENCHTRAIL_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
     let chromium = find_executable(
         "BENCHTRAIL_CHROMIUM",
@@ -122,10 +149,8 @@ async fn series_chart_draws_hovers_and_clicks_through() {
             "BENCHTRAIL_REQUIRE_BROWSER=1 but chromium or chromedriver is not installed"
         );
         eprintln!("skipped: chromium and chromedriver are not installed (set BENCHTRAIL_REQUIRE_BROWSER=1 to fail instead)");
-        return;
+        return None;
     };
-
-    let fixture = Fixture::start().await;
     let driver = start_driver(&chromedriver).await;
     let profile = tempfile::tempdir().unwrap();
     let caps = json!({
@@ -145,15 +170,21 @@ async fn series_chart_draws_hovers_and_clicks_through() {
         .connect(&format!("http://127.0.0.1:{}", driver.port))
         .await
         .expect("starting a Chromium session");
+    Some(Browser {
+        client,
+        driver,
+        _profile: profile,
+    })
+}
 
-    // The body runs in its own task so that a failed assertion still closes the browser
-    // session below before the failure is reported.
-    let outcome = tokio::spawn(drive(client.clone(), fixture)).await;
-    let _ = client.close().await;
-    drop(driver);
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
+#[tokio::test]
+async fn series_chart_draws_hovers_and_clicks_through() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = Fixture::start().await;
+    let client = browser.client.clone();
+    browser.run(drive(client, fixture)).await;
 }
 
 /// The checks, in a page of the fixture's `ttft p50` series on `main`.
@@ -314,4 +345,278 @@ async fn drive(client: Client, f: Fixture) {
     })
     .await;
     assert_eq!(run_id, target.run_id.to_string());
+}
+
+/// The trade-off fixture: three baseline commits, then the candidate, uploaded in order.
+const TRADEOFF_FILES: [&str; 4] = [
+    "examples/history/goodput_baseline_s11_c4.json",
+    "examples/history/goodput_baseline_s12_c4.json",
+    "examples/history/goodput_baseline_s13_c4.json",
+    "examples/history/goodput_candidate_s21_c4.json",
+];
+
+#[tokio::test]
+async fn tradeoff_alerts_show_on_chart_run_alerts_and_project_pages() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = UploadFixture::start().await;
+    let client = browser.client.clone();
+    browser.run(drive_alerts(client, fixture)).await;
+}
+
+/// The text of the first element matching `css`, or null.
+async fn text_at(client: &Client, css: &str) -> Value {
+    let script = format!(
+        "const e = document.querySelector({}); return e ? e.textContent : null;",
+        json!(css)
+    );
+    js(client, &script).await
+}
+
+/// Loads `url` and waits until the element `css` exists.
+async fn open(client: &Client, url: &str, css: &str) {
+    client.goto(url).await.unwrap();
+    until(&format!("{css} on {url}"), || async {
+        client.find(Locator::Css(css)).await.ok().map(|_| ())
+    })
+    .await;
+}
+
+async fn drive_alerts(client: Client, f: UploadFixture) {
+    use benchtrail_server::storage::{AlertFilter, AlertKind};
+    let mut runs = Vec::new();
+    for (i, path) in TRADEOFF_FILES.iter().enumerate() {
+        runs.push(f.upload(i + 1, path, GOODPUT_FLAGS).await);
+    }
+    let candidate = &runs[3];
+    let store = &f.server.store;
+    let project = store.project("demo").await.unwrap().unwrap();
+    let all = store
+        .list_alerts(project.id, &AlertFilter::default(), None, 100)
+        .await
+        .unwrap()
+        .items;
+    let alert = all
+        .iter()
+        .find(|a| a.kind == AlertKind::Tradeoff)
+        .unwrap_or_else(|| panic!("no trade-off alert stored: {all:#?}"))
+        .clone();
+    assert_eq!(alert.commit, format!("{:040x}", 4));
+    assert_eq!(
+        alert.run_id.map(|r| r.to_string()).as_deref(),
+        Some(candidate.as_str())
+    );
+    let id = alert.id.to_string();
+    let summary = alert.summary.clone();
+    assert!(!summary.is_empty());
+
+    // The series chart marks the trade-off at the candidate commit (x = 3), in its own colour
+    // and shape, and the tooltip of that commit's point carries the summary.
+    let series_url = f
+        .server
+        .url(&format!("/projects/demo/series/{}", alert.series_id));
+    client.goto(&series_url).await.unwrap();
+    let state = until("the chart to load", || async {
+        let s = js(
+            &client,
+            "return document.getElementById('chart').dataset.state || null;",
+        )
+        .await;
+        s.as_str().filter(|s| *s != "loading").map(str::to_string)
+    })
+    .await;
+    assert_eq!(state, "ready");
+    let markers = js(&client, "return window.benchtrailChart.markers;").await;
+    let k = markers
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|m| m["id"] == json!(id))
+        .unwrap_or_else(|| panic!("the alert is not marked: {markers}"));
+    let marker = &markers[k];
+    assert_eq!(marker["kind"], "tradeoff");
+    assert_eq!(marker["x"], json!(3));
+    assert_eq!(marker["summary"], json!(summary));
+    let rgba = js(
+        &client,
+        &format!(
+            "const g = window.benchtrailChart.glyph({k}); const d = window.benchtrailChart.u.ctx.getImageData(g.x, g.y, 1, 1).data; return [d[0], d[1], d[2], d[3]];"
+        ),
+    )
+    .await;
+    let rgba: Vec<i64> = rgba
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    let close = |a: i64, b: i64| (a - b).abs() <= 40;
+    assert!(
+        close(rgba[0], 0x8a) && close(rgba[1], 0x3f) && close(rgba[2], 0xfc) && rgba[3] > 200,
+        "the trade-off glyph is not painted in its colour: {rgba:?}"
+    );
+    // Regressions and improvements are drawn differently (kind → colour and glyph).
+    let kinds = js(
+        &client,
+        "return ['regression','improvement','tradeoff'].map(k => document.querySelector('.legend .mark-' + k).textContent);",
+    )
+    .await;
+    assert_eq!(
+        kinds,
+        json!(["▼ regression", "▲ improvement", "◆ trade-off"])
+    );
+
+    let at = js(
+        &client,
+        r#"const {u, columns: c} = window.benchtrailChart;
+           const i = c.xs.indexOf(3);
+           const r = u.over.getBoundingClientRect();
+           return [r.left + u.valToPos(c.xs[i], 'x'), r.top + u.valToPos(c.ys[i], 'y')];"#,
+    )
+    .await;
+    let (x, y) = (
+        at[0].as_f64().unwrap().round(),
+        at[1].as_f64().unwrap().round(),
+    );
+    client
+        .perform_actions(
+            MouseActions::new("mouse".into())
+                .then(PointerAction::MoveTo {
+                    duration: None,
+                    x: x - 30.0,
+                    y,
+                })
+                .then(PointerAction::MoveTo {
+                    duration: Some(Duration::from_millis(100)),
+                    x,
+                    y,
+                }),
+        )
+        .await
+        .unwrap();
+    let line = until("the tooltip to show the alert", || async {
+        let t = js(
+            &client,
+            r#"const t = document.getElementById('chart-tooltip');
+               if (!t || t.hidden) return null;
+               const l = t.querySelector('.alert-line[data-kind="tradeoff"]');
+               return l ? l.textContent : null;"#,
+        )
+        .await;
+        t.as_str().map(str::to_string)
+    })
+    .await;
+    assert!(line.starts_with("◆ trade-off (open): "), "{line}");
+    assert!(line.ends_with(&summary), "{line}");
+    if let Ok(path) = std::env::var("BENCHTRAIL_SCREENSHOT_ALERTS") {
+        std::fs::write(&path, client.screenshot().await.unwrap()).unwrap();
+    }
+
+    // The candidate's run page: the alert with its summary, and the verdict with the
+    // trade-off among its reasons.
+    let alert_li = format!("li[data-alert-id=\"{id}\"]");
+    open(
+        &client,
+        &f.server.url(&format!("/runs/{candidate}")),
+        &format!("#run-alerts {alert_li}"),
+    )
+    .await;
+    assert_eq!(
+        text_at(&client, &format!("#run-alerts {alert_li} .summary")).await,
+        json!(summary)
+    );
+    assert_eq!(
+        text_at(&client, &format!("#run-alerts {alert_li} .kind")).await,
+        json!("trade-off")
+    );
+    let verdict = js(
+        &client,
+        "return document.getElementById('verdict').dataset.verdict;",
+    )
+    .await;
+    let reason = js(
+        &client,
+        "const r = document.querySelector('#verdict li[data-code=\"tradeoff\"]'); return r ? [r.dataset.level, r.textContent] : null;",
+    )
+    .await;
+    assert!(!reason.is_null(), "no trade-off reason in the verdict");
+    assert!(reason[1].as_str().unwrap().contains(&summary), "{reason}");
+    assert_eq!(verdict, reason[0], "a trade-off reason sets the verdict");
+    assert!(verdict == "fail" || verdict == "warn", "{verdict}");
+    assert_eq!(
+        text_at(&client, "#verdict .verdict-word").await,
+        verdict,
+        "the verdict is shown in words"
+    );
+
+    // The alerts page: under "open", with links to the series and the run.
+    open(
+        &client,
+        &f.server.url("/projects/demo/alerts"),
+        &format!("#status-open {alert_li}"),
+    )
+    .await;
+    assert_eq!(
+        text_at(&client, &format!("#status-open {alert_li} .summary")).await,
+        json!(summary)
+    );
+    let links = js(
+        &client,
+        &format!(
+            "const li = document.querySelector('#status-open {}'); return [li.querySelector('a.series-link').getAttribute('href'), li.querySelector('a.run-link').getAttribute('href'), li.querySelectorAll('a.series-link').length];",
+            alert_li.replace('"', "\\\"")
+        ),
+    )
+    .await;
+    assert_eq!(
+        links[0],
+        json!(format!(
+            "/projects/demo/series/{}?branch=main",
+            alert.series_id
+        ))
+    );
+    assert_eq!(links[1], json!(format!("/runs/{candidate}")));
+    assert_eq!(
+        links[2],
+        json!(alert.series_ids.len()),
+        "every series of the trade-off is linked"
+    );
+    for status in ["acknowledged", "dismissed", "resolved"] {
+        assert!(client
+            .find(Locator::Id(&format!("status-{status}")))
+            .await
+            .is_ok());
+    }
+    // Following the series link opens the marked chart.
+    client
+        .find(Locator::Css(&format!(
+            "#status-open {alert_li} a.series-link"
+        )))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until("the series page", || async {
+        let url = client.current_url().await.ok()?;
+        (url.path() == format!("/projects/demo/series/{}", alert.series_id)).then_some(())
+    })
+    .await;
+
+    // The project page links the alerts page with the open count.
+    open(&client, &f.server.url("/projects/demo"), "#alerts-link").await;
+    let open_count = all.iter().filter(|a| a.status.as_str() == "open").count();
+    assert_eq!(
+        text_at(&client, "#open-alerts").await,
+        json!(format!("{open_count} open"))
+    );
+    assert_eq!(
+        js(
+            &client,
+            "return document.getElementById('alerts-link').getAttribute('href');"
+        )
+        .await,
+        json!("/projects/demo/alerts")
+    );
 }

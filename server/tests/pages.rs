@@ -564,3 +564,199 @@ async fn intervals_goodput_profiles_and_formats_are_shown() {
     let html = f.ok_page(&format!("/runs/{run}")).await;
     assert!(html.contains("<th scope=\"row\"><code>tool</code></th><td>the tool&#39;s own; thresholds unknown</td>"), "{html}");
 }
+
+/// An alert of the fixture's `demo` project to store.
+fn new_alert(
+    kind: benchtrail_server::storage::AlertKind,
+    status: benchtrail_server::storage::AlertStatus,
+    series_ids: &[&str],
+    commit: char,
+    run: uuid::Uuid,
+    summary: &str,
+) -> benchtrail_server::storage::NewAlert {
+    benchtrail_server::storage::NewAlert {
+        kind,
+        status,
+        reason: None,
+        severity: Some("warn".into()),
+        series_ids: series_ids.iter().map(|s| s.to_string()).collect(),
+        metric: "ttft".into(),
+        stat: "p50".parse().unwrap(),
+        slo_profile: None,
+        series_key_json: "{}".into(),
+        cell_key: "scenario=short-chat".into(),
+        branch: "main".into(),
+        commit_sha: sha(commit),
+        run_id: Some(run),
+        baseline_commits: vec![sha('1')],
+        summary: summary.into(),
+        finding: serde_json::json!({}),
+        settings_version: 1,
+    }
+}
+
+#[tokio::test]
+async fn alerts_are_listed_by_status_and_on_series_run_and_project_pages() {
+    use benchtrail_server::storage::{AlertFilter, AlertKind, AlertStatus};
+    let f = Fixture::start().await;
+    let store = &f.server.store;
+    let commit2_run = f.main_points[1].run_id;
+    let save = |commit: char, alerts: Vec<benchtrail_server::storage::NewAlert>| async move {
+        store
+            .save_commit_alerts(
+                f.demo.id,
+                "main",
+                &sha(commit),
+                &AlertKind::ALL,
+                &alerts,
+                "gone",
+            )
+            .await
+            .unwrap();
+    };
+    save(
+        '3',
+        vec![new_alert(
+            AlertKind::Regression,
+            AlertStatus::Open,
+            &[&f.ttft_p50],
+            '3',
+            f.warned_run,
+            "median TTFT +20.0 % <slower> & worse.",
+        )],
+    )
+    .await;
+    save(
+        '2',
+        vec![
+            new_alert(
+                AlertKind::Tradeoff,
+                AlertStatus::Open,
+                &[&f.ttft_mean, &f.ttft_p50],
+                '2',
+                commit2_run,
+                "throughput up but TTFT worse.",
+            ),
+            new_alert(
+                AlertKind::Improvement,
+                AlertStatus::Resolved,
+                &[&f.ttft_p99],
+                '2',
+                commit2_run,
+                "p99 TTFT -10.0 %.",
+            ),
+        ],
+    )
+    .await;
+    let all = store
+        .list_alerts(f.demo.id, &AlertFilter::default(), None, 10)
+        .await
+        .unwrap()
+        .items;
+    let id_of = |kind: AlertKind| all.iter().find(|a| a.kind == kind).unwrap().id.to_string();
+    let (regression, tradeoff, improvement) = (
+        id_of(AlertKind::Regression),
+        id_of(AlertKind::Tradeoff),
+        id_of(AlertKind::Improvement),
+    );
+    store
+        .set_alert_status(
+            tradeoff.parse().unwrap(),
+            AlertStatus::Dismissed,
+            Some("expected"),
+            None,
+        )
+        .await
+        .unwrap();
+
+    // The alerts page: every status has its section, each alert sits under its own.
+    let html = f.ok_page("/projects/demo/alerts").await;
+    let sections: Vec<String> = tags(&html, "<section class=\"alert-status\"")
+        .into_iter()
+        .map(|s| s["data-status"].clone())
+        .collect();
+    assert_eq!(sections, ["open", "acknowledged", "dismissed", "resolved"]);
+    let section_of = |id: &str| {
+        let at = html.find(&format!("data-alert-id=\"{id}\"")).unwrap();
+        let before = &html[..at];
+        let s = before.rfind("<section class=\"alert-status\"").unwrap();
+        tags(&before[s..], "<section class=\"alert-status\"")[0]["data-status"].clone()
+    };
+    assert_eq!(section_of(&regression), "open");
+    assert_eq!(section_of(&tradeoff), "dismissed");
+    assert_eq!(section_of(&improvement), "resolved");
+    assert!(html.contains(&format!(
+        "<p class=\"summary\">{}</p>",
+        escaped("median TTFT +20.0 % <slower> & worse.")
+    )));
+    assert!(html.contains("Reason: expected"), "{html}");
+    // Links: the headline series on the alert's branch, the trade-off's other series, the run.
+    assert!(html.contains(&format!(
+        "<a href=\"/projects/demo/series/{}?branch=main\" class=\"series-link\">Time to first token p50</a>",
+        f.ttft_p50
+    )));
+    assert!(html.contains(&format!(
+        "<a href=\"/projects/demo/series/{}?branch=main\" class=\"series-link\">Time to first token mean</a> · <a href=\"/projects/demo/series/{}?branch=main\" class=\"series-link\">Time to first token p50</a>",
+        f.ttft_mean, f.ttft_p50
+    )), "{html}");
+    assert!(html.contains(&format!(
+        "<a href=\"/runs/{}\" class=\"run-link\">run</a>",
+        f.warned_run
+    )));
+
+    // The series page lists the series' alerts with the x of their commit for the chart.
+    let html = f
+        .ok_page(&format!("/projects/demo/series/{}", f.ttft_p50))
+        .await;
+    let marks: Vec<(String, String, String)> = tags(&html, "<li class=\"alert ")
+        .into_iter()
+        .map(|a| {
+            (
+                a["data-kind"].clone(),
+                a["data-x"].clone(),
+                a["data-summary"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            (
+                "regression".into(),
+                "2".into(),
+                "median TTFT +20.0 % <slower> & worse.".into()
+            ),
+            (
+                "tradeoff".into(),
+                "1".into(),
+                "throughput up but TTFT worse.".into()
+            ),
+        ]
+    );
+    // On another branch, none.
+    let html = f
+        .ok_page(&format!(
+            "/projects/demo/series/{}?branch=feature%2Fx",
+            f.ttft_p50
+        ))
+        .await;
+    assert!(!html.contains("series-alerts"));
+
+    // The run page of commit 3: its alert, and no verdict as it was never analyzed.
+    let html = f.ok_page(&format!("/runs/{}", f.warned_run)).await;
+    let listed = tags(&html, "<li class=\"alert ");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["data-alert-id"], regression);
+    assert_eq!(
+        text_of(&html, "verdict-none").unwrap(),
+        "Not analyzed: no verdict."
+    );
+
+    // The project page links the alerts page with the open count.
+    let html = f.ok_page("/projects/demo").await;
+    assert!(html.contains("<a id=\"alerts-link\" href=\"/projects/demo/alerts\">Alerts</a>"));
+    assert_eq!(text_of(&html, "open-alerts").unwrap(), "1 open");
+    // A private project's alerts page does not exist.
+    let (status, _, _) = f.page("/projects/secret/alerts").await;
+    assert_eq!(status, 404);
+}

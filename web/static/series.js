@@ -7,9 +7,15 @@
 // point plus a thin line through each commit's mean. Hovering shows a tooltip for the
 // nearest point (by x, then by y among repeats); clicking opens that point's run.
 //
-// For tests and scripts, the chart container gets data-state="ready" and
-// data-points=<count> once drawn, and window.benchtrailChart holds the uPlot instance and
-// the columns.
+// Alerts of the series on this branch are listed by the server in #series-alerts (one
+// li[data-x][data-kind][data-summary] each); they are marked on the chart at their commit:
+// a vertical line and a glyph per alert (▼ regression red, ▲ improvement green, ◆ trade-off
+// purple with a dashed line, ● others grey), and the tooltip of a commit lists its alerts'
+// one-sentence summaries.
+//
+// For tests and scripts, the chart container gets data-state="ready",
+// data-points=<count> and data-markers=<count> once drawn, and window.benchtrailChart holds
+// the uPlot instance, the columns and the markers ({x, kind, summary, status, id}).
 (function () {
   "use strict";
 
@@ -96,6 +102,65 @@
     return best;
   }
 
+  var MARK = {
+    regression: { color: "#b42318", glyph: "down" },
+    improvement: { color: "#1a7f37", glyph: "up" },
+    tradeoff: { color: "#8a3ffc", glyph: "diamond", dash: [5, 4] },
+  };
+  var MARK_OTHER = { color: "#5f6b7a", glyph: "dot" };
+  var KIND_TEXT = { regression: "▼ regression", improvement: "▲ improvement", tradeoff: "◆ trade-off" };
+
+  // The alerts the server listed, for commits that have a point here.
+  function readMarkers() {
+    var out = [];
+    document.querySelectorAll("#series-alerts li[data-x]").forEach(function (li) {
+      if (li.dataset.x === "") return;
+      out.push({ x: Number(li.dataset.x), kind: li.dataset.kind, summary: li.dataset.summary || "",
+        status: li.dataset.status, id: li.dataset.alertId });
+    });
+    return out;
+  }
+
+  // Where the glyph of marker k is drawn (canvas pixels): at the top of the plot, stacked
+  // when a commit has several alerts.
+  function glyphPos(u, markers, k) {
+    var m = markers[k], stack = 0;
+    for (var j = 0; j < k; j++) if (markers[j].x === m.x) stack++;
+    var r = 7 * devicePixelRatio;
+    return { x: Math.round(u.valToPos(m.x, "x", true)), y: Math.round(u.bbox.top + r + 2 + stack * (2 * r + 3)), r: r };
+  }
+
+  function drawMarkers(u, markers) {
+    var ctx = u.ctx;
+    ctx.save();
+    markers.forEach(function (m, k) {
+      var style = MARK[m.kind] || MARK_OTHER;
+      var g = glyphPos(u, markers, k);
+      ctx.strokeStyle = style.color;
+      ctx.fillStyle = style.color;
+      ctx.lineWidth = 1.5 * devicePixelRatio;
+      ctx.setLineDash((style.dash || []).map(function (d) { return d * devicePixelRatio; }));
+      ctx.beginPath();
+      ctx.moveTo(g.x, u.bbox.top);
+      ctx.lineTo(g.x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.beginPath();
+      if (style.glyph === "down") {
+        ctx.moveTo(g.x - g.r, g.y - g.r); ctx.lineTo(g.x + g.r, g.y - g.r); ctx.lineTo(g.x, g.y + g.r);
+      } else if (style.glyph === "up") {
+        ctx.moveTo(g.x - g.r, g.y + g.r); ctx.lineTo(g.x + g.r, g.y + g.r); ctx.lineTo(g.x, g.y - g.r);
+      } else if (style.glyph === "diamond") {
+        ctx.moveTo(g.x, g.y - g.r); ctx.lineTo(g.x + g.r, g.y); ctx.lineTo(g.x, g.y + g.r); ctx.lineTo(g.x - g.r, g.y);
+      } else {
+        ctx.arc(g.x, g.y, g.r * 0.8, 0, 2 * Math.PI);
+      }
+      ctx.closePath();
+      ctx.fill();
+    });
+    ctx.restore();
+  }
+
   function render(doc) {
     var points = (doc && doc.points) || [];
     if (points.length === 0) {
@@ -104,6 +169,7 @@
       return;
     }
     var c = columns(points);
+    var markers = readMarkers();
     var tooltip = document.createElement("div");
     tooltip.className = "tooltip";
     tooltip.id = "chart-tooltip";
@@ -142,6 +208,18 @@
       val.appendChild(strong);
       if (c.ns[i] != null) val.appendChild(document.createTextNode(" · n=" + c.ns[i]));
       tooltip.appendChild(val);
+      markers.forEach(function (m) {
+        if (m.x !== c.xs[i]) return;
+        var line = document.createElement("div");
+        line.className = "alert-line";
+        line.dataset.kind = m.kind;
+        var kind = document.createElement("strong");
+        kind.style.color = (MARK[m.kind] || MARK_OTHER).color;
+        kind.textContent = (KIND_TEXT[m.kind] || "● " + m.kind.replace("_", " ")) + " (" + m.status + "): ";
+        line.appendChild(kind);
+        line.appendChild(document.createTextNode(m.summary));
+        tooltip.appendChild(line);
+      });
       tooltip.hidden = false;
       // Place next to the point, flipped left near the right edge.
       var px = u.valToPos(c.xs[i], "x");
@@ -191,7 +269,7 @@
           return seriesIdx === POINTS ? nearestRepeat(u, c, closestIdx) : closestIdx;
         },
       },
-      hooks: { setCursor: [showTooltip] },
+      hooks: { setCursor: [showTooltip], draw: [function (u) { drawMarkers(u, markers); }] },
     };
 
     var u = new uPlot(opts, [c.xs, c.means, c.ys], el);
@@ -204,8 +282,12 @@
     window.addEventListener("resize", function () {
       u.setSize({ width: Math.max(300, el.clientWidth || 800), height: HEIGHT });
     });
-    window.benchtrailChart = { u: u, columns: c };
+    window.benchtrailChart = {
+      u: u, columns: c, markers: markers,
+      glyph: function (k) { return glyphPos(u, markers, k); },
+    };
     el.dataset.points = String(c.xs.length);
+    el.dataset.markers = String(markers.length);
     setStatus("ready", "");
   }
 

@@ -11,6 +11,7 @@
 //! `public == false` — and its runs and series — answers 404 exactly like one that does not
 //! exist, so that a private project's name cannot be probed.
 
+pub mod alerts;
 pub mod assets;
 pub mod format;
 mod views;
@@ -28,12 +29,14 @@ use uuid::Uuid;
 
 pub use views::*;
 
-/// Page and static-asset routes: `/`, `/projects/{project}`, `/projects/{project}/series/{series_id}`,
-/// `/runs/{id}`, `/configs/{fingerprint}`, `/static/...`.
+/// Page and static-asset routes: `/`, `/projects/{project}`, `/projects/{project}/alerts`,
+/// `/projects/{project}/series/{series_id}`, `/runs/{id}`, `/configs/{fingerprint}`,
+/// `/static/...`.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(index))
         .route("/projects/{project}", get(project_page))
+        .route("/projects/{project}/alerts", get(alerts::alerts_page))
         .route("/projects/{project}/series/{series_id}", get(series_page))
         .route("/runs/{id}", get(run_page))
         .route("/configs/{fingerprint}", get(config_page))
@@ -94,10 +97,10 @@ impl IntoResponse for PageError {
 }
 
 /// A rendered page, or the error page.
-type PageResult = Result<Html<String>, PageError>;
+pub(crate) type PageResult = Result<Html<String>, PageError>;
 
 /// The project with this slug if anonymous visitors may see it.
-async fn visible_project(state: &AppState, slug: &str) -> Result<Project, PageError> {
+pub(crate) async fn visible_project(state: &AppState, slug: &str) -> Result<Project, PageError> {
     match state.store.project(slug).await? {
         Some(p) if p.public => Ok(p),
         _ => Err(PageError::NotFound(format!(
@@ -126,6 +129,8 @@ const PROJECT_SERIES_CAP: usize = 5000;
 const SERIES_PAGE_SIZE: i64 = 500;
 /// Runs listed on a project page.
 const RECENT_RUNS: i64 = 20;
+/// Open alerts counted for the project page's link (more show as `100+`).
+const OPEN_ALERTS_CAP: i64 = 100;
 
 /// `GET /projects/{project}`: series grouped by configuration and cell, and recent runs.
 async fn project_page(State(state): State<AppState>, Path(slug): Path<String>) -> PageResult {
@@ -153,7 +158,10 @@ async fn project_page(State(state): State<AppState>, Path(slug): Path<String>) -
         .store
         .list_runs(project.id, None, None, RECENT_RUNS)
         .await?;
+    let (open, more_open) =
+        alerts::open_alert_count(&state.store, &project, OPEN_ALERTS_CAP).await?;
     let page = ProjectPage {
+        open_alerts: format!("{open}{}", if more_open { "+" } else { "" }),
         project: ProjectView::new(&project),
         groups: group_series(&series),
         series_count: series.len(),
@@ -241,7 +249,7 @@ async fn series_page(
     profile_links.sort_by_cached_key(|s| format::profile_order(Some(&s.stat)));
     let cis = point_intervals(&state, &series, &points).await?;
     let profiles = state.store.settings(&project).await?.settings.slo_profiles;
-    let page = SeriesPage::new(
+    let mut page = SeriesPage::new(
         &project,
         &series,
         branch,
@@ -251,6 +259,27 @@ async fn series_page(
         profile_links,
         &profiles,
     );
+    // Alerts of this series on the branch shown, each at the x of its commit when plotted.
+    let series_alerts: Vec<_> = state
+        .store
+        .series_alerts(&series.series_id)
+        .await?
+        .into_iter()
+        .filter(|a| a.branch == page.branch)
+        .collect();
+    page.alerts = alerts::alert_views(&series_alerts, &project, &state.store)
+        .await?
+        .into_iter()
+        .map(|a| {
+            let x = page
+                .points
+                .iter()
+                .find(|p| p.commit_sha == a.commit_sha)
+                .map(|p| p.x.to_string())
+                .unwrap_or_default();
+            (x, a)
+        })
+        .collect();
     Ok(Html(page.render()?))
 }
 
@@ -313,7 +342,10 @@ async fn run_page(State(state): State<AppState>, Path(id): Path<String>) -> Page
         _ => return Err(not_found()),
     };
     let profiles = state.store.settings(&project).await?.settings.slo_profiles;
-    let page = RunPage::new(&project, &run, &profiles);
+    let mut page = RunPage::new(&project, &run, &profiles);
+    let run_alerts = state.store.run_alerts(run.summary.id).await?;
+    page.verdict = alerts::run_verdict(&state.store, &project, &run, &run_alerts).await?;
+    page.alerts = alerts::alert_views(&run_alerts, &project, &state.store).await?;
     Ok(Html(page.render()?))
 }
 

@@ -1,6 +1,7 @@
 //! The page templates and their view models: storage rows turned into display-ready text,
 //! so templates only lay out strings (askama escapes every one of them).
 
+use super::alerts::{AlertView, VerdictView};
 use super::assets::UPLOT_VERSION;
 use super::format::{
     self, commit_url, display_number, display_time, exact, machine_time, safe_link, short_sha,
@@ -229,6 +230,8 @@ pub struct ProjectPage {
     pub runs: Vec<RunRow>,
     /// More runs exist than are listed.
     pub more_runs: bool,
+    /// Number of open alerts (`100+` beyond the count's cap).
+    pub open_alerts: String,
 }
 
 /// A confidence interval as shown next to its value.
@@ -417,6 +420,9 @@ pub struct SeriesPage {
     pub other_profiles: Vec<StatLink>,
     /// True when some points have a confidence interval (the table gets its column).
     pub has_ci: bool,
+    /// Alerts of the series on this branch, oldest first, each with the x of its commit in
+    /// the chart (empty when the commit has no point on this branch).
+    pub alerts: Vec<(String, AlertView)>,
     /// Vendored uPlot version (cache-busting query).
     pub uplot_version: &'static str,
 }
@@ -486,6 +492,7 @@ impl SeriesPage {
             points: rows,
             siblings,
             other_profiles,
+            alerts: Vec::new(),
             uplot_version: UPLOT_VERSION,
         }
     }
@@ -692,6 +699,10 @@ pub struct RunPage {
     /// The distinct warning codes over all results, in first-seen order, with their counts
     /// and the first result holding each.
     pub warning_codes: Vec<(String, usize, i64)>,
+    /// The alerts of the run's commit on its branch, oldest first.
+    pub alerts: Vec<AlertView>,
+    /// Its verdict, when the run was analyzed.
+    pub verdict: Option<VerdictView>,
 }
 
 impl RunPage {
@@ -783,6 +794,8 @@ impl RunPage {
                 })
                 .collect(),
             warning_count: results.iter().map(|r| r.warnings.len()).sum(),
+            alerts: Vec::new(),
+            verdict: None,
             warning_codes: {
                 let mut codes: Vec<(String, usize, i64)> = Vec::new();
                 for r in &results {

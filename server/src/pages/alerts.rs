@@ -1,0 +1,311 @@
+//! Alerts on pages: the project's alerts page (`/projects/{project}/alerts`, by status), the
+//! alerts and verdict of a run on its page, and the markers of a series' chart.
+//!
+//! Everything is read from storage (the alerts the analysis stored, the run's stored
+//! analysis); nothing is recomputed here. The verdict is the one `GET
+//! /api/v1/runs/{id}/verdict` answers, from the same stored analysis and current alerts (so a
+//! dismissal changes it).
+
+use super::format::{self, commit_url, display_time, short_sha};
+use super::views::ProjectView;
+use super::{visible_project, PageError, PageResult};
+use crate::app::AppState;
+use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Project, Store, StoredRun};
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::response::Html;
+use std::collections::HashMap;
+
+/// Alerts listed per status on the alerts page (newest first); older ones stay reachable from
+/// the API (`GET /api/v1/projects/{p}/alerts?status=...`).
+pub const ALERTS_PER_STATUS: i64 = 200;
+
+/// A series an alert involves, for links.
+#[derive(Debug, Clone)]
+pub struct AlertSeriesLink {
+    /// Series id.
+    pub series_id: String,
+    /// `Output token throughput value`, `Time to first token p50 (SLO profile tool)`, or the
+    /// id when the series is unknown.
+    pub label: String,
+}
+
+/// An alert as shown in lists.
+#[derive(Debug, Clone)]
+pub struct AlertView {
+    /// Id.
+    pub id: String,
+    /// `regression`, `improvement`, `tradeoff`, `change_point`, `missing`.
+    pub kind: String,
+    /// `regression`, `improvement`, `trade-off`, `change point`, `missing`.
+    pub kind_label: String,
+    /// `open`, ...
+    pub status: String,
+    /// `warn`, `fail` or empty.
+    pub severity: String,
+    /// The one-sentence summary.
+    pub summary: String,
+    /// Headline series.
+    pub series: AlertSeriesLink,
+    /// The other series involved (a trade-off's parts).
+    pub parts: Vec<AlertSeriesLink>,
+    /// Cell key.
+    pub cell: String,
+    /// Branch.
+    pub branch: String,
+    /// Commit SHA.
+    pub commit_sha: String,
+    /// Short SHA.
+    pub short_sha: String,
+    /// Commit link.
+    pub commit_url: Option<String>,
+    /// The run that produced it.
+    pub run_id: Option<String>,
+    /// `+12.3 %` or empty.
+    pub delta: String,
+    /// The triage reason, or benchtrail's when resolved.
+    pub reason: String,
+    /// Short SHA of the commit that resolved it, or empty.
+    pub resolved_by: String,
+    /// Creation time for reading.
+    pub created_at: String,
+}
+
+/// How a kind reads.
+fn kind_label(kind: AlertKind) -> &'static str {
+    match kind {
+        AlertKind::Regression => "regression",
+        AlertKind::Improvement => "improvement",
+        AlertKind::Tradeoff => "trade-off",
+        AlertKind::ChangePoint => "change point",
+        AlertKind::Missing => "missing",
+    }
+}
+
+/// Labels of series looked up once per page.
+#[derive(Default)]
+pub struct SeriesLabels(HashMap<String, String>);
+
+impl SeriesLabels {
+    /// The link of `series_id`, looked up in storage the first time.
+    async fn link(&mut self, store: &Store, series_id: &str) -> Result<AlertSeriesLink, PageError> {
+        if !self.0.contains_key(series_id) {
+            let label = match store.series(series_id).await? {
+                Some(s) => {
+                    let mut l = format!("{} {}", format::metric_label(&s.metric), s.stat);
+                    if let Some(p) = &s.slo_profile {
+                        l.push_str(&format!(" (SLO profile {p})"));
+                    }
+                    l
+                }
+                None => series_id.to_string(),
+            };
+            self.0.insert(series_id.to_string(), label);
+        }
+        Ok(AlertSeriesLink {
+            series_id: series_id.to_string(),
+            label: self.0[series_id].clone(),
+        })
+    }
+}
+
+impl AlertView {
+    /// The view of a stored alert (series labels from `labels`).
+    pub async fn new(
+        a: &Alert,
+        project: &Project,
+        store: &Store,
+        labels: &mut SeriesLabels,
+    ) -> Result<AlertView, PageError> {
+        let mut parts = Vec::new();
+        for id in a.series_ids.iter().filter(|id| **id != a.series_id) {
+            parts.push(labels.link(store, id).await?);
+        }
+        Ok(AlertView {
+            id: a.id.to_string(),
+            kind: a.kind.as_str().to_string(),
+            kind_label: kind_label(a.kind).to_string(),
+            status: a.status.as_str().to_string(),
+            severity: a.severity.clone().unwrap_or_default(),
+            summary: a.summary.clone(),
+            series: labels.link(store, &a.series_id).await?,
+            parts,
+            cell: a.cell.clone(),
+            branch: a.branch.clone(),
+            short_sha: short_sha(&a.commit),
+            commit_url: commit_url(project.repository_url.as_deref(), &a.commit),
+            commit_sha: a.commit.clone(),
+            run_id: a.run_id.map(|r| r.to_string()),
+            delta: a
+                .delta_pct
+                .filter(|d| d.is_finite())
+                .map(|d| format!("{d:+.1} %"))
+                .unwrap_or_default(),
+            reason: a.reason.clone().unwrap_or_default(),
+            resolved_by: a.resolved_by.as_deref().map(short_sha).unwrap_or_default(),
+            created_at: display_time(&a.created_at),
+        })
+    }
+}
+
+/// Views of `alerts`, in order.
+pub async fn alert_views(
+    alerts: &[Alert],
+    project: &Project,
+    store: &Store,
+) -> Result<Vec<AlertView>, PageError> {
+    let mut labels = SeriesLabels::default();
+    let mut out = Vec::with_capacity(alerts.len());
+    for a in alerts {
+        out.push(AlertView::new(a, project, store, &mut labels).await?);
+    }
+    Ok(out)
+}
+
+/// The alerts of one status on the alerts page.
+#[derive(Debug, Clone)]
+pub struct StatusSection {
+    /// `open`, ...
+    pub status: String,
+    /// Heading.
+    pub title: String,
+    /// What the status means, one sentence.
+    pub meaning: String,
+    /// Its alerts, newest first.
+    pub alerts: Vec<AlertView>,
+    /// More exist than are listed.
+    pub more: bool,
+}
+
+/// `/projects/{project}/alerts`.
+#[derive(Template)]
+#[template(path = "alerts.html")]
+pub struct AlertsPage {
+    /// The project.
+    pub project: ProjectView,
+    /// One section per status: open, acknowledged, dismissed, resolved.
+    pub sections: Vec<StatusSection>,
+}
+
+/// Heading and meaning of a status.
+fn status_text(s: AlertStatus) -> (&'static str, &'static str) {
+    match s {
+        AlertStatus::Open => ("Open", "New findings nobody has looked at yet."),
+        AlertStatus::Acknowledged => ("Acknowledged", "Someone is looking into these."),
+        AlertStatus::Dismissed => ("Dismissed", "Someone decided these are not a problem."),
+        AlertStatus::Resolved => (
+            "Resolved",
+            "benchtrail saw these go away (a later commit returned to the baseline, or the \
+             finding disappeared when the analysis was recomputed); improvements are stored \
+             resolved, as they need no triage.",
+        ),
+    }
+}
+
+/// `GET /projects/{project}/alerts`: the project's alerts by status.
+pub(super) async fn alerts_page(
+    State(state): State<AppState>,
+    Path(slug): Path<String>,
+) -> PageResult {
+    let project = visible_project(&state, &slug).await?;
+    let mut sections = Vec::new();
+    let mut labels = SeriesLabels::default();
+    for status in AlertStatus::ALL {
+        let filter = AlertFilter {
+            status: Some(status),
+            ..Default::default()
+        };
+        let page = state
+            .store
+            .list_alerts(project.id, &filter, None, ALERTS_PER_STATUS)
+            .await?;
+        let mut alerts = Vec::with_capacity(page.items.len());
+        for a in &page.items {
+            alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
+        }
+        let (title, meaning) = status_text(status);
+        sections.push(StatusSection {
+            status: status.as_str().to_string(),
+            title: title.to_string(),
+            meaning: meaning.to_string(),
+            alerts,
+            more: page.next_cursor.is_some(),
+        });
+    }
+    let page = AlertsPage {
+        project: ProjectView::new(&project),
+        sections,
+    };
+    Ok(Html(page.render()?))
+}
+
+/// The number of open alerts of a project, up to `cap` (for the project page's link).
+pub async fn open_alert_count(
+    store: &Store,
+    project: &Project,
+    cap: i64,
+) -> Result<(usize, bool), PageError> {
+    let filter = AlertFilter {
+        status: Some(AlertStatus::Open),
+        ..Default::default()
+    };
+    let page = store.list_alerts(project.id, &filter, None, cap).await?;
+    Ok((page.items.len(), page.next_cursor.is_some()))
+}
+
+/// One reason of a verdict.
+#[derive(Debug, Clone)]
+pub struct ReasonView {
+    /// `fail` or `warn`.
+    pub level: String,
+    /// `regression`, `tradeoff`, `insufficient_data`, ...
+    pub code: String,
+    /// One sentence.
+    pub message: String,
+    /// The cell it is about, or empty.
+    pub cell: String,
+}
+
+/// A run's verdict as shown on its page.
+#[derive(Debug, Clone)]
+pub struct VerdictView {
+    /// `pass`, `warn` or `fail`.
+    pub verdict: String,
+    /// Why; empty for `pass`.
+    pub reasons: Vec<ReasonView>,
+}
+
+/// The run's verdict, as `GET /api/v1/runs/{id}/verdict` computes it from storage: the
+/// stored analysis and the current alerts of the run's commit. `None` when the run was never
+/// analyzed.
+pub async fn run_verdict(
+    store: &Store,
+    project: &Project,
+    run: &StoredRun,
+    alerts: &[Alert],
+) -> Result<Option<VerdictView>, PageError> {
+    let Some(analysis) = store.run_analysis(run.summary.id).await? else {
+        return Ok(None);
+    };
+    let settings = store.settings(project).await?;
+    let v = crate::analysis::verdict_of(
+        run,
+        &analysis.analysis,
+        alerts,
+        &settings.settings.detection,
+        Some(analysis.settings_version),
+    );
+    Ok(Some(VerdictView {
+        verdict: v.verdict,
+        reasons: v
+            .reasons
+            .into_iter()
+            .map(|r| ReasonView {
+                level: r.level,
+                code: r.code,
+                message: r.message,
+                cell: r.cell.unwrap_or_default(),
+            })
+            .collect(),
+    }))
+}
