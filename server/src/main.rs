@@ -54,11 +54,23 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let store = Store::connect(&args.database_url).await?;
+    let store = Store::connect(&args.database_url).await.map_err(|e| {
+        format!(
+            "cannot open the database {}: {e}",
+            redact(&args.database_url)
+        )
+    })?;
     tracing::info!(database = ?store.backend(), "migrations applied");
     let admin_token_hash =
         admin_token_hash(&store, args.admin_token.as_deref(), args.reset_admin_token).await?;
-    let listener = tokio::net::TcpListener::bind(args.bind).await?;
+    let listener = tokio::net::TcpListener::bind(args.bind)
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot listen on {} (--bind / BENCHTRAIL_BIND): {e}",
+                args.bind
+            )
+        })?;
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let state = AppState {
         store: store.clone(),
@@ -76,10 +88,20 @@ async fn admin_token_hash(
     reset: bool,
 ) -> Result<String, Box<dyn std::error::Error>> {
     if let Some(token) = given.filter(|t| !t.is_empty()) {
+        if reset {
+            return Err("--reset-admin-token generates a token, but one is given (--admin-token / BENCHTRAIL_ADMIN_TOKEN): use one or the other".into());
+        }
+        if token.len() < MIN_ADMIN_TOKEN_LEN {
+            return Err(format!(
+                "the admin token must be at least {MIN_ADMIN_TOKEN_LEN} characters long"
+            )
+            .into());
+        }
         return Ok(hash_token(token));
     }
     if !reset {
         if let Some(hash) = store.admin_token_hash().await? {
+            tracing::info!("using the admin token generated on the first start (lost it? restart with --reset-admin-token)");
             return Ok(hash);
         }
     }
@@ -92,6 +114,23 @@ async fn admin_token_hash(
          Lost it? Restart with --reset-admin-token.\n"
     );
     Ok(hash)
+}
+
+/// Shortest admin token accepted from the flag or environment: guessing must be hopeless.
+const MIN_ADMIN_TOKEN_LEN: usize = 16;
+
+/// The database URL with any password replaced by `***`, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme_end + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
 }
 
 async fn shutdown_signal() {

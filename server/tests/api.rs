@@ -210,6 +210,17 @@ async fn reupload_of_the_same_run_id_stores_nothing_twice() {
             .await;
         assert_eq!(points["points"].as_array().unwrap().len(), 1);
 
+        // The same id with other content is refused, and so is a bad retry.
+        let mut changed = doc.clone();
+        changed["files"][0]["content"] =
+            json!(repo_file("examples/history/goodput_baseline_s12_c4.json"));
+        let (status, problem) = server.upload("demo", &token, &changed).await;
+        assert_eq!(status, 409, "{problem}");
+        let mut bad = doc.clone();
+        bad["run"]["commit"]["sha"] = json!("zz");
+        let (status, _) = server.upload("demo", &token, &bad).await;
+        assert_eq!(status, 422);
+
         // The same id in another project is a conflict, not a silent success.
         let other = server.project_with_token("other", json!({})).await;
         let (status, problem) = server.upload("other", &other, &doc).await;
@@ -713,6 +724,36 @@ async fn openapi_document_and_json_schemas() {
         assert_eq!(status, 200);
         assert_eq!(schema["properties"]["run"]["$ref"], "#/$defs/RunMeta");
         assert!(schema["$defs"]["Configuration"]["properties"]["parallelism"].is_object());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn file_names_with_control_characters_are_served_with_a_valid_header() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let good = repo_file(
+            "testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json",
+        );
+        let doc = json!({"run": {"commit": {"sha": "c".repeat(40)}},
+            "files": [{"name": "dir/a\u{1}b\u{7f}\"ü.json", "content": good}]});
+        let (status, receipt) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 201, "{receipt}");
+        let id = receipt["run_id"].as_str().unwrap().to_string();
+        let r = server
+            .http
+            .get(server.url(&format!("/api/v1/runs/{id}/files/0")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(
+            r.headers()["content-disposition"],
+            "inline; filename=\"a_b___.json\"; filename*=UTF-8''a%01b%7F%22%C3%BC.json"
+        );
+        let (status, _) = server.get(&format!("/api/v1/runs/{id}/files/x")).await;
+        assert_eq!(status, 400);
     })
     .await;
 }

@@ -53,11 +53,20 @@ pub(super) async fn upload(
         .caller(&state)
         .await?
         .require(&project, Scope::Upload)?;
+    // Checked first, so a retry of a bad upload is refused like the first attempt.
+    let settings = state.store.settings(&project).await?.settings;
+    let run = ingest::prepare_with(&project, &settings, &doc, chrono::Utc::now())?;
     if let Some(id) = doc.run.id {
         if let Some(existing) = state.store.run(id).await? {
             if existing.summary.project != project.slug {
                 return Err(ApiError::Conflict(format!(
                     "run {id} belongs to another project"
+                )));
+            }
+            if !same_upload(&existing, &run) {
+                return Err(ApiError::Conflict(format!(
+                    "run {id} is already stored with another commit or other files; \
+                     a retry must resend the same upload (or use a new run id)"
                 )));
             }
             return Ok((
@@ -66,8 +75,6 @@ pub(super) async fn upload(
             ));
         }
     }
-    let settings = state.store.settings(&project).await?.settings;
-    let run = ingest::prepare_with(&project, &settings, &doc, chrono::Utc::now())?;
     let count = run.results.len();
     let status = match state.store.insert_run(&run).await? {
         Inserted::Created => StatusCode::CREATED,
@@ -101,6 +108,45 @@ pub(super) async fn upload(
             verdict,
         )),
     ))
+}
+
+/// `Content-Disposition` for a stored file name (which may hold folders, quotes, control or
+/// non-ASCII characters): an ASCII fallback `filename` and the exact name as RFC 5987/6266
+/// `filename*`, so the header is always valid.
+fn content_disposition(name: &str) -> String {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let ascii: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut encoded = String::new();
+    for b in base.bytes() {
+        if b.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&b) {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("inline; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
+/// True when a stored run and a new upload with its id are the same upload: same commit and
+/// byte-identical files in the same order. (Metadata such as tags may differ on a retry
+/// without changing what was measured.)
+fn same_upload(existing: &StoredRun, new: &crate::storage::NewRun) -> bool {
+    existing.summary.commit_sha == new.commit_sha
+        && existing.files.len() == new.files.len()
+        && existing
+            .files
+            .iter()
+            .zip(&new.files)
+            .all(|(a, b)| a.sha256 == b.sha256)
 }
 
 fn receipt(run_id: Uuid, created: bool, results: usize, verdict: Option<String>) -> UploadReceipt {
@@ -183,10 +229,7 @@ pub(super) async fn file(
         .run_file(run.summary.id, n)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("run `{id}` has no file {n}")))?;
-    let disposition = format!(
-        "inline; filename=\"{}\"",
-        info.name.replace(['"', '\\', '\r', '\n'], "_")
-    );
+    let disposition = content_disposition(&info.name);
     Ok((
         [
             (
