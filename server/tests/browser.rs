@@ -8,7 +8,8 @@
 //! chromium-driver`; or set `BENCHTRAIL_CHROMIUM` / `BENCHTRAIL_CHROMEDRIVER` to their
 //! paths). Without them the test prints a skip line and passes, unless
 //! `BENCHTRAIL_REQUIRE_BROWSER=1` (as in CI), where it fails. Set `BENCHTRAIL_SCREENSHOT` to
-//! a file path to keep a PNG of the page.
+//! a file path to keep a PNG of the series page, `BENCHTRAIL_SCREENSHOT_ALERTS` to a path
+//! prefix to keep PNGs of the marked chart, the run page and the alerts page.
 
 mod common;
 
@@ -383,6 +384,15 @@ async fn open(client: &Client, url: &str, css: &str) {
     .await;
 }
 
+/// Keeps a PNG of the page as `{BENCHTRAIL_SCREENSHOT_ALERTS}-{name}.png`, when that is set
+/// (for people; optional).
+async fn screenshot(client: &Client, name: &str) {
+    if let Ok(prefix) = std::env::var("BENCHTRAIL_SCREENSHOT_ALERTS") {
+        let png = client.screenshot().await.unwrap();
+        std::fs::write(format!("{prefix}-{name}.png"), png).unwrap();
+    }
+}
+
 async fn drive_alerts(client: Client, f: UploadFixture) {
     use benchtrail_server::storage::{AlertFilter, AlertKind};
     let mut runs = Vec::new();
@@ -509,9 +519,7 @@ async fn drive_alerts(client: Client, f: UploadFixture) {
     .await;
     assert!(line.starts_with("◆ trade-off (open): "), "{line}");
     assert!(line.ends_with(&summary), "{line}");
-    if let Ok(path) = std::env::var("BENCHTRAIL_SCREENSHOT_ALERTS") {
-        std::fs::write(&path, client.screenshot().await.unwrap()).unwrap();
-    }
+    screenshot(&client, "series").await;
 
     // The candidate's run page: the alert with its summary, and the verdict with the
     // trade-off among its reasons.
@@ -550,6 +558,8 @@ async fn drive_alerts(client: Client, f: UploadFixture) {
         "the verdict is shown in words"
     );
 
+    screenshot(&client, "run").await;
+
     // The alerts page: under "open", with links to the series and the run.
     open(
         &client,
@@ -582,6 +592,7 @@ async fn drive_alerts(client: Client, f: UploadFixture) {
         json!(alert.series_ids.len()),
         "every series of the trade-off is linked"
     );
+    screenshot(&client, "alerts").await;
     for status in ["acknowledged", "dismissed", "resolved"] {
         assert!(client
             .find(Locator::Id(&format!("status-{status}")))

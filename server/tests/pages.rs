@@ -760,3 +760,60 @@ async fn alerts_are_listed_by_status_and_on_series_run_and_project_pages() {
     let (status, _, _) = f.page("/projects/secret/alerts").await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn run_page_verdict_is_the_verdict_api_s() {
+    let f = web::UploadFixture::start().await;
+    let mut runs = Vec::new();
+    for (i, path) in [
+        "examples/history/goodput_baseline_s11_c4.json",
+        "examples/history/goodput_baseline_s12_c4.json",
+        "examples/history/goodput_baseline_s13_c4.json",
+        "examples/history/goodput_candidate_s21_c4.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        runs.push(f.upload(i + 1, path, web::GOODPUT_FLAGS).await);
+    }
+    for run in &runs {
+        let (status, api) = f.server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+        assert_eq!(status, 200, "{api}");
+        let html = f.ok_page(&format!("/runs/{run}")).await;
+        let section = &tags(&html, "<section class=\"verdict")[0];
+        assert_eq!(section["data-verdict"], api["verdict"].as_str().unwrap());
+        let reasons: Vec<(String, String)> = tags(&html, "<li class=\"reason ")
+            .into_iter()
+            .map(|r| (r["data-level"].clone(), r["data-code"].clone()))
+            .collect();
+        let expected: Vec<(String, String)> = api["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["level"].as_str().unwrap().to_string(),
+                    r["code"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(reasons, expected, "{run}");
+        for r in api["reasons"].as_array().unwrap() {
+            assert!(
+                html.contains(&escaped(r["message"].as_str().unwrap())),
+                "{r}: {html}"
+            );
+        }
+    }
+    // The candidate is the trade-off: its verdict is not a pass, and says why.
+    let (_, api) = f
+        .server
+        .get(&format!("/api/v1/runs/{}/verdict", runs[3]))
+        .await;
+    assert_ne!(api["verdict"], "pass", "{api}");
+    assert!(api["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["code"] == "tradeoff"));
+}
