@@ -532,6 +532,16 @@ async fn series_points_follow_commit_order_with_repeats() {
             .get("/api/v1/projects/demo/series/0000000000000000")
             .await;
         assert_eq!(status, 404);
+        for bogus in [
+            "runs?cursor=bogus",
+            "runs?cursor=-5",
+            "series?cursor=zz",
+            "alerts?cursor=x",
+        ] {
+            let (status, problem) = server.get(&format!("/api/v1/projects/demo/{bogus}")).await;
+            assert_eq!(status, 400, "{bogus}");
+            assert_eq!(problem["parameter"], "cursor");
+        }
         let (status, problem) = server
             .get("/api/v1/projects/demo/series?metric=latency")
             .await;

@@ -85,6 +85,7 @@ pub(super) async fn list(
         metric: q.metric,
         branch: q.branch,
     };
+    super::check_cursor(q.cursor.as_deref(), super::CursorKind::Sequence)?;
     Ok(Json(
         state
             .store

@@ -101,6 +101,33 @@ pub(crate) async fn project_or_404(state: &AppState, slug: &str) -> ApiResult<Pr
         .ok_or_else(|| ApiError::NotFound(format!("no project `{slug}`")))
 }
 
+/// How a list endpoint's `next_cursor` looks, so a cursor that is not one is a 400 naming
+/// the parameter instead of a silently empty page.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CursorKind {
+    /// An upload sequence number (runs, alerts).
+    Sequence,
+    /// A series id (16 hex digits).
+    SeriesId,
+}
+
+/// Checks a `cursor` query parameter.
+pub(crate) fn check_cursor(cursor: Option<&str>, kind: CursorKind) -> ApiResult<()> {
+    let Some(cursor) = cursor else { return Ok(()) };
+    let valid = match kind {
+        CursorKind::Sequence => cursor.parse::<u64>().is_ok(),
+        CursorKind::SeriesId => cursor.len() == 16 && cursor.bytes().all(|b| b.is_ascii_hexdigit()),
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(ApiError::BadParameter {
+            parameter: "cursor".into(),
+            detail: "not a cursor: pass the `next_cursor` of the previous page".into(),
+        })
+    }
+}
+
 /// Checks a `limit` query parameter.
 pub(crate) fn page_limit(limit: Option<i64>) -> ApiResult<i64> {
     match limit {

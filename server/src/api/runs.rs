@@ -179,6 +179,7 @@ pub(super) async fn list(
     let project = project_or_404(&state, &slug).await?;
     bearer.caller(&state).await?.require_read(&project)?;
     let limit = page_limit(q.limit)?;
+    super::check_cursor(q.cursor.as_deref(), super::CursorKind::Sequence)?;
     Ok(Json(
         state
             .store

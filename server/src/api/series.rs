@@ -65,6 +65,7 @@ pub(super) async fn list(
         stat,
     };
     let limit = page_limit(q.limit)?;
+    super::check_cursor(q.cursor.as_deref(), super::CursorKind::SeriesId)?;
     Ok(Json(
         state
             .store
