@@ -12,6 +12,10 @@ cd "$(dirname "$0")/.."
 
 export BENCHTRAIL_URL="${BENCHTRAIL_URL:-http://127.0.0.1:8080}"
 admin="${BENCHTRAIL_ADMIN_TOKEN:?set BENCHTRAIL_ADMIN_TOKEN to the admin token the server printed on its first start}"
+if [ -z "${BENCHTRAIL_CLI:-}" ]; then
+  echo "building the benchtrail CLI (cargo build -p benchtrail-runner; the first build takes a few minutes)..."
+  cargo build -q -p benchtrail-runner
+fi
 read -r -a cli <<< "${BENCHTRAIL_CLI:-cargo run -q -p benchtrail-runner --}"
 seed="benchtrail-example-history-v1"
 tmp=$(mktemp -d)

@@ -20,12 +20,18 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
         server: cli.server,
         token: cli.token,
     };
+    // The admin commands also read BENCHTRAIL_ADMIN_TOKEN, the variable the server reads.
+    let admin = Connection {
+        token: connection
+            .token
+            .clone()
+            .or_else(|| env.var("BENCHTRAIL_ADMIN_TOKEN").map(str::to_string)),
+        ..connection.clone()
+    };
     match cli.command {
         Command::Upload(args) => upload(&args, &connection, env, out, err),
-        Command::Project(ProjectCommand::Create(args)) => {
-            project_create(&args, &connection, out, err)
-        }
-        Command::Token(TokenCommand::Create(args)) => token_create(&args, &connection, out, err),
+        Command::Project(ProjectCommand::Create(args)) => project_create(&args, &admin, out, err),
+        Command::Token(TokenCommand::Create(args)) => token_create(&args, &admin, out, err),
         Command::Formats => formats(out),
     }
 }
@@ -80,6 +86,10 @@ pub struct UploadResponse {
     /// Path of the run's page, `/runs/{id}`.
     #[serde(default)]
     pub path: Option<String>,
+    /// The run's verdict right after the server analyzed it (`pass`, `warn`, `fail`), when
+    /// the server reports one. Informational: `upload` exits 0 once the data is stored.
+    #[serde(default)]
+    pub verdict: Option<String>,
 }
 
 /// What `upload --dry-run` prints: the run metadata, then the results as the server would
@@ -153,6 +163,13 @@ pub fn upload(
         response.results,
         document.run.commit.sha
     )?;
+    if let Some(verdict) = &response.verdict {
+        writeln!(
+            err,
+            "verdict: {verdict} (details: {})",
+            client.url(&format!("/api/v1/runs/{}/verdict", response.run_id))
+        )?;
+    }
     if args.json {
         let line = json!({
             "run_id": response.run_id,
@@ -160,6 +177,7 @@ pub fn upload(
             "created": response.created,
             "results": response.results,
             "status": status,
+            "verdict": response.verdict,
         });
         writeln!(out, "{line}")?;
     } else {
@@ -179,7 +197,7 @@ pub fn project_create(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let client = connection.client("the admin token")?;
+    let client = connection.client("the admin token, or BENCHTRAIL_ADMIN_TOKEN")?;
     let mut body = json!({
         "slug": args.slug,
         "name": args.name.as_deref().unwrap_or(&args.slug),
@@ -222,7 +240,7 @@ pub fn token_create(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let client = connection.client("the admin token")?;
+    let client = connection.client("the admin token, or BENCHTRAIL_ADMIN_TOKEN")?;
     let path = format!("/api/v1/projects/{}/tokens", path_segment(&args.project));
     let (_, response): (u16, TokenResponse) = client
         .post_json(&path, &json!({"scope": args.scope.as_str()}))

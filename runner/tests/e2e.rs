@@ -56,10 +56,14 @@ fn create_project_token_and_upload_to_a_real_server() {
         &env,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The admin commands also read BENCHTRAIL_ADMIN_TOKEN.
     let out = benchtrail(
         repo.path(),
-        &["token", "create", "--project", "demo", "--token", ADMIN],
-        &env,
+        &["token", "create", "--project", "demo"],
+        &[
+            ("BENCHTRAIL_URL", base.as_str()),
+            ("BENCHTRAIL_ADMIN_TOKEN", ADMIN),
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let token = stdout(&out).lines().last().unwrap().to_string();
@@ -91,6 +95,8 @@ fn create_project_token_and_upload_to_a_real_server() {
     assert_eq!(receipt["url"], format!("{base}/runs/{run_id}"));
     assert_eq!(receipt["created"], true);
     assert_eq!(receipt["results"], 1);
+    // One run and no history: never a silent pass.
+    assert_eq!(receipt["verdict"], "warn");
 
     // What the server stored: the commit from git and the file's exact values.
     let run: Value = reqwest::blocking::get(format!("{base}/api/v1/runs/{run_id}"))

@@ -103,7 +103,7 @@ fn upload_json_output_for_an_already_stored_run() {
     let printed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         printed,
-        json!({"run_id": "6f1f", "url": format!("{}/runs/6f1f", server.url), "created": false, "results": 3, "status": 200})
+        json!({"run_id": "6f1f", "url": format!("{}/runs/6f1f", server.url), "created": false, "results": 3, "status": 200, "verdict": null})
     );
     let body = server.requests()[0].json();
     assert_eq!(body["run"]["id"], "6f1f2a52-3c1e-4d59-9a55-0d3c2b3b8e11");
@@ -330,7 +330,7 @@ fn token_create_needs_a_token_and_a_valid_scope() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("no token: pass --token (the admin token) or set BENCHTRAIL_TOKEN")
+        stderr(&out).contains("no token: pass --token (the admin token, or BENCHTRAIL_ADMIN_TOKEN) or set BENCHTRAIL_TOKEN")
     );
     let out = benchtrail(
         dir.path(),
