@@ -104,12 +104,13 @@ fn prepare_result(
     result: &BenchResult,
 ) -> NewResult {
     let config = &result.configuration;
-    let series = SeriesContext::new(project, config, &result.cell.key(), {
+    let mut series = SeriesContext::new(project, config, &result.cell.key(), {
         // The stored cell object carries its stable key next to its fields, as the API shows it.
         let mut cell = serde_json::to_value(&result.cell).expect("cell serializes");
         cell["key"] = Value::String(result.cell.key());
         cell.to_string()
     });
+    series.tool_slo = result.facts.get("goodput_slo").map(Value::to_string);
     let mut values = result.metrics.clone();
     if let Some(samples) = &result.samples {
         // Values under the project's profiles are benchtrail's to compute: they replace any
@@ -161,6 +162,10 @@ struct SeriesContext {
     series_key_json: String,
     cell_key: String,
     cell_json: String,
+    /// The tool's own goodput thresholds (`facts.goodput_slo`, canonical JSON), when known:
+    /// part of the identity of the tool's goodput series, because goodput under other
+    /// thresholds is another quantity.
+    tool_slo: Option<String>,
 }
 
 impl SeriesContext {
@@ -172,6 +177,18 @@ impl SeriesContext {
             series_key,
             cell_key: cell_key.to_string(),
             cell_json,
+            tool_slo: None,
+        }
+    }
+
+    /// The SLO part of a value's series identity: its profile, and for the tool's own goodput
+    /// also the tool's thresholds when they are known (`tool:{"e2el_ms":1800.0,...}`).
+    fn profile_identity(&self, m: &MetricValue) -> Option<String> {
+        match (m.slo_profile.as_deref(), &self.tool_slo) {
+            (Some(slo::TOOL_PROFILE), Some(thresholds)) => {
+                Some(format!("{}:{thresholds}", slo::TOOL_PROFILE))
+            }
+            (profile, _) => profile.map(str::to_string),
         }
     }
 
@@ -193,7 +210,7 @@ impl SeriesContext {
                     &self.cell_key,
                     &m.name,
                     &stat,
-                    m.slo_profile.as_deref(),
+                    self.profile_identity(m).as_deref(),
                 ),
                 series_key_json: self.series_key_json.clone(),
                 cell_key: self.cell_key.clone(),

@@ -767,3 +767,57 @@ async fn file_names_with_control_characters_are_served_with_a_valid_header() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_tools_goodput_under_other_thresholds_is_another_series() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        for (sha, path, slo) in [
+            (
+                "a",
+                "examples/history/goodput_baseline_s11_c4.json",
+                "ttft:60 tpot:12 e2el:1800",
+            ),
+            (
+                "b",
+                "examples/history/goodput_baseline_s12_c4.json",
+                "ttft:60 tpot:12 e2el:1800",
+            ),
+            (
+                "c",
+                "examples/history/goodput_tight_baseline_s15_c4.json",
+                "ttft:37 tpot:10.6 e2el:1500",
+            ),
+        ] {
+            let mut doc = upload_doc(&sha.repeat(40), "2026-11-01T00:00:00Z", &[path]);
+            doc["configuration"] =
+                json!({"benchmark": {"command": format!("vllm bench serve --goodput {slo}")}});
+            let (status, receipt) = server.upload("demo", &token, &doc).await;
+            assert_eq!(status, 201, "{receipt}");
+        }
+        let (_, list) = server
+            .get("/api/v1/projects/demo/series?metric=request_goodput&limit=500")
+            .await;
+        let tool: Vec<&Value> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["slo_profile"] == "tool")
+            .collect();
+        assert_eq!(tool.len(), 2, "{list}");
+        let mut counts = Vec::new();
+        for s in tool {
+            let (_, points) = server
+                .get(&format!(
+                    "/api/v1/projects/demo/series/{}",
+                    s["series_id"].as_str().unwrap()
+                ))
+                .await;
+            counts.push(points["points"].as_array().unwrap().len());
+        }
+        counts.sort();
+        assert_eq!(counts, vec![1, 2]);
+    })
+    .await;
+}

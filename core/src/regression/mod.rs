@@ -892,11 +892,20 @@ fn tradeoff_finding(
         let p = |r: &SeriesReport| r.stat.percentile().unwrap_or(0.0);
         p(a).total_cmp(&p(b))
     });
-    let goodput: Vec<&SeriesReport> = reports
+    let profile_of = |r: &SeriesReport| {
+        group
+            .series
+            .iter()
+            .find(|s| s.series_id == r.series_id)
+            .and_then(|s| s.slo_profile.clone())
+    };
+    let mut goodput: Vec<&SeriesReport> = reports
         .iter()
         .filter(|r| matches!(r.metric.as_str(), "request_goodput" | "slo_attainment"))
         .filter(|r| sig(r, false))
         .collect();
+    // A stable, readable order (vocabulary, then profile name), never the order of series ids.
+    goodput.sort_by_key(|r| (crate::metric::vocabulary_rank(&r.metric), profile_of(r)));
     if ttft.is_empty() && goodput.is_empty() {
         return None;
     }
@@ -920,12 +929,7 @@ fn tradeoff_finding(
         worse.push(w);
     }
     for g in &goodput {
-        let profile = group
-            .series
-            .iter()
-            .find(|s| s.series_id == g.series_id)
-            .and_then(|s| s.slo_profile.as_ref())
-            .map_or(String::new(), |p| format!(" ({p} SLOs)"));
+        let profile = profile_of(g).map_or(String::new(), |p| format!(" ({p} SLOs)"));
         worse.push(format!(
             "{}{profile} {}",
             describe(&g.metric, &g.stat),
