@@ -630,4 +630,61 @@ async fn drive_alerts(client: Client, f: UploadFixture) {
         .await,
         json!("/projects/demo/alerts")
     );
+
+    // The p50 TTFT chart draws each point's confidence interval (teal whiskers with caps);
+    // the intervals are the stored ones.
+    let mut cis = Vec::new();
+    let mut series = String::new();
+    for run in &runs {
+        let (_, api) = f.server.get(&format!("/api/v1/runs/{run}")).await;
+        let m = api["results"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "ttft" && m["stat"] == "p50")
+            .unwrap()
+            .clone();
+        series = m["series_id"].as_str().unwrap().to_string();
+        cis.push(json!([m["ci"]["low"], m["ci"]["high"]]));
+    }
+    client
+        .goto(&f.server.url(&format!("/projects/demo/series/{series}")))
+        .await
+        .unwrap();
+    until("the p50 chart to load", || async {
+        let s = js(
+            &client,
+            "return document.getElementById('chart').dataset.state || null;",
+        )
+        .await;
+        (s == json!("ready")).then_some(())
+    })
+    .await;
+    let drawn = js(
+        &client,
+        r#"const {u, columns: c} = window.benchtrailChart;
+           return c.cis.map((ci, i) => {
+             // The upper cap, 5 px right of the point's centre: clear of the point itself.
+             const x = Math.round(u.valToPos(c.xs[i], 'x', true)) + 5, y = Math.round(u.valToPos(ci.high, 'y', true));
+             const d = u.ctx.getImageData(x, y, 1, 1).data;
+             return {ci: [ci.low, ci.high], rgba: [d[0], d[1], d[2], d[3]]};
+           });"#,
+    )
+    .await;
+    screenshot(&client, "intervals").await;
+    let drawn = drawn.as_array().unwrap();
+    assert_eq!(drawn.len(), 4);
+    for (d, want) in drawn.iter().zip(&cis) {
+        assert_eq!(d["ci"], *want);
+        let rgba: Vec<i64> = d["rgba"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        assert!(
+            close(rgba[0], 0x2a) && close(rgba[1], 0x9d) && close(rgba[2], 0x8f) && rgba[3] > 200,
+            "interval {d} is not drawn"
+        );
+    }
 }

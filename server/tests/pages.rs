@@ -733,6 +733,14 @@ async fn alerts_are_listed_by_status_and_on_series_run_and_project_pages() {
             ),
         ]
     );
+    // The trade-off names every series it involves, this one in bold.
+    assert!(
+        html.contains(&format!(
+            "Involves: <a href=\"/projects/demo/series/{}?branch=main\" class=\"series-link\">Time to first token mean</a> · <strong>Time to first token p50</strong>",
+            f.ttft_mean
+        )),
+        "{html}"
+    );
     // On another branch, none.
     let html = f
         .ok_page(&format!(

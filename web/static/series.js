@@ -7,6 +7,10 @@
 // point plus a thin line through each commit's mean. Hovering shows a tooltip for the
 // nearest point (by x, then by y among repeats); clicking opens that point's run.
 //
+// Confidence intervals of the points (p50/p99 series) come from the server's points table
+// (#points tr[data-ci-low][data-ci-high], same order as the API's points): each is drawn as a
+// teal whisker through its point and named in the tooltip.
+//
 // Alerts of the series on this branch are listed by the server in #series-alerts (one
 // li[data-x][data-kind][data-summary] each); they are marked on the chart at their commit:
 // a vertical line and a glyph per alert (▼ regression red, ▲ improvement green, ◆ trade-off
@@ -44,10 +48,22 @@
     return v.toFixed(decimals);
   }
 
+  // The points table's intervals, in API order (null where a point has none).
+  function readIntervals(count) {
+    var rows = document.querySelectorAll("#points tbody tr");
+    var out = [];
+    for (var i = 0; i < count; i++) {
+      var d = rows[i] && rows[i].dataset;
+      out.push(d && d.ciLow !== undefined ? { low: Number(d.ciLow), high: Number(d.ciHigh), text: d.ciText } : null);
+    }
+    return out;
+  }
+
   // API points (commit order) -> columns.
   function columns(points) {
     var xOf = new Map();
-    var c = { xs: [], ys: [], shas: [], subjects: [], runIds: [], ns: [], repeats: [], labels: [], means: [] };
+    var c = { xs: [], ys: [], shas: [], subjects: [], runIds: [], ns: [], repeats: [], labels: [], means: [],
+      cis: readIntervals(points.length) };
     var sums = [];
     points.forEach(function (p) {
       if (!xOf.has(p.commit_sha)) {
@@ -69,7 +85,7 @@
     // uPlot needs x ascending; storage sends commit order, but sort defensively (stable).
     var order = c.xs.map(function (_, i) { return i; });
     order.sort(function (a, b) { return c.xs[a] - c.xs[b] || a - b; });
-    ["xs", "ys", "shas", "subjects", "runIds", "ns", "repeats"].forEach(function (k) {
+    ["xs", "ys", "shas", "subjects", "runIds", "ns", "repeats", "cis"].forEach(function (k) {
       var col = c[k];
       c[k] = order.map(function (i) { return col[i]; });
     });
@@ -130,6 +146,27 @@
     return { x: Math.round(u.valToPos(m.x, "x", true)), y: Math.round(u.bbox.top + r + 2 + stack * (2 * r + 3)), r: r };
   }
 
+  var CI_COLOR = "#2a9d8f";
+
+  function drawIntervals(u, c) {
+    var ctx = u.ctx, cap = 6 * devicePixelRatio;
+    ctx.save();
+    ctx.strokeStyle = CI_COLOR;
+    ctx.lineWidth = 2 * devicePixelRatio;
+    c.cis.forEach(function (ci, i) {
+      if (!ci) return;
+      var x = Math.round(u.valToPos(c.xs[i], "x", true));
+      // Whole pixels: crisp lines, not anti-aliased smears.
+      var lo = Math.round(u.valToPos(ci.low, "y", true)), hi = Math.round(u.valToPos(ci.high, "y", true));
+      ctx.beginPath();
+      ctx.moveTo(x, lo); ctx.lineTo(x, hi);
+      ctx.moveTo(x - cap, lo); ctx.lineTo(x + cap, lo);
+      ctx.moveTo(x - cap, hi); ctx.lineTo(x + cap, hi);
+      ctx.stroke();
+    });
+    ctx.restore();
+  }
+
   function drawMarkers(u, markers) {
     var ctx = u.ctx;
     ctx.save();
@@ -170,6 +207,15 @@
     }
     var c = columns(points);
     var markers = readMarkers();
+    // With intervals, the y scale spans them too (else uPlot's automatic range).
+    var ciLo = Infinity, ciHi = -Infinity;
+    c.cis.forEach(function (ci) { if (ci) { ciLo = Math.min(ciLo, ci.low); ciHi = Math.max(ciHi, ci.high); } });
+    var yScale = isFinite(ciLo) ? {
+      range: function (u, min, max) {
+        var lo = Math.min(min, ciLo), hi = Math.max(max, ciHi), pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.05 || 1;
+        return [lo - pad, hi + pad];
+      },
+    } : {};
     var tooltip = document.createElement("div");
     tooltip.className = "tooltip";
     tooltip.id = "chart-tooltip";
@@ -208,6 +254,12 @@
       val.appendChild(strong);
       if (c.ns[i] != null) val.appendChild(document.createTextNode(" · n=" + c.ns[i]));
       tooltip.appendChild(val);
+      if (c.cis[i]) {
+        var ci = document.createElement("div");
+        ci.className = "ci-line";
+        ci.textContent = "interval " + c.cis[i].text;
+        tooltip.appendChild(ci);
+      }
       markers.forEach(function (m) {
         if (m.x !== c.xs[i]) return;
         var line = document.createElement("div");
@@ -238,6 +290,7 @@
       scales: {
         // Half a commit of room on each side so the first and last points are not clipped.
         x: { time: false, range: function (u, min, max) { return [min - 0.5, max + 0.5]; } },
+        y: yScale,
       },
       axes: [
         {
@@ -269,7 +322,11 @@
           return seriesIdx === POINTS ? nearestRepeat(u, c, closestIdx) : closestIdx;
         },
       },
-      hooks: { setCursor: [showTooltip], draw: [function (u) { drawMarkers(u, markers); }] },
+      hooks: {
+        setCursor: [showTooltip],
+        // Intervals and markers over the points and the mean line.
+        draw: [function (u) { drawIntervals(u, c); drawMarkers(u, markers); }],
+      },
     };
 
     var u = new uPlot(opts, [c.xs, c.means, c.ys], el);
@@ -283,7 +340,7 @@
       u.setSize({ width: Math.max(300, el.clientWidth || 800), height: HEIGHT });
     });
     window.benchtrailChart = {
-      u: u, columns: c, markers: markers,
+      u: u, columns: c, markers: markers, ciColor: CI_COLOR,
       glyph: function (k) { return glyphPos(u, markers, k); },
     };
     el.dataset.points = String(c.xs.length);
