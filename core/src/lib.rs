@@ -9,6 +9,7 @@ pub mod access;
 pub mod adapters;
 pub mod bootstrap;
 pub mod cell;
+pub mod checks;
 pub mod config;
 pub mod derived;
 pub mod lenient_json;

@@ -137,6 +137,7 @@ impl UploadDocument {
             result.configuration.overlay(&self.configuration);
             result.cell.fill_from(&self.cell);
             crate::derived::derive(result);
+            crate::checks::annotate(result);
         }
         Ok(Normalized {
             results: out,
