@@ -520,7 +520,7 @@ async fn intervals_goodput_profiles_and_formats_are_shown() {
     );
     assert_eq!(
         text_of(&page, "profile-thresholds").unwrap(),
-        "the tool's own (see each result)"
+        "the tool's own: ttft ≤ 60 ms · tpot ≤ 12 ms · e2el ≤ 1800 ms"
     );
     assert!(page.contains("<strong>tool</strong>"), "{page}");
     let interactive = api_metric(result, "request_goodput", "value", Some("interactive"));
@@ -563,6 +563,31 @@ async fn intervals_goodput_profiles_and_formats_are_shown() {
         .await;
     let html = f.ok_page(&format!("/runs/{run}")).await;
     assert!(html.contains("<th scope=\"row\"><code>tool</code></th><td>the tool&#39;s own; thresholds unknown</td>"), "{html}");
+
+    // Now the tool's goodput is two series (known and unknown thresholds): the project page
+    // gives each its own row, named by its thresholds, and the series page links the other.
+    let project = f.ok_page("/projects/demo").await;
+    assert!(project.contains("SLO profile <code>tool</code> (the tool&#39;s own: ttft ≤ 60 ms · tpot ≤ 12 ms · e2el ≤ 1800 ms)</span>"), "{project}");
+    assert!(
+        project.contains(
+            "SLO profile <code>tool</code> (the tool&#39;s own; thresholds unknown)</span>"
+        ),
+        "{project}"
+    );
+    let rows: Vec<String> = tags(&project, "<tr data-metric=\"request_goodput\"")
+        .into_iter()
+        .map(|t| t["data-profile"].clone())
+        .collect();
+    assert_eq!(rows, ["interactive", "tool", "tool"], "{project}");
+    let page = f.ok_page(&format!("/projects/demo/series/{series}")).await;
+    assert!(
+        page.contains("data-profile=\"tool (thresholds unknown)\">tool (thresholds unknown)</a>"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("aria-label=\"Other statistics\""),
+        "one statistic only: {page}"
+    );
 }
 
 /// An alert of the fixture's `demo` project to store.

@@ -160,10 +160,22 @@ async fn project_page(State(state): State<AppState>, Path(slug): Path<String>) -
         .await?;
     let (open, more_open) =
         alerts::open_alert_count(&state.store, &project, OPEN_ALERTS_CAP).await?;
+    let mut groups = group_series(&series);
+    // The tool's goodput under different thresholds: one profile name, several series; each
+    // gets its own row, named by its thresholds.
+    let ambiguous = ambiguous_series(&groups);
+    if !ambiguous.is_empty() {
+        let mut detail = std::collections::HashMap::new();
+        for id in ambiguous {
+            let text = tool_thresholds(&state, &project, &id).await?;
+            detail.insert(id, text.unwrap_or_else(|| "thresholds unknown".into()));
+        }
+        split_ambiguous_rows(&mut groups, &detail);
+    }
     let page = ProjectPage {
         open_alerts: format!("{open}{}", if more_open { "+" } else { "" }),
         project: ProjectView::new(&project),
-        groups: group_series(&series),
+        groups,
         series_count: series.len(),
         truncated,
         runs: runs
@@ -227,9 +239,12 @@ async fn series_page(
         .collect();
     // Statistics under the same SLO profile; the same statistic under the other profiles
     // (goodput under different profiles are different series).
+    // (Another series of the same profile and statistic — the tool's goodput under other
+    // thresholds — is reached through the profile links instead.)
     let mut stat_links: Vec<_> = same_place
         .iter()
         .filter(|s| s.slo_profile == series.slo_profile)
+        .filter(|s| s.series_id == series.series_id || s.stat != series.stat)
         .map(|s| StatLink {
             current: s.series_id == series.series_id,
             stat: s.stat.to_string(),
@@ -247,6 +262,23 @@ async fn series_page(
         })
         .collect();
     profile_links.sort_by_cached_key(|s| format::profile_order(Some(&s.stat)));
+    // The tool's own goodput has one series per set of thresholds: name each by them.
+    let tool = benchtrail_core::slo::TOOL_PROFILE;
+    let mut tool_text = None;
+    if series.slo_profile.as_deref() == Some(tool) {
+        tool_text = tool_thresholds(&state, &project, &series.series_id).await?;
+    }
+    if profile_links.iter().filter(|l| l.stat == tool).count() > 1 {
+        for l in profile_links.iter_mut().filter(|l| l.stat == tool) {
+            let text = tool_thresholds(&state, &project, &l.series_id).await?;
+            let text = text.unwrap_or_else(|| "thresholds unknown".into());
+            let short = match text.strip_prefix("the tool's own: ") {
+                Some(thresholds) => thresholds,
+                None => "thresholds unknown",
+            };
+            l.stat = format!("tool ({short})");
+        }
+    }
     let cis = point_intervals(&state, &series, &points).await?;
     let profiles = state.store.settings(&project).await?.settings.slo_profiles;
     let mut page = SeriesPage::new(
@@ -259,6 +291,9 @@ async fn series_page(
         profile_links,
         &profiles,
     );
+    if let Some(text) = tool_text {
+        page.series.profile_thresholds = text;
+    }
     // Alerts of this series on the branch shown, each at the x of its commit when plotted.
     let series_alerts: Vec<_> = state
         .store
@@ -281,6 +316,38 @@ async fn series_page(
         })
         .collect();
     Ok(Html(page.render()?))
+}
+
+/// The thresholds a series of the tool's own goodput was computed under, as text (from the
+/// facts of a result holding it): one profile name (`tool`) covers one series per set of
+/// thresholds. `None` when the series has no stored value.
+async fn tool_thresholds(
+    state: &AppState,
+    project: &Project,
+    series_id: &str,
+) -> Result<Option<String>, PageError> {
+    let history = state
+        .store
+        .series_history(project.id, &[series_id.to_string()])
+        .await?;
+    let Some(point) = history.first() else {
+        return Ok(None);
+    };
+    let Some(run) = state.store.run(point.run_id).await? else {
+        return Ok(None);
+    };
+    Ok(run
+        .results
+        .iter()
+        .find(|r| r.metrics.iter().any(|m| m.series_id == series_id))
+        .map(|r| {
+            profile_thresholds(
+                benchtrail_core::slo::TOOL_PROFILE,
+                &[],
+                Some(&r.facts),
+                Some(&r.warnings),
+            )
+        }))
 }
 
 /// Most runs read for the confidence intervals of a series page's points (the newest ones);

@@ -73,6 +73,9 @@ pub struct MetricRow {
     /// SLO profile of goodput and attainment series (each profile is its own series), or
     /// empty.
     pub profile: String,
+    /// The thresholds, where one profile name covers several series (the tool's own goodput
+    /// under different `--goodput` thresholds), else empty.
+    pub profile_detail: String,
     /// Statistics in display order.
     pub stats: Vec<StatLink>,
 }
@@ -137,6 +140,7 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
                     label: format::metric_label(&s.metric),
                     unit: s.unit.as_str().to_string(),
                     profile,
+                    profile_detail: String::new(),
                     stats: Vec::new(),
                 });
                 cell.metrics.last_mut().expect("just pushed")
@@ -166,6 +170,56 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
         }
     }
     groups
+}
+
+/// The series of rows that hold one statistic more than once (the tool's own goodput under
+/// different thresholds: one profile name, several series).
+pub fn ambiguous_series(groups: &[ConfigGroup]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in groups
+        .iter()
+        .flat_map(|g| &g.cells)
+        .flat_map(|c| &c.metrics)
+    {
+        let dup = m
+            .stats
+            .iter()
+            .enumerate()
+            .any(|(i, s)| m.stats[..i].iter().any(|t| t.stat == s.stat));
+        if dup {
+            out.extend(m.stats.iter().map(|s| s.series_id.clone()));
+        }
+    }
+    out
+}
+
+/// Splits rows that hold one statistic more than once into one row per series, each named by
+/// its thresholds (`detail` by series id, from [`ambiguous_series`]).
+pub fn split_ambiguous_rows(groups: &mut [ConfigGroup], detail: &HashMap<String, String>) {
+    for cell in groups.iter_mut().flat_map(|g| g.cells.iter_mut()) {
+        let mut rows = Vec::with_capacity(cell.metrics.len());
+        for m in cell.metrics.drain(..) {
+            if !m.stats.iter().any(|s| detail.contains_key(&s.series_id)) {
+                rows.push(m);
+                continue;
+            }
+            let mut split: Vec<MetricRow> = Vec::new();
+            for s in &m.stats {
+                let d = detail.get(&s.series_id).cloned().unwrap_or_default();
+                match split.iter_mut().find(|r| r.profile_detail == d) {
+                    Some(r) => r.stats.push(s.clone()),
+                    None => split.push(MetricRow {
+                        profile_detail: d,
+                        stats: vec![s.clone()],
+                        ..m.clone()
+                    }),
+                }
+            }
+            split.sort_by(|a, b| a.profile_detail.cmp(&b.profile_detail));
+            rows.extend(split);
+        }
+        cell.metrics = rows;
+    }
 }
 
 /// A run in a list.
@@ -264,7 +318,7 @@ impl CiView {
 
 /// The thresholds of an SLO profile as text, for a result (`facts`, `warnings`) when it is
 /// the tool's own profile, else from the project's current settings.
-fn profile_thresholds(
+pub fn profile_thresholds(
     profile: &str,
     profiles: &[SloProfile],
     facts: Option<&Value>,
