@@ -272,10 +272,9 @@ async fn series_page(
         for l in profile_links.iter_mut().filter(|l| l.stat == tool) {
             let text = tool_thresholds(&state, &project, &l.series_id).await?;
             let text = text.unwrap_or_else(|| "thresholds unknown".into());
-            let short = match text.strip_prefix("the tool's own: ") {
-                Some(thresholds) => thresholds,
-                None => "thresholds unknown",
-            };
+            let short = text
+                .strip_prefix("the tool's own: ")
+                .unwrap_or("thresholds unknown");
             l.stat = format!("tool ({short})");
         }
     }
@@ -287,8 +286,10 @@ async fn series_page(
         branch,
         &points,
         &cis,
-        stat_links,
-        profile_links,
+        SeriesLinks {
+            siblings: stat_links,
+            other_profiles: profile_links,
+        },
         &profiles,
     );
     if let Some(text) = tool_text {

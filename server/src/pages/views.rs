@@ -454,6 +454,15 @@ pub struct SeriesView {
     pub profile_thresholds: String,
 }
 
+/// The links of a series page to related series.
+#[derive(Debug, Clone, Default)]
+pub struct SeriesLinks {
+    /// Statistics of the same metric, configuration, cell and SLO profile.
+    pub siblings: Vec<StatLink>,
+    /// The same metric and statistic under the other SLO profiles (`stat` holds the profile).
+    pub other_profiles: Vec<StatLink>,
+}
+
 /// `/projects/{project}/series/{series_id}`.
 #[derive(Template)]
 #[template(path = "series.html")]
@@ -491,8 +500,7 @@ impl SeriesPage {
         branch: String,
         points: &[SeriesPoint],
         cis: &[Option<Interval>],
-        siblings: Vec<StatLink>,
-        other_profiles: Vec<StatLink>,
+        links: SeriesLinks,
         profiles: &[SloProfile],
     ) -> SeriesPage {
         let xs = commit_indices(points);
@@ -544,8 +552,8 @@ impl SeriesPage {
             commit_count: xs.iter().max().map_or(0, |m| m + 1),
             has_ci: rows.iter().any(|r| r.ci.is_some()),
             points: rows,
-            siblings,
-            other_profiles,
+            siblings: links.siblings,
+            other_profiles: links.other_profiles,
             alerts: Vec::new(),
             uplot_version: UPLOT_VERSION,
         }
