@@ -7,6 +7,11 @@
 //! are embedded with `include_bytes!` (see [`assets`]), so the server needs no files at run
 //! time.
 //!
+//! What the regression analysis stored is read from storage ([`alerts`]): the alerts page by
+//! status, a run's alerts and verdict, and the alert markers of a series chart (listed in the
+//! page, drawn by `series.js`). Confidence intervals and goodput per SLO profile come from
+//! the stored metrics; a result without goodput says "goodput: not computable", never 0.
+//!
 //! Visibility: pages are anonymous (there is no login yet), so a project with
 //! `public == false` — and its runs and series — answers 404 exactly like one that does not
 //! exist, so that a private project's name cannot be probed.
