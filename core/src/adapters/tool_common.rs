@@ -13,10 +13,7 @@ pub(super) fn num(obj: &Map<String, Value>, key: &str) -> Option<f64> {
     obj.get(key).and_then(as_f64)
 }
 
-/// A number that must be a whole non-negative count, if it is one.
-pub(super) fn count(v: f64) -> Option<u64> {
-    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e18).then_some(v as u64)
-}
+pub(super) use super::fields::as_count as count;
 
 /// A string member.
 pub(super) fn text(v: Option<&Value>) -> Option<String> {
@@ -88,28 +85,7 @@ pub(super) fn push_with(
     }
 }
 
-/// Sorts metrics in display order and adds a `small_sample_tail` warning for each tail
-/// percentile estimated from too few samples (as the vLLM adapter does).
-pub(super) fn finish(result: &mut BenchResult) {
-    result
-        .metrics
-        .sort_by_key(|m| metric::display_order(&m.name, &m.stat));
-    let small: Vec<Warning> = result
-        .metrics
-        .iter()
-        .filter_map(|m| {
-            let (p, n) = (m.stat.percentile()?, m.n?);
-            super::vllm_serve::is_small_sample_tail(p, n).then(|| Warning {
-                code: "small_sample_tail".into(),
-                message: format!(
-                    "{} {} comes from only {n} samples: fewer than one sample lies beyond it.",
-                    m.name, m.stat
-                ),
-            })
-        })
-        .collect();
-    result.warnings.extend(small);
-}
+pub(super) use super::fields::finish_metrics as finish;
 
 /// A field error of a whole-file format (record 0, line 1).
 pub(super) fn file_error(field: impl Into<String>, message: impl Into<String>) -> AdapterError {

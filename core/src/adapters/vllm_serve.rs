@@ -15,7 +15,7 @@ use super::FieldError;
 use crate::cell::{LoadShape, RequestRate, WorkloadCell};
 use crate::config::Configuration;
 use crate::lenient_json::as_f64;
-use crate::metric::{self, MetricValue, Stat};
+use crate::metric::{self, Stat};
 use crate::result::{BenchResult, Warning};
 use crate::samples::RequestSamples;
 use serde_json::{Map, Value};
@@ -305,28 +305,10 @@ fn split_stat_key(key: &str) -> Option<(&str, &str)> {
     (known_stat && DISTRIBUTIONS.contains(&metric)).then_some((stat, metric))
 }
 
-fn push_value(
-    result: &mut BenchResult,
-    name: &str,
-    stat: Stat,
-    value: f64,
-    n: Option<u64>,
-    field: &str,
-) {
-    if !value.is_finite() {
-        result.warnings.push(Warning {
-            code: "non_finite_value".into(),
-            message: format!("`{field}` is {value}; not stored."),
-        });
-        return;
-    }
-    result.metrics.push(MetricValue::new(name, stat, value, n));
-}
-
 fn read_aggregates(obj: &Map<String, Value>, result: &mut BenchResult) -> Result<(), FieldError> {
     for (key, name) in AGGREGATES {
         if let Some(v) = number(obj, key)? {
-            push_value(result, name, Stat::Value, v, None, key);
+            super::fields::push_value(result, name, Stat::Value, v, None, key);
         }
     }
     // The tool's goodput is computed under the tool's own thresholds (`--goodput`), which the
@@ -515,26 +497,9 @@ fn read_distributions(
             "itl" => detail.map(|d| d.itl_samples),
             _ => Some(completed),
         };
-        push_value(result, name, stat, v, n, key);
+        super::fields::push_value(result, name, stat, v, n, key);
     }
-    result
-        .metrics
-        .sort_by_key(|m| metric::display_order(&m.name, &m.stat));
-    let small_tails: Vec<Warning> = result
-        .metrics
-        .iter()
-        .filter_map(|m| {
-            let (p, n) = (m.stat.percentile()?, m.n?);
-            is_small_sample_tail(p, n).then(|| Warning {
-                code: "small_sample_tail".into(),
-                message: format!(
-                    "{} {} comes from only {n} samples: fewer than one sample lies beyond it.",
-                    m.name, m.stat
-                ),
-            })
-        })
-        .collect();
-    result.warnings.extend(small_tails);
+    super::fields::finish_metrics(result);
     Ok(())
 }
 
