@@ -305,49 +305,85 @@ async fn fp8_kv_cache_uploads_give_a_tradeoff_per_cell_and_a_baseline_like_commi
     .await;
 }
 
+/// One baseline run, then the candidate, for each tool's generated files: (tool, files of the
+/// baseline, files of the candidate), each file as (name in the upload, path in the repository).
+const ONE_BASELINE_THEN_CANDIDATE: &[(&str, &[(&str, &str)], &[(&str, &str)])] = &[
+    (
+        "sglang",
+        &[("result.jsonl", "testdata/sglang/sglang-0.5.23-mock-baseline_completions_c4_isl512_osl128.jsonl")],
+        &[("result.jsonl", "testdata/sglang/sglang-0.5.23-mock-candidate_completions_c4_isl512_osl128.jsonl")],
+    ),
+    (
+        "aiperf",
+        &[
+            ("a/profile_export_aiperf.json", "testdata/aiperf/baseline_completions_c4_isl512_osl128/profile_export_aiperf.json"),
+            ("a/profile_export.jsonl", "testdata/aiperf/baseline_completions_c4_isl512_osl128/profile_export.jsonl"),
+        ],
+        &[
+            ("a/profile_export_aiperf.json", "testdata/aiperf/candidate_completions_c4_isl512_osl128/profile_export_aiperf.json"),
+            ("a/profile_export.jsonl", "testdata/aiperf/candidate_completions_c4_isl512_osl128/profile_export.jsonl"),
+        ],
+    ),
+    (
+        "guidellm",
+        &[("benchmarks.json", "testdata/guidellm/baseline_concurrent_1-4-16_isl512_osl128.json")],
+        &[("benchmarks.json", "testdata/guidellm/candidate_concurrent_1-4-16_isl512_osl128.json")],
+    ),
+    (
+        "genai-perf",
+        &[("profile_export_genai_perf.json", "testdata/genai-perf/baseline_completions_c1_isl512_osl64/mock-llm-openai-completions-concurrency1/profile_export_genai_perf.json")],
+        &[("profile_export_genai_perf.json", "testdata/genai-perf/candidate_completions_c1_isl512_osl64/mock-llm-openai-completions-concurrency1/profile_export_genai_perf.json")],
+    ),
+];
+
 #[tokio::test]
 async fn one_baseline_then_candidate_states_the_tradeoff_as_effect_only_and_opens_no_alert() {
     for_each_store(|db, store| async move {
         let server = TestServer::start(store).await;
-        let token = server.project_with_token("demo", json!({})).await;
-        let files = [
-            "testdata/sglang/sglang-0.5.23-mock-baseline_completions_c4_isl512_osl128.jsonl",
-            "testdata/sglang/sglang-0.5.23-mock-candidate_completions_c4_isl512_osl128.jsonl",
-        ];
-        let mut last = Value::Null;
-        for (i, path) in files.iter().enumerate() {
-            let doc = json!({
-                "run": {"commit": {"sha": format!("{i:040x}"), "time": commit_time(i)}, "branch": "main"},
-                "files": [{"name": path.rsplit('/').next().unwrap(), "content": repo_file(path)}],
-            });
-            let (status, receipt) = server.upload("demo", &token, &doc).await;
-            assert_eq!(status, 201, "{receipt}");
-            last = receipt;
+        for (tool, baseline, candidate) in ONE_BASELINE_THEN_CANDIDATE {
+            let token = server.project_with_token(tool, json!({})).await;
+            let mut last = Value::Null;
+            for (i, files) in [baseline, candidate].iter().enumerate() {
+                let doc = json!({
+                    "run": {"commit": {"sha": format!("{i:040x}"), "time": commit_time(i)}, "branch": "main"},
+                    "files": files.iter().map(|(name, path)| json!({"name": name, "content": repo_file(path)})).collect::<Vec<_>>(),
+                });
+                let (status, receipt) = server.upload(tool, &token, &doc).await;
+                assert_eq!(status, 201, "{tool}: {receipt}");
+                last = receipt;
+            }
+            let (_, list) = server.get(&format!("/api/v1/projects/{tool}/alerts")).await;
+            assert_eq!(list["items"], json!([]), "{db} {tool}: no alert without enough history");
+            let run = last["run_id"].as_str().unwrap();
+            let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+            assert_eq!(verdict["verdict"], "warn", "{db} {tool}");
+            let reasons = verdict["reasons"].as_array().unwrap();
+            assert!(
+                reasons.iter().any(|r| r["code"] == "insufficient_data"
+                    && r["message"].as_str().unwrap().contains("1 baseline commit(s) with a valid run; at least 3 are needed")),
+                "{db} {tool}: {reasons:#?}"
+            );
+            let effect: Vec<&str> = reasons
+                .iter()
+                .filter(|r| r["code"] == "effect_only")
+                .map(|r| r["message"].as_str().unwrap())
+                .collect();
+            assert!(
+                effect.iter().any(|m| m.starts_with("effect only, not tested (insufficient data): ")
+                    && m.contains(" throughput +")
+                    && m.contains(" TTFT +")),
+                "{db} {tool}: {effect:#?}"
+            );
+            assert!(verdict["series_states"]["insufficient_data"].as_u64().unwrap() > 0);
+            let (status, analysis) = server.get(&format!("/api/v1/runs/{run}/analysis")).await;
+            assert_eq!(status, 200);
+            let groups = analysis["analysis"]["groups"].as_array().unwrap();
+            assert!(
+                groups.iter().any(|g| g["effect_only"].as_array().unwrap().iter().any(|f| f["kind"] == "tradeoff"
+                    && f["parts"].as_array().unwrap().iter().all(|p| p["test"] == "effect_only"))),
+                "{db} {tool}"
+            );
         }
-        assert!(alerts(&server, "").await.is_empty(), "{db}");
-        let run = last["run_id"].as_str().unwrap();
-        let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
-        println!("{db}: {verdict:#}");
-        assert_eq!(verdict["verdict"], "warn", "{db}");
-        let reasons = verdict["reasons"].as_array().unwrap();
-        assert!(reasons.iter().any(|r| r["code"] == "insufficient_data"
-            && r["message"].as_str().unwrap().contains("1 baseline commit(s) with a valid run; at least 3 are needed")));
-        let effect: Vec<&str> = reasons
-            .iter()
-            .filter(|r| r["code"] == "effect_only")
-            .map(|r| r["message"].as_str().unwrap())
-            .collect();
-        assert!(
-            effect.iter().any(|m| m.starts_with("effect only, not tested (insufficient data): output throughput +")
-                && m.contains(" but median TTFT +")),
-            "{db}: {effect:#?}"
-        );
-        assert!(verdict["series_states"]["insufficient_data"].as_u64().unwrap() > 0);
-        let (status, analysis) = server.get(&format!("/api/v1/runs/{run}/analysis")).await;
-        assert_eq!(status, 200);
-        let group = &analysis["analysis"]["groups"][0];
-        assert!(group["effect_only"].as_array().unwrap().iter().any(|f| f["kind"] == "tradeoff"
-            && f["parts"].as_array().unwrap().iter().all(|p| p["test"] == "effect_only")));
     })
     .await;
 }
