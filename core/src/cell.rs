@@ -215,6 +215,29 @@ impl WorkloadCell {
     }
 }
 
+impl utoipa::PartialSchema for RequestRate {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::Number)
+                    .exclusive_minimum(Some(0.0)),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["inf"])),
+            )
+            .description(Some(
+                "Offered arrival rate in req/s, or \"inf\" for no rate limit (as vLLM writes it).",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for RequestRate {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,26 +292,3 @@ mod tests {
         assert!(serde_json::from_str::<RequestRate>("-1").is_err());
     }
 }
-
-impl utoipa::PartialSchema for RequestRate {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
-        OneOfBuilder::new()
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::Number)
-                    .exclusive_minimum(Some(0.0)),
-            )
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .enum_values(Some(["inf"])),
-            )
-            .description(Some(
-                "Offered arrival rate in req/s, or \"inf\" for no rate limit (as vLLM writes it).",
-            ))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for RequestRate {}

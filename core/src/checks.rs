@@ -83,18 +83,20 @@ mod tests {
     use crate::result::Source;
 
     fn result(duration: f64, completed: f64, failed: f64, prompts: u64) -> BenchResult {
-        let mut r = BenchResult::default();
-        r.metrics = vec![
-            MetricValue::new("duration", Stat::Value, duration, None),
-            MetricValue::new("completed", Stat::Value, completed, None),
-            MetricValue::new("failed", Stat::Value, failed, None),
-        ];
+        let mut r = BenchResult {
+            metrics: vec![
+                MetricValue::new("duration", Stat::Value, duration, None),
+                MetricValue::new("completed", Stat::Value, completed, None),
+                MetricValue::new("failed", Stat::Value, failed, None),
+            ],
+            source: Some(Source {
+                format: "vllm-bench-serve".into(),
+                file: 0,
+                record: 0,
+            }),
+            ..Default::default()
+        };
         r.cell.num_prompts = Some(prompts);
-        r.source = Some(Source {
-            format: "vllm-bench-serve".into(),
-            file: 0,
-            record: 0,
-        });
         r
     }
 

@@ -577,6 +577,24 @@ pub struct Interval {
     pub method: String,
 }
 
+impl utoipa::PartialSchema for Stat {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(r"^(mean|std|min|max|value|p[0-9]+(\.[0-9]+)?)$"))
+            .description(Some(
+                "A statistic: `mean`, `std`, `min`, `max`, `value` (an aggregate's one number) or a \
+                 percentile `pP` written as vLLM writes it (`p50`, `p99`, `p99.9`). `median` is accepted \
+                 on input and stored as `p50`.",
+            ))
+            .examples(["p99"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Stat {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,21 +634,3 @@ mod tests {
         assert_eq!(names.len(), VOCABULARY.len());
     }
 }
-
-impl utoipa::PartialSchema for Stat {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ObjectBuilder, Type};
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(r"^(mean|std|min|max|value|p[0-9]+(\.[0-9]+)?)$"))
-            .description(Some(
-                "A statistic: `mean`, `std`, `min`, `max`, `value` (an aggregate's one number) or a \
-                 percentile `pP` written as vLLM writes it (`p50`, `p99`, `p99.9`). `median` is accepted \
-                 on input and stored as `p50`.",
-            ))
-            .examples(["p99"])
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for Stat {}

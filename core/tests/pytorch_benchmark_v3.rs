@@ -8,7 +8,7 @@
 mod mutate;
 
 use benchtrail_core::adapters::parse_file;
-use benchtrail_core::{BenchResult, RequestRate, Stat};
+use benchtrail_core::{BenchResult, Stat};
 
 const FORMAT: &str = "pytorch-benchmark-v3";
 

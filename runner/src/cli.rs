@@ -32,6 +32,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// `upload` has many flags; the enum is built once per process, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Upload benchmark result files as one run (or print the normalized run with --dry-run).

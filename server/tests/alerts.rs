@@ -307,7 +307,8 @@ async fn fp8_kv_cache_uploads_give_a_tradeoff_per_cell_and_a_baseline_like_commi
 
 /// One baseline run, then the candidate, for each tool's generated files: (tool, files of the
 /// baseline, files of the candidate), each file as (name in the upload, path in the repository).
-const ONE_BASELINE_THEN_CANDIDATE: &[(&str, &[(&str, &str)], &[(&str, &str)])] = &[
+type Upload = &'static [(&'static str, &'static str)];
+const ONE_BASELINE_THEN_CANDIDATE: &[(&str, Upload, Upload)] = &[
     (
         "sglang",
         &[("result.jsonl", "testdata/sglang/sglang-0.5.23-mock-baseline_completions_c4_isl512_osl128.jsonl")],
