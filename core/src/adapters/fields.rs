@@ -83,6 +83,16 @@ pub(super) fn push_value(
     result.metrics.push(MetricValue::new(name, stat, value, n));
 }
 
+/// A detector's answer from the keys a record lacks: `Ok` when none, else why not
+/// (``no `duration`, `model_id` ``).
+pub(super) fn missing_keys(missing: &[&str]) -> Result<(), String> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<String> = missing.iter().map(|k| format!("`{k}`")).collect();
+    Err(format!("no {}", keys.join(", ")))
+}
+
 /// True when `result` already holds statistic `stat` of `name`.
 pub(super) fn has(result: &BenchResult, name: &str, stat: &Stat) -> bool {
     result

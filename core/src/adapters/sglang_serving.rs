@@ -68,18 +68,7 @@ pub(super) fn detect(record: &Value) -> Result<(), String> {
     if !obj.contains_key("median_e2e_latency_ms") && !obj.contains_key("mean_e2e_latency_ms") {
         missing.push("median_e2e_latency_ms");
     }
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "no {}",
-            missing
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    }
+    super::fields::missing_keys(&missing)
 }
 
 pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {

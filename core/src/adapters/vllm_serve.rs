@@ -88,18 +88,7 @@ pub(super) fn detect(record: &Value) -> Result<(), String> {
         .into_iter()
         .filter(|k| !obj.contains_key(*k))
         .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "no {}",
-            missing
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    }
+    super::fields::missing_keys(&missing)
 }
 
 pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
