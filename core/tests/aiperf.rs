@@ -2,16 +2,16 @@
 //! server; shared/samples/generated/MANIFEST.md) and aiperf 0.8.0 (ai-dynamo/aiperf test
 //! artifact); provenance in testdata/README.md.
 
+mod common;
+
+use common::{read, value};
+
 mod fuzz_support;
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};
-use benchtrail_core::{stats, BenchResult, RequestRate, Stat};
+use benchtrail_core::{stats, BenchResult, RequestRate};
 
 const RUN: &str = "testdata/aiperf/baseline_completions_c1_isl512_osl128";
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
 
 fn upload(files: &[(&str, &str)]) -> Result<Vec<FileResults>, (usize, AdapterError)> {
     let texts: Vec<String> = files.iter().map(|(_, p)| read(p)).collect();
@@ -25,16 +25,6 @@ fn upload(files: &[(&str, &str)]) -> Result<Vec<FileResults>, (usize, AdapterErr
         })
         .collect();
     read_files(&specs)
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
 }
 
 fn has(r: &BenchResult, name: &str) -> bool {

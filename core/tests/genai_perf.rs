@@ -1,16 +1,16 @@
 //! The GenAI-Perf adapter against real files written by genai-perf 0.0.16 / perf_analyzer
 //! 2.48.0 against the mock server (shared/samples/generated/MANIFEST.md).
 
+mod common;
+
+use common::{read, value};
+
 mod fuzz_support;
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};
-use benchtrail_core::{stats, BenchResult, RequestRate, Stat};
+use benchtrail_core::{stats, RequestRate};
 
 const DIR: &str = "testdata/genai-perf/baseline_completions_c1_isl512_osl64/mock-llm-openai-completions-concurrency1";
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
 
 fn upload(files: &[(&str, String)]) -> Result<Vec<FileResults>, (usize, AdapterError)> {
     let specs: Vec<FileSpec> = files
@@ -22,16 +22,6 @@ fn upload(files: &[(&str, String)]) -> Result<Vec<FileResults>, (usize, AdapterE
         })
         .collect();
     read_files(&specs)
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
 }
 
 fn files() -> Vec<(&'static str, String)> {

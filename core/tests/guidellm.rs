@@ -1,10 +1,14 @@
 //! The guidellm adapter against real reports: v0.2 (guidellm's own test asset), 0.8.0.dev18
 //! report v2 (llm-d fixture, constant rates) and 0.8.1 (generated, concurrent 1/4/16).
 
+mod common;
+
+use common::value;
+
 mod fuzz_support;
 
 use benchtrail_core::adapters::{read_files, FileSpec};
-use benchtrail_core::{BenchResult, RequestRate, Stat};
+use benchtrail_core::{BenchResult, RequestRate};
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(format!(
@@ -24,16 +28,6 @@ fn results(file: &str) -> Vec<BenchResult> {
     .unwrap();
     assert_eq!(out[0].format, "guidellm");
     out.remove(0).results
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
 }
 
 #[test]

@@ -1,18 +1,18 @@
 //! The LLMPerf adapter against the real summary and individual responses of
 //! ray-project/llmperf-leaderboard (groq llama2-70b; testdata/README.md).
 
+mod common;
+
+use common::{read, value};
+
 mod fuzz_support;
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};
-use benchtrail_core::{stats, BenchResult, RequestRate, Stat};
+use benchtrail_core::{stats, RequestRate};
 
 const SUMMARY: &str = "testdata/llmperf/llmperf-leaderboard-groq-llama2-70b-summary.json";
 const RESPONSES: &str =
     "testdata/llmperf/llmperf-leaderboard-groq-llama2-70b-individual_responses.json";
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
 
 fn upload(files: &[(&str, String)]) -> Result<Vec<FileResults>, (usize, AdapterError)> {
     let specs: Vec<FileSpec> = files
@@ -24,16 +24,6 @@ fn upload(files: &[(&str, String)]) -> Result<Vec<FileResults>, (usize, AdapterE
         })
         .collect();
     read_files(&specs)
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
 }
 
 fn files() -> Vec<(&'static str, String)> {

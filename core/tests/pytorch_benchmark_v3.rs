@@ -5,10 +5,13 @@
 //! serve/latency callers write (shared/notes/benchmark-tool-formats.md §1.5): one record per
 //! metric, `args` = every CLI arg, inf written as "inf"; trimmed to a few records per run.
 
+mod common;
+
+use common::value;
+
 mod mutate;
 
 use benchtrail_core::adapters::parse_file;
-use benchtrail_core::{BenchResult, Stat};
 
 const FORMAT: &str = "pytorch-benchmark-v3";
 
@@ -39,16 +42,6 @@ fn file() -> String {
         serve_record("p99_ttft_ms", 45.0),
         serve_record("p99_itl_ms", 12.0),
     )
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
 }
 
 #[test]

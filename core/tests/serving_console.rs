@@ -2,6 +2,10 @@
 //! against the blocks the tools printed for runs whose JSON is also in the repository
 //! (sources: testdata/README.md, examples/README.md).
 
+mod common;
+
+use common::{read, value};
+
 mod mutate;
 
 use benchtrail_core::adapters::parse_file;
@@ -9,20 +13,6 @@ use benchtrail_core::{BenchResult, RequestRate, Stat};
 
 const VLLM: &str = "vllm-bench-serve-console";
 const SGLANG: &str = "sglang-bench-serving-console";
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
-}
 
 /// Every metric of the console result equals the JSON result's value printed with `{:.2f}`
 /// (Python and Rust both round the exact binary value), and the console has no metric the

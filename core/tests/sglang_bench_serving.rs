@@ -1,6 +1,10 @@
 //! The SGLang `bench_serving` adapter against real JSON Lines files (sources:
 //! testdata/README.md).
 
+mod common;
+
+use common::{read, value};
+
 mod mutate;
 
 use benchtrail_core::adapters::parse_file;
@@ -12,20 +16,6 @@ const DATACRUNCH: &str =
 const BENCHMAXXING: &str = "testdata/sglang/llm-benchmaxxing-sglang-bench_serving-2026-03-output-details-server_info-gpt-oss-120b-h100.jsonl";
 const MOCK_C4: &str =
     "testdata/sglang/sglang-0.5.23-mock-baseline_completions_c4_isl512_osl128.jsonl";
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
-}
 
 fn stored(r: &BenchResult) -> Vec<String> {
     r.metrics

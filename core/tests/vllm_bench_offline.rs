@@ -5,10 +5,13 @@
 //! throughput.py @02028314 write (shared/notes/benchmark-tool-formats.md §1.4): small, with
 //! made-up numbers, percentile keys as strings (Python int keys in JSON).
 
+mod common;
+
+use common::value;
+
 mod mutate;
 
 use benchtrail_core::adapters::parse_file;
-use benchtrail_core::{BenchResult, Stat};
 
 const LATENCY: &str = r#"{
     "avg_latency": 1.25,
@@ -19,16 +22,6 @@ const LATENCY: &str = r#"{
 
 const THROUGHPUT: &str = r#"{"elapsed_time": 40.0, "num_requests": 1000, "total_num_tokens": 640000,
     "requests_per_second": 25.0, "tokens_per_second": 16000.0}"#;
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
-}
 
 #[test]
 fn latency_is_batch_latency_in_ms_with_iterations_as_n() {

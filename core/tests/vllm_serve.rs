@@ -1,22 +1,12 @@
 //! The vLLM adapter against real files written by `vllm bench serve` and
 //! `benchmarks/benchmark_serving.py` (sources: testdata/README.md and examples/README.md).
 
+mod common;
+
+use common::{read, value};
+
 use benchtrail_core::adapters::{parse_file, AdapterError};
 use benchtrail_core::{stats, BenchResult, RequestRate, Stat, Unit};
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
-
-fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
-    let stat: Stat = stat.parse().unwrap();
-    let m = r
-        .metrics
-        .iter()
-        .find(|m| m.name == name && m.stat == stat)
-        .unwrap_or_else(|| panic!("no {name} {stat}"));
-    (m.value, m.n)
-}
 
 fn has(r: &BenchResult, name: &str, stat: &str) -> bool {
     let stat: Stat = stat.parse().unwrap();
