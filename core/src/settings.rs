@@ -70,7 +70,8 @@ pub struct DetectionSettings {
     /// Lowest severity of such a regression that fails: `warn` (every significant regression,
     /// the default) or `fail` (only those of at least `engine.fail_effect_pct`).
     pub fail_severity: String,
-    /// A trade-off (throughput up, TTFT or goodput down) fails the verdict. Default true.
+    /// A trade-off (throughput up, TTFT or goodput down) fails the verdict (subject to
+    /// `fail_severity`, like a regression). Default true.
     pub tradeoff_fails: bool,
     /// A run whose result has more than this percent of failed requests
     /// (`failed / (completed + failed)`) never enters a baseline. Default 5 %.
@@ -78,6 +79,10 @@ pub struct DetectionSettings {
     /// A run whose result completed fewer than this percent of the cell's `num_prompts`
     /// never enters a baseline. Default 90 %.
     pub min_completed_pct: f64,
+    /// A candidate run that is invalid by those two rules (not one a person excluded) fails
+    /// the verdict: a commit whose benchmark mostly errored must not pass CI as "not tested".
+    /// Default true.
+    pub invalid_run_fails: bool,
 }
 
 impl Default for DetectionSettings {
@@ -89,6 +94,7 @@ impl Default for DetectionSettings {
             tradeoff_fails: true,
             max_error_rate_pct: 5.0,
             min_completed_pct: 90.0,
+            invalid_run_fails: true,
         }
     }
 }

@@ -46,6 +46,7 @@ use crate::metric::{lookup, Direction, Stat};
 use edivisive::ChangePointSettings;
 use serde::{Deserialize, Serialize};
 use significance::{RequestShift, TestOutcome};
+use std::collections::HashMap;
 
 /// Version of [`Settings`]' meaning; bumped whenever a default or a rule changes, so that a
 /// stored finding can be explained by the settings it records.
@@ -126,6 +127,24 @@ impl RunValue {
             samples: None,
         }
     }
+}
+
+/// The per-request values of `metric` in one run's `samples`, as [`RunValue::samples`] wants
+/// them: successful requests only, ms (for `itl` the pooled gaps between streamed chunks, as
+/// vLLM and SGLang define it), thinned evenly to at most `max` values (the per-request shift
+/// reads at most [`Settings::per_request_max_per_side`] per side anyway, and a run can hold
+/// 100 000 chunk gaps). `None` for a metric without a per-request column (throughputs,
+/// goodput) or a file without that column.
+pub fn request_values(
+    samples: &crate::samples::RequestSamples,
+    metric: &str,
+    max: usize,
+) -> Option<Vec<f64>> {
+    let ms: Vec<f64> = crate::summary::seconds(samples, metric)?
+        .into_iter()
+        .map(|s| s * 1000.0)
+        .collect();
+    (!ms.is_empty()).then(|| significance::thin(&ms, max.max(1)))
 }
 
 /// The runs of one commit (repeats are independent runs of the same commit).
@@ -516,7 +535,12 @@ fn compare_values(
     };
     let b = outcome.baseline_mean;
     let delta_pct = (b != 0.0).then(|| outcome.delta_abs / b.abs() * 100.0);
-    let big = delta_pct.is_some_and(|d| d.abs() >= settings.min_effect_pct);
+    // From a baseline of exactly 0 (no failed request in any baseline run) every change is an
+    // unbounded relative change: 0 → 3 failed requests is a finding, not a silent `None`.
+    let big = match delta_pct {
+        Some(d) => d.abs() >= settings.min_effect_pct,
+        None => outcome.delta_abs != 0.0,
+    };
     let sig = match outcome.p_value {
         Some(p) => p < settings.alpha,
         None => true, // zero spread or effect only: the effect decides, and the notes say so
@@ -573,6 +597,16 @@ fn test_phrase(o: &TestOutcome, k: usize) -> String {
     }
 }
 
+/// `fail` for a worsening of at least [`Settings::fail_effect_pct`] that was tested, `warn`
+/// otherwise (a smaller one, an effect-only comparison, or one from a zero baseline, whose
+/// percent is undefined).
+fn severity_of(delta_pct: Option<f64>, test: &str, settings: &Settings) -> Severity {
+    match delta_pct {
+        Some(d) if d.abs() >= settings.fail_effect_pct && test != "effect_only" => Severity::Fail,
+        _ => Severity::Warn,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn comparison_finding(
     s: &SeriesInput,
@@ -589,19 +623,19 @@ fn comparison_finding(
     } else {
         FindingKind::Regression
     };
-    let d = cmp.delta_pct.unwrap_or(0.0);
     let severity = if better {
         None
-    } else if d.abs() >= settings.fail_effect_pct && o.test != "effect_only" {
-        Some(Severity::Fail)
     } else {
-        Some(Severity::Warn)
+        Some(severity_of(cmp.delta_pct, o.test, settings))
     };
     let unit = lookup(&s.metric).map_or("", |m| m.unit.as_str());
+    let change = match cmp.delta_pct {
+        Some(d) => pct(d),
+        None => "from 0".to_string(),
+    };
     let summary = format!(
-        "{} {} ({} → {} {unit}): {}.",
+        "{} {change} ({} → {} {unit}): {}.",
         describe(&s.metric, &s.stat),
-        pct(d),
         fmt_num(o.baseline_mean),
         fmt_num(o.candidate_mean),
         test_phrase(o, cmp.baseline_commits.len()),
@@ -679,6 +713,9 @@ pub fn compare_pair(
 pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
     let mut reports = Vec::new();
     let mut findings: Vec<Finding> = Vec::new();
+    // Every statistic of a metric (mean, p50, p99, ...) reads the same requests: the shift is
+    // computed once per (metric, baseline commits, candidate).
+    let mut shifts: HashMap<(String, Vec<String>, String), Option<RequestShift>> = HashMap::new();
     for s in &group.series {
         let direction = direction_of(&s.metric);
         let base = baseline_of(
@@ -734,17 +771,27 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
         }
         let (outcome, delta_pct, significant, better) =
             compare_values(&base.runs, base.within_var, &cand, direction, settings);
-        let cand_samples = candidate.valid_samples();
-        report.per_request = (!base.samples.is_empty() && !cand_samples.is_empty())
-            .then(|| {
-                significance::request_shift(
-                    &base.samples,
-                    &cand_samples,
-                    settings.confidence_level,
-                    settings.per_request_max_per_side,
-                )
+        let shift_key = (
+            s.metric.clone(),
+            base.commits.clone(),
+            candidate.commit.clone(),
+        );
+        report.per_request = shifts
+            .entry(shift_key)
+            .or_insert_with(|| {
+                let cand_samples = candidate.valid_samples();
+                (!base.samples.is_empty() && !cand_samples.is_empty())
+                    .then(|| {
+                        significance::request_shift(
+                            &base.samples,
+                            &cand_samples,
+                            settings.confidence_level,
+                            settings.per_request_max_per_side,
+                        )
+                    })
+                    .flatten()
             })
-            .flatten();
+            .clone();
         let cmp = Comparison {
             outcome,
             delta_pct,
@@ -975,9 +1022,20 @@ fn tradeoff_finding(
         .find(|s| s.series_id == head.series_id)
         .and_then(|s| s.candidate.as_ref())
         .map(|c| c.commit.clone());
+    // As severe as its worst worsened side: a trade-off that costs 10 % of TTFT is `fail`,
+    // one that costs 3 % is `warn` (the verdict applies `fail_severity` to both alike).
+    let severity = ttft
+        .iter()
+        .chain(goodput.iter())
+        .map(|r| {
+            let c = r.comparison.as_ref().expect("significant series have one");
+            severity_of(c.delta_pct, c.outcome.test, settings)
+        })
+        .max_by_key(|s| *s == Severity::Fail)
+        .unwrap_or(Severity::Warn);
     Some(Finding {
         kind: FindingKind::Tradeoff,
-        severity: Some(Severity::Warn),
+        severity: Some(severity),
         series_ids: parts.iter().map(|p| p.series_id.clone()).collect(),
         metric: head.metric.clone(),
         stat: head.stat.clone(),

@@ -243,7 +243,7 @@ pub struct RequestShift {
 }
 
 /// Keeps at most `max` values by taking every k-th (deterministic, order-preserving).
-fn thin(xs: &[f64], max: usize) -> Vec<f64> {
+pub(crate) fn thin(xs: &[f64], max: usize) -> Vec<f64> {
     if xs.len() <= max {
         return xs.to_vec();
     }

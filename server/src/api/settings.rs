@@ -3,10 +3,12 @@
 //! The document is versioned: every PUT stores a new version; GET returns the current one with
 //! its `version` and `updated_at`. Changing the SLO profiles recomputes goodput and SLO
 //! attainment of every stored result of the project that has per-request samples, in the same
-//! transaction (values of removed profiles are deleted).
+//! transaction (values of removed profiles are deleted). Any change then recomputes the
+//! project's regression analyses, alerts and verdicts with the new version, before the answer.
 
 use super::json::ApiJson;
 use super::project_or_404;
+use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult};
@@ -66,6 +68,7 @@ pub(super) async fn put(
             detail: "expected the current version number".into(),
         })?),
     };
+    let before = state.store.settings(&project).await?.settings;
     let stored = state
         .store
         .put_settings(&project, &settings, expected_version, |samples| {
@@ -77,5 +80,10 @@ pub(super) async fn put(
             other => other.into(),
         })?;
     tracing::info!(project = %project.slug, version = stored.version, "settings changed");
+    // Every stored analysis and alert records the settings that produced it; new rules (or new
+    // goodput values) make them stale, so they are computed again before the answer.
+    if before != stored.settings {
+        analysis::recompute_project(&state.store, &project).await?;
+    }
     Ok(Json(stored))
 }

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// What an alert is about (the engine's finding kinds).
@@ -301,12 +302,17 @@ impl Store {
         q.push(" ORDER BY a.seq DESC LIMIT ")
             .bind(Arg::Int(limit.saturating_add(1)));
         let rows = q.query().fetch_all(&self.pool).await?;
-        let mut alerts = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let seq: i64 = row.try_get("seq")?;
-            alerts.push((seq, self.alert_from_row(row).await?));
-        }
-        Ok(page(alerts, limit, |(seq, _)| seq.to_string(), |(_, a)| a))
+        let seqs = rows
+            .iter()
+            .map(|row| row.try_get::<i64, _>("seq"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let alerts = seqs.into_iter().zip(self.alerts_from_rows(&rows).await?);
+        Ok(page(
+            alerts.collect(),
+            limit,
+            |(seq, _)| seq.to_string(),
+            |(_, a)| a,
+        ))
     }
 
     /// Alerts of a run's commit on the run's branch (what its analysis found), oldest first.
@@ -428,23 +434,40 @@ impl Store {
         self.alerts_from_rows(&rows).await
     }
 
+    /// The alerts of `rows`, with their series read in one query for all of them (a page of
+    /// alerts costs two queries, not one per alert).
     async fn alerts_from_rows(&self, rows: &[AnyRow]) -> Result<Vec<Alert>, StorageError> {
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            out.push(self.alert_from_row(row).await?);
+        let ids = rows
+            .iter()
+            .map(|row| row.try_get::<String, _>("id"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut series: HashMap<String, Vec<String>> = HashMap::new();
+        if !ids.is_empty() {
+            let mut q =
+                SqlBuilder::new("SELECT alert_id, series_id FROM alert_series WHERE alert_id IN (");
+            for (i, id) in ids.iter().enumerate() {
+                if i > 0 {
+                    q.push(", ");
+                }
+                q.bind(Arg::Text(id.clone()));
+            }
+            q.push(") ORDER BY alert_id, series_id");
+            for row in q.query().fetch_all(&self.pool).await? {
+                series
+                    .entry(row.try_get("alert_id")?)
+                    .or_default()
+                    .push(row.try_get("series_id")?);
+            }
         }
-        Ok(out)
+        rows.iter()
+            .zip(&ids)
+            .map(|(row, id)| alert_row(row, series.remove(id).unwrap_or_default()))
+            .collect()
     }
 
     async fn alert_from_row(&self, row: &AnyRow) -> Result<Alert, StorageError> {
-        let id: String = row.try_get("id")?;
-        let series_ids: Vec<String> = sqlx::query_scalar(
-            "SELECT series_id FROM alert_series WHERE alert_id = $1 ORDER BY series_id",
-        )
-        .bind(&id)
-        .fetch_all(&self.pool)
-        .await?;
-        alert_row(row, series_ids)
+        let mut alerts = self.alerts_from_rows(std::slice::from_ref(row)).await?;
+        Ok(alerts.remove(0))
     }
 }
 

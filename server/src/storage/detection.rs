@@ -287,6 +287,34 @@ impl Store {
         }))
     }
 
+    /// The decoded per-request samples of the results `result_ids` that have any, by result id
+    /// (one query for all of them).
+    pub async fn samples_of_results(
+        &self,
+        result_ids: &[i64],
+    ) -> Result<HashMap<i64, benchtrail_core::samples::RequestSamples>, StorageError> {
+        let mut out = HashMap::new();
+        // Bounded IN lists: SQLite allows 32766 parameters, Postgres 65535.
+        for chunk in result_ids.chunks(1000) {
+            let mut q =
+                SqlBuilder::new("SELECT result_id, data FROM result_samples WHERE result_id IN (");
+            for (i, id) in chunk.iter().enumerate() {
+                if i > 0 {
+                    q.push(", ");
+                }
+                q.bind(Arg::Int(*id));
+            }
+            q.push(")");
+            for row in q.query().fetch_all(&self.pool).await? {
+                let data: Vec<u8> = row.try_get("data")?;
+                let samples = super::samples_codec::decode(&data)
+                    .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))?;
+                out.insert(row.try_get("result_id")?, samples);
+            }
+        }
+        Ok(out)
+    }
+
     /// Ids of the runs of a project on `branch` at `commit_sha`, in upload order.
     pub async fn commit_runs(
         &self,

@@ -1,0 +1,227 @@
+//! Findings → stored alerts: new alerts of a commit, resolution of earlier alerts a commit
+//! returns to the baseline of, and the background change-point scan.
+
+use super::group::{Context, GroupAnalysis};
+use super::{IMPROVEMENT_REASON, SUPERSEDED};
+use crate::storage::{
+    AlertKind, AlertStatus, GroupSeries, NewAlert, Project, StorageError, Store, StoredRun,
+};
+use benchtrail_core::regression::{
+    analyze, change_point_findings, Finding, FindingKind, GroupInput, SeriesInput, Severity,
+};
+use benchtrail_core::settings::DetectionSettings;
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+
+fn kind_of(k: FindingKind) -> AlertKind {
+    match k {
+        FindingKind::Regression => AlertKind::Regression,
+        FindingKind::Improvement => AlertKind::Improvement,
+        FindingKind::Tradeoff => AlertKind::Tradeoff,
+        FindingKind::ChangePoint => AlertKind::ChangePoint,
+        FindingKind::Missing => AlertKind::Missing,
+    }
+}
+
+fn severity_text(s: Option<Severity>) -> Option<String> {
+    s.map(|s| match s {
+        Severity::Warn => "warn".to_string(),
+        Severity::Fail => "fail".to_string(),
+    })
+}
+
+pub(super) fn new_alert(
+    f: &Finding,
+    key: &(String, String),
+    branch: &str,
+    commit: &str,
+    ga: &GroupAnalysis,
+    version: i64,
+    runs: &[StoredRun],
+) -> NewAlert {
+    let kind = kind_of(f.kind);
+    let improvement = kind == AlertKind::Improvement;
+    // The run that holds the headline series (the latest upload of the commit that does).
+    let run_id = runs.last().map(|r| r.summary.id);
+    let mut finding = serde_json::to_value(f).expect("findings serialize");
+    finding["baseline_rule"] = json!(ga.baseline_rule);
+    NewAlert {
+        kind,
+        status: if improvement {
+            AlertStatus::Resolved
+        } else {
+            AlertStatus::Open
+        },
+        reason: improvement.then(|| IMPROVEMENT_REASON.to_string()),
+        severity: severity_text(f.severity),
+        series_ids: f.series_ids.clone(),
+        metric: f.metric.clone(),
+        stat: f.stat.clone(),
+        slo_profile: f.slo_profile.clone(),
+        series_key_json: key.0.clone(),
+        cell_key: key.1.clone(),
+        branch: branch.to_string(),
+        commit_sha: f
+            .candidate_commit
+            .clone()
+            .unwrap_or_else(|| commit.to_string()),
+        run_id,
+        baseline_commits: f.baseline_commits.clone(),
+        summary: f.summary.clone(),
+        finding,
+        settings_version: version,
+    }
+}
+
+/// Resolves active alerts of earlier default-branch commits whose series this commit measured
+/// and which this commit no longer shows against the alert's own baseline commits.
+pub(super) async fn resolve_returned(
+    store: &Store,
+    project: &Project,
+    ctx: &Context<'_>,
+    groups: &BTreeMap<(String, String), Vec<GroupSeries>>,
+    analyzed: &HashMap<(String, String), GroupAnalysis>,
+) -> Result<(), StorageError> {
+    let active = store
+        .active_alerts(
+            project.id,
+            ctx.default_branch,
+            &[
+                AlertKind::Regression,
+                AlertKind::Tradeoff,
+                AlertKind::Missing,
+            ],
+        )
+        .await?;
+    for alert in active.iter().filter(|a| a.commit != ctx.commit) {
+        let Some((key, _)) = groups
+            .iter()
+            .find(|(_, s)| s.iter().any(|g| g.series_id == alert.series_id))
+        else {
+            continue;
+        };
+        let Some(ga) = analyzed.get(key) else {
+            continue;
+        };
+        // Only alerts of commits before this one (in its baseline history).
+        let earlier = ga.scan_input.series.iter().any(|s| {
+            let n = s.history.len();
+            s.history[..n.saturating_sub(1)]
+                .iter()
+                .any(|c| c.commit == alert.commit)
+        });
+        if !earlier {
+            continue;
+        }
+        let series: Vec<SeriesInput> = ga
+            .input
+            .series
+            .iter()
+            .map(|s| {
+                let full = ga
+                    .scan_input
+                    .series
+                    .iter()
+                    .find(|x| x.series_id == s.series_id);
+                SeriesInput {
+                    history: full
+                        .map(|f| {
+                            f.history
+                                .iter()
+                                .filter(|c| alert.baseline_commits.contains(&c.commit))
+                                .cloned()
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    ..s.clone()
+                }
+            })
+            .collect();
+        let headline = series.iter().find(|s| s.series_id == alert.series_id);
+        let measured = headline.is_some_and(|s| s.candidate.is_some());
+        let still = match alert.kind {
+            AlertKind::Missing => !measured,
+            _ if !measured => continue,
+            kind => {
+                let mut s = ctx.det.engine.clone();
+                s.min_baseline_commits = 1;
+                let input = GroupInput {
+                    pinned_baseline: None,
+                    series,
+                    ..ga.input.clone()
+                };
+                let report = analyze(&input, &s);
+                report.findings.iter().any(|f| {
+                    kind_of(f.kind) == kind && f.series_ids.first() == Some(&alert.series_id)
+                })
+            }
+        };
+        if !still {
+            let short = &ctx.commit[..ctx.commit.len().min(12)];
+            store
+                .set_alert_status(
+                    alert.id,
+                    AlertStatus::Resolved,
+                    Some(&format!("commit {short} returned to this alert's baseline")),
+                    Some(ctx.commit),
+                )
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The background change-point scan of the default-branch histories of `groups`.
+pub(super) async fn change_point_scan(
+    store: &Store,
+    project_id: i64,
+    branch: &str,
+    groups: Vec<GroupInput>,
+    det: DetectionSettings,
+    version: i64,
+) -> Result<(), StorageError> {
+    let settings = det.engine.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        for g in &groups {
+            for s in &g.series {
+                for f in change_point_findings(s, &settings) {
+                    out.push((g.series_key.clone(), g.cell_key.clone(), f));
+                }
+            }
+        }
+        out
+    })
+    .await
+    .map_err(|e| StorageError::Corrupt(format!("change-point scan panicked: {e}")))?;
+    for (series_key, cell, f) in found {
+        let commit = f.candidate_commit.clone().unwrap_or_default();
+        let alert = NewAlert {
+            kind: AlertKind::ChangePoint,
+            status: if f.severity.is_some() {
+                AlertStatus::Open
+            } else {
+                AlertStatus::Resolved
+            },
+            reason: f.severity.is_none().then(|| IMPROVEMENT_REASON.to_string()),
+            severity: severity_text(f.severity),
+            series_ids: f.series_ids.clone(),
+            metric: f.metric.clone(),
+            stat: f.stat.clone(),
+            slo_profile: f.slo_profile.clone(),
+            series_key_json: series_key,
+            cell_key: cell,
+            branch: branch.to_string(),
+            commit_sha: commit.clone(),
+            run_id: None,
+            baseline_commits: f.baseline_commits.clone(),
+            summary: f.summary.clone(),
+            finding: serde_json::to_value(&f).expect("findings serialize"),
+            settings_version: version,
+        };
+        store
+            .save_commit_alerts(project_id, branch, &commit, &[], &[alert], SUPERSEDED)
+            .await?;
+    }
+    Ok(())
+}

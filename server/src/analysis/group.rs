@@ -1,0 +1,365 @@
+//! One group's analysis at a candidate commit: which commits form its baseline, the engine's
+//! input built from stored history (values, health, per-request samples), and its report.
+
+use crate::storage::{GroupSeries, HistoryPoint};
+use benchtrail_core::regression::{
+    analyze, request_values, CommitRuns, Finding, FindingKind, GroupInput, GroupReport, RunValue,
+    SeriesInput, SeriesState,
+};
+use benchtrail_core::samples::RequestSamples;
+use benchtrail_core::settings::DetectionSettings;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use uuid::Uuid;
+
+/// What every group of one commit's analysis shares.
+pub(super) struct Context<'a> {
+    pub default_branch: &'a str,
+    pub branch: &'a str,
+    pub commit: &'a str,
+    pub merge_base: Option<&'a str>,
+    pub det: &'a DetectionSettings,
+}
+
+/// A candidate run that is neither tested nor part of a baseline.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct InvalidRun {
+    pub run_id: Uuid,
+    /// One sentence.
+    pub message: String,
+    /// Excluded by a person (not by its own health: too many failed or too few completed
+    /// requests).
+    pub excluded_by_person: bool,
+}
+
+/// The analysis of one group at the candidate commit.
+pub(super) struct GroupAnalysis {
+    pub input: GroupInput,
+    pub report: GroupReport,
+    /// Effect-only findings when the group has insufficient data.
+    pub effect_only: Vec<Finding>,
+    /// Candidate runs that are not valid.
+    pub invalid_runs: Vec<InvalidRun>,
+    /// The baseline rule used.
+    pub baseline_rule: String,
+    /// Default-branch history through the candidate, for the change-point scan.
+    pub scan_input: GroupInput,
+}
+
+/// Which commits a group's analysis reads, from the stored history of its series.
+pub(super) struct Plan {
+    /// Default-branch commits in history order.
+    order: Vec<String>,
+    /// Candidate-branch commits in history order (the same as `order` on the default branch).
+    branch_order: Vec<String>,
+    /// Commits the baseline may come from, oldest first.
+    base_commits: Vec<String>,
+    /// The baseline rule, in words.
+    rule: String,
+    pinned: Option<String>,
+}
+
+impl Plan {
+    /// Commits of the candidate's branch after it, oldest first (they confirm its findings).
+    fn following(&self, commit: &str) -> &[String] {
+        match self.branch_order.iter().position(|c| c == commit) {
+            Some(i) => &self.branch_order[i + 1..],
+            None => &[],
+        }
+    }
+
+    /// Up to `n` commits of the candidate's branch just before it: their findings may wait for
+    /// this commit's confirmation.
+    pub fn previous(&self, commit: &str, n: usize) -> Vec<String> {
+        let end = self
+            .branch_order
+            .iter()
+            .position(|c| c == commit)
+            .unwrap_or(0);
+        self.branch_order[end.saturating_sub(n)..end].to_vec()
+    }
+
+    /// Results whose per-request samples the engine reads: the candidate's and those of the
+    /// baseline window's commits (twice the window, since commits without a valid run do not
+    /// count towards it), for the metrics that have a per-request column.
+    pub fn sample_results(
+        &self,
+        ctx: &Context<'_>,
+        series: &[GroupSeries],
+        points: &[HistoryPoint],
+    ) -> Vec<i64> {
+        let sampled: HashSet<&str> = series
+            .iter()
+            .filter(|s| SAMPLED_METRICS.contains(&s.metric.as_str()))
+            .map(|s| s.series_id.as_str())
+            .collect();
+        let window = 2 * ctx.det.engine.baseline_window;
+        let base = &self.base_commits[self.base_commits.len().saturating_sub(window)..];
+        let mut ids: Vec<i64> = points
+            .iter()
+            .filter(|p| sampled.contains(p.series_id.as_str()))
+            .filter(|p| {
+                (p.commit_sha == ctx.commit && p.branch == ctx.branch)
+                    || base.contains(&p.commit_sha)
+            })
+            .map(|p| p.result_id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
+/// Metrics with a per-request column ([`benchtrail_core::regression::request_values`]).
+const SAMPLED_METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
+
+impl Context<'_> {
+    fn invalid(&self, p: &HistoryPoint) -> Option<String> {
+        if p.excluded {
+            return Some("excluded from baselines by a person".into());
+        }
+        self.det.invalid_run(p.completed, p.failed, p.num_prompts)
+    }
+
+    /// Where the baseline of a group comes from (see the module documentation of
+    /// [`super`]).
+    pub fn plan(&self, points: &[HistoryPoint], pinned: Option<&str>) -> Plan {
+        let commits_of = |branch: &str| {
+            let mut order: Vec<String> = Vec::new();
+            for p in points.iter().filter(|p| p.branch == branch) {
+                if !order.contains(&p.commit_sha) {
+                    order.push(p.commit_sha.clone());
+                }
+            }
+            order
+        };
+        let order = commits_of(self.default_branch);
+        let branch_order = commits_of(self.branch);
+        let (base_commits, rule): (Vec<String>, String) = if let Some(pin) = pinned {
+            (vec![pin.to_string()], format!("pinned: commit {pin}"))
+        } else if self.branch == self.default_branch {
+            let end = order
+                .iter()
+                .position(|c| c == self.commit)
+                .unwrap_or(order.len());
+            (
+                order[..end].to_vec(),
+                format!(
+                    "the default branch `{}` before this commit",
+                    self.default_branch
+                ),
+            )
+        } else if let Some(mb) = self.merge_base.filter(|mb| order.iter().any(|c| c == mb)) {
+            let end = order.iter().position(|c| c == mb).unwrap_or(0) + 1;
+            (
+                order[..end].to_vec(),
+                format!(
+                    "the default branch `{}` up to the merge base {mb}",
+                    self.default_branch
+                ),
+            )
+        } else {
+            (
+                order
+                    .iter()
+                    .filter(|c| *c != self.commit)
+                    .cloned()
+                    .collect(),
+                format!("the default branch `{}`", self.default_branch),
+            )
+        };
+        Plan {
+            order,
+            branch_order,
+            base_commits,
+            rule,
+            pinned: pinned.map(str::to_string),
+        }
+    }
+
+    /// The group's analysis: its engine input from `points` (with the per-request `samples`
+    /// of the results that have them, by result id) and the engine's report.
+    pub fn group(
+        &self,
+        series: &[GroupSeries],
+        points: &[HistoryPoint],
+        plan: &Plan,
+        samples: &HashMap<i64, RequestSamples>,
+    ) -> GroupAnalysis {
+        let max = self.det.engine.per_request_max_per_side;
+        let metric_of: HashMap<&str, &str> = series
+            .iter()
+            .map(|s| (s.series_id.as_str(), s.metric.as_str()))
+            .collect();
+        let run_value = |p: &HistoryPoint, with_samples: bool| RunValue {
+            value: p.value,
+            excluded: self.invalid(p).is_some(),
+            samples: samples
+                .get(&p.result_id)
+                .filter(|_| with_samples)
+                .and_then(|s| request_values(s, metric_of.get(p.series_id.as_str())?, max)),
+        };
+        // Per-request samples for the comparison's inputs; the change-point scan and the
+        // confirmation read values only.
+        let runs_of = |s: &GroupSeries, commit: &str, branch: Option<&str>, with_samples| {
+            let runs: Vec<RunValue> = points
+                .iter()
+                .filter(|p| p.series_id == s.series_id && p.commit_sha == commit)
+                .filter(|p| branch.is_none_or(|b| p.branch == b))
+                .map(|p| run_value(p, with_samples))
+                .collect();
+            (!runs.is_empty()).then(|| CommitRuns {
+                commit: commit.to_string(),
+                runs,
+            })
+        };
+        let base_branch = if plan.pinned.is_some() {
+            None
+        } else {
+            Some(self.default_branch)
+        };
+        let mut inputs = Vec::new();
+        let mut scan = Vec::new();
+        for s in series {
+            let history: Vec<CommitRuns> = plan
+                .base_commits
+                .iter()
+                .filter(|c| *c != self.commit || self.branch != self.default_branch)
+                .filter_map(|c| runs_of(s, c, base_branch, true))
+                .collect();
+            let candidate = runs_of(s, self.commit, Some(self.branch), true);
+            let following: Vec<CommitRuns> = plan
+                .following(self.commit)
+                .iter()
+                .filter_map(|c| runs_of(s, c, Some(self.branch), false))
+                .take(self.det.engine.confirm_commits)
+                .collect();
+            let mut full: Vec<CommitRuns> = plan
+                .order
+                .iter()
+                .filter_map(|c| runs_of(s, c, Some(self.default_branch), false))
+                .collect();
+            if let Some(end) = full.iter().position(|c| c.commit == self.commit) {
+                full.truncate(end + 1);
+            }
+            let input = SeriesInput {
+                series_id: s.series_id.clone(),
+                metric: s.metric.clone(),
+                stat: s.stat.clone(),
+                slo_profile: s.slo_profile.clone(),
+                history,
+                candidate,
+                following,
+            };
+            scan.push(SeriesInput {
+                history: full,
+                candidate: None,
+                following: Vec::new(),
+                ..input.clone()
+            });
+            inputs.push(input);
+        }
+        let (series_key, cell_key) = series
+            .first()
+            .map(|s| (s.series_key_json.clone(), s.cell_key.clone()))
+            .unwrap_or_default();
+        let input = GroupInput {
+            series_key: series_key.clone(),
+            cell_key: cell_key.clone(),
+            pinned_baseline: plan.pinned.clone(),
+            series: inputs,
+        };
+        let report = analyze(&input, &self.det.engine);
+        let effect_only = if plan.pinned.is_none()
+            && report.series.iter().any(|s| {
+                s.state == SeriesState::InsufficientData
+                    && s.reason
+                        .as_deref()
+                        .is_some_and(|r| r.contains("baseline commit"))
+            }) {
+            effect_only_findings(&input, &self.det.engine)
+        } else {
+            Vec::new()
+        };
+        let mut invalid_runs = Vec::new();
+        let mut seen = HashSet::new();
+        for p in points
+            .iter()
+            .filter(|p| p.commit_sha == self.commit && p.branch == self.branch)
+        {
+            if let Some(why) = self.invalid(p) {
+                if seen.insert(p.run_id) {
+                    invalid_runs.push(InvalidRun {
+                        run_id: p.run_id,
+                        message: format!(
+                            "run {} is not valid ({why}): it is neither tested nor part of a baseline",
+                            p.run_id
+                        ),
+                        excluded_by_person: p.excluded,
+                    });
+                }
+            }
+        }
+        GroupAnalysis {
+            report,
+            effect_only,
+            invalid_runs,
+            baseline_rule: plan.rule.clone(),
+            scan_input: GroupInput {
+                series_key,
+                cell_key,
+                pinned_baseline: None,
+                series: scan,
+            },
+            input,
+        }
+    }
+}
+
+/// The engine's findings when each series' baseline is reduced to one value (the mean of its
+/// valid baseline runs) and each candidate to its runs: every comparison is `effect_only`
+/// (one baseline value, no test), so this describes, never decides.
+pub(super) fn effect_only_findings(
+    input: &GroupInput,
+    settings: &benchtrail_core::regression::Settings,
+) -> Vec<Finding> {
+    let mut s = settings.clone();
+    s.min_baseline_commits = 1;
+    let series = input
+        .series
+        .iter()
+        .filter_map(|si| {
+            let valid: Vec<&CommitRuns> = si
+                .history
+                .iter()
+                .filter(|c| c.runs.iter().any(|r| !r.excluded))
+                .collect();
+            let values: Vec<f64> = valid
+                .iter()
+                .flat_map(|c| c.runs.iter().filter(|r| !r.excluded).map(|r| r.value))
+                .collect();
+            if values.is_empty() {
+                return None;
+            }
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            let name = match valid.as_slice() {
+                [one] => one.commit.clone(),
+                many => format!("mean of {} commits", many.len()),
+            };
+            Some(SeriesInput {
+                history: vec![CommitRuns::new(name, &[mean])],
+                ..si.clone()
+            })
+        })
+        .collect();
+    let preview = GroupInput {
+        pinned_baseline: None,
+        series,
+        ..input.clone()
+    };
+    analyze(&preview, &s)
+        .findings
+        .into_iter()
+        .filter(|f| f.kind != FindingKind::Missing)
+        .collect()
+}

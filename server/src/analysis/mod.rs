@@ -1,0 +1,268 @@
+//! Regression analysis of stored runs: history → [`GroupInput`] → findings → alerts, verdicts.
+//!
+//! # What runs when
+//! * **On upload, before the response** ([`analyze_commit`]): the uploaded run's commit is
+//!   analyzed as a whole (every run of that commit on that branch, so repeats uploaded one by
+//!   one accumulate and results of one commit split over several uploads are compared
+//!   together). Alerts are stored, alerts of earlier commits that this commit returns to the
+//!   baseline of are resolved, and every run of the commit gets its analysis and verdict. So
+//!   `GET /api/v1/runs/{id}/verdict` right after the upload answers for it.
+//! * **In the background** (a tokio task started by [`analyze_commit`], default branch only):
+//!   the E-Divisive change-point scan of each analyzed series' default-branch history
+//!   ([`change_point_findings`], 999 permutations per test: too slow to sit in front of an
+//!   upload's response for long histories). Its findings become `change_point` alerts.
+//! * **On exclusion, pinning or a change of project settings** ([`recompute_project`]): every
+//!   commit of the project is analyzed again, in upload order, synchronously, before the
+//!   response.
+//! * **Confirmation** (`detection.engine.confirm_commits` = n > 0): a significant change waits
+//!   (series state `pending_confirmation`, verdict `warn`) until the next n commits of its
+//!   branch show it too; each upload analyzes the n commits before it again, so the alert
+//!   opens at the changed commit as soon as the last confirming commit arrives.
+//!
+//! # Baseline
+//! * A commit on the project's default branch: the last `detection.engine.baseline_window`
+//!   (default 10) commits *before it* on the default branch that have a valid run of the series
+//!   (commit order: commit time, else run time, then upload order).
+//! * A pull request (another branch with a `merge_base`): the default branch's commits up to
+//!   and including the merge base, the same window.
+//! * Another branch without a merge base: the default branch's commits, the same window.
+//! * A pinned run (`PUT .../baselines/{series_id}`): the baseline of that series' whole group
+//!   (every metric of the same series key and cell) is the pinned run's commit only.
+//! * Never in a baseline (nor a valid candidate): runs excluded by a person, and results with
+//!   more than `detection.max_error_rate_pct` (5 %) failed requests or fewer than
+//!   `detection.min_completed_pct` (90 %) of the cell's `num_prompts` completed.
+//! * Per-request samples (TTFT, TPOT, ITL, E2E latency of each request) of the candidate and
+//!   of the baseline window's runs are given to the engine, thinned to
+//!   `per_request_max_per_side` per run: they describe the shift (Mann–Whitney U,
+//!   Hodges–Lehmann interval) in each finding and never open an alert by themselves.
+//!
+//! # Insufficient data
+//! A group with fewer than `min_baseline_commits` (3) baseline commits is not tested: its
+//! series are in state `insufficient_data`, no alert is opened, and the verdict is at best
+//! `warn`. The effect is still described: the baseline mean against the candidate mean as an
+//! effect-only comparison (no significance test), with the engine's wording, in the run's
+//! analysis and verdict reasons.
+
+mod alerts;
+mod group;
+mod verdict;
+
+pub use verdict::{verdict_of, Reason, Verdict};
+
+use crate::storage::{AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
+use alerts::{change_point_scan, new_alert, resolve_returned};
+use group::{Context, GroupAnalysis};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use uuid::Uuid;
+
+/// Kinds of alerts an analysis of one commit owns (recomputing it resolves those it no longer
+/// finds). Change points belong to the background scan.
+const COMMIT_KINDS: [AlertKind; 4] = [
+    AlertKind::Regression,
+    AlertKind::Improvement,
+    AlertKind::Tradeoff,
+    AlertKind::Missing,
+];
+
+/// Why an alert disappeared when its commit was analyzed again.
+const SUPERSEDED: &str = "no longer found when the commit's analysis was recomputed";
+
+/// Improvements are kept as alerts (explainable, linkable) but need no triage.
+const IMPROVEMENT_REASON: &str = "improvement: no triage needed";
+
+/// Analyzes every run of `commit_sha` on `branch` (see the module documentation) and stores
+/// alerts and per-run analyses. Starts the background change-point scan on the default branch.
+/// With confirmation on (`detection.engine.confirm_commits` = n > 0), the n commits before
+/// this one on its branch are analyzed again too: this commit may confirm (or refute) their
+/// pending findings.
+pub async fn analyze_commit(
+    store: &Store,
+    project: &Project,
+    branch: &str,
+    commit_sha: &str,
+) -> Result<(), StorageError> {
+    let previous = analyze_one(store, project, branch, commit_sha, true).await?;
+    for commit in previous {
+        analyze_one(store, project, branch, &commit, false).await?;
+    }
+    Ok(())
+}
+
+/// [`analyze_commit`] without the re-analysis of earlier commits; returns those commits (the
+/// up to `confirm_commits` commits before this one, in any of its groups). `scan`: start the
+/// background change-point scan.
+async fn analyze_one(
+    store: &Store,
+    project: &Project,
+    branch: &str,
+    commit_sha: &str,
+    scan: bool,
+) -> Result<Vec<String>, StorageError> {
+    let stored = store.settings(project).await?;
+    let det = stored.settings.detection.clone();
+    let version = stored.version;
+    let run_ids = store.commit_runs(project.id, branch, commit_sha).await?;
+    let mut runs = Vec::new();
+    for id in &run_ids {
+        runs.extend(store.run(*id).await?);
+    }
+    let merge_base = runs.iter().find_map(|r| r.summary.merge_base_sha.clone());
+    let pins = store.baseline_pins(project.id).await?;
+
+    // The groups of the commit's results: (series key, cell) → its series.
+    let mut groups: BTreeMap<(String, String), Vec<GroupSeries>> = BTreeMap::new();
+    let mut run_groups: HashMap<Uuid, Vec<(String, String)>> = HashMap::new();
+    for run in &runs {
+        for result in &run.results {
+            let Some(m) = result.metrics.first() else {
+                continue;
+            };
+            let key = match groups
+                .iter()
+                .find(|(_, s)| s.iter().any(|g| g.series_id == m.series_id))
+            {
+                Some((k, _)) => k.clone(),
+                None => {
+                    let series = store.series_group(&m.series_id).await?;
+                    let Some(first) = series.first() else {
+                        continue;
+                    };
+                    let key = (first.series_key_json.clone(), first.cell_key.clone());
+                    groups.insert(key.clone(), series);
+                    key
+                }
+            };
+            run_groups.entry(run.summary.id).or_default().push(key);
+        }
+    }
+
+    let ctx = Context {
+        default_branch: &project.default_branch,
+        branch,
+        commit: commit_sha,
+        merge_base: merge_base.as_deref(),
+        det: &det,
+    };
+    let mut alerts = Vec::new();
+    let mut analyzed: HashMap<(String, String), GroupAnalysis> = HashMap::new();
+    let mut scans = Vec::new();
+    let mut previous: Vec<String> = Vec::new();
+    for (key, series) in &groups {
+        let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();
+        let points = store.series_history(project.id, &ids).await?;
+        let pinned = series.iter().find_map(|s| pins.get(&s.series_id));
+        let plan = ctx.plan(&points, pinned.map(|p| p.commit_sha.as_str()));
+        let samples = store
+            .samples_of_results(&plan.sample_results(&ctx, series, &points))
+            .await?;
+        let ga = ctx.group(series, &points, &plan, &samples);
+        for c in plan.previous(commit_sha, det.engine.confirm_commits) {
+            if !previous.contains(&c) {
+                previous.push(c);
+            }
+        }
+        for f in &ga.report.findings {
+            alerts.push(new_alert(f, key, branch, commit_sha, &ga, version, &runs));
+        }
+        if scan && branch == project.default_branch && det.engine.change_points.enabled {
+            scans.push(ga.scan_input.clone());
+        }
+        analyzed.insert(key.clone(), ga);
+    }
+    store
+        .save_commit_alerts(
+            project.id,
+            branch,
+            commit_sha,
+            &COMMIT_KINDS,
+            &alerts,
+            SUPERSEDED,
+        )
+        .await?;
+    if branch == project.default_branch {
+        resolve_returned(store, project, &ctx, &groups, &analyzed).await?;
+    }
+    for run in &runs {
+        let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
+        let doc = run_document(run, &keys, &analyzed, version, &ctx);
+        let alerts = store.run_alerts(run.summary.id).await?;
+        let v = verdict_of(run, &doc, &alerts, &det, Some(version));
+        store
+            .put_run_analysis(run.summary.id, &v.verdict, version, &doc)
+            .await?;
+    }
+    if !scans.is_empty() {
+        let store = store.clone();
+        let project_id = project.id;
+        let branch = branch.to_string();
+        tokio::spawn(async move {
+            if let Err(e) =
+                change_point_scan(&store, project_id, &branch, scans, det, version).await
+            {
+                tracing::warn!(error = %e, "change-point scan failed");
+            }
+        });
+    }
+    Ok(previous)
+}
+
+/// Analyzes every commit of a project again, in upload order (after an exclusion or a pin).
+/// Each commit is analyzed once (its following commits are all stored, so confirmation needs
+/// no second pass); the change-point scan runs once, from the last default-branch commit.
+pub async fn recompute_project(store: &Store, project: &Project) -> Result<(), StorageError> {
+    let commits = store.project_commits(project.id).await?;
+    let last_default = commits
+        .iter()
+        .rposition(|(branch, _)| *branch == project.default_branch);
+    for (i, (branch, commit)) in commits.iter().enumerate() {
+        analyze_one(store, project, branch, commit, Some(i) == last_default).await?;
+    }
+    Ok(())
+}
+
+/// The analysis document of one run: its groups with their inputs' shape, reports and
+/// effect-only findings.
+fn run_document(
+    run: &StoredRun,
+    keys: &[(String, String)],
+    analyzed: &HashMap<(String, String), GroupAnalysis>,
+    version: i64,
+    ctx: &Context<'_>,
+) -> Value {
+    let mut seen = HashSet::new();
+    let groups: Vec<Value> = keys
+        .iter()
+        .filter(|k| seen.insert((*k).clone()))
+        .filter_map(|k| analyzed.get(k).map(|ga| (k, ga)))
+        .map(|(k, ga)| {
+            let base: Vec<&str> = ga
+                .input
+                .series
+                .iter()
+                .flat_map(|s| s.history.iter().map(|c| c.commit.as_str()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            json!({
+                "series_key": serde_json::from_str::<Value>(&k.0).unwrap_or(Value::Null),
+                "cell": k.1,
+                "baseline_rule": ga.baseline_rule,
+                "pinned_baseline": ga.input.pinned_baseline,
+                "history_commits": base,
+                "invalid_runs": ga.invalid_runs,
+                "report": ga.report,
+                "effect_only": ga.effect_only,
+            })
+        })
+        .collect();
+    json!({
+        "run_id": run.summary.id,
+        "commit": ctx.commit,
+        "branch": ctx.branch,
+        "default_branch": ctx.default_branch,
+        "merge_base": ctx.merge_base,
+        "settings_version": version,
+        "groups": groups,
+    })
+}

@@ -1,0 +1,177 @@
+//! A run's verdict (pass / warn / fail, with reasons) from its stored analysis and the current
+//! alerts of its commit.
+
+use crate::storage::{Alert, AlertKind, StoredRun};
+use benchtrail_core::settings::DetectionSettings;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use uuid::Uuid;
+
+/// One reason of a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Reason {
+    /// `fail` or `warn`.
+    pub level: String,
+    /// `regression`, `tradeoff`, `missing`, `change_point`, `insufficient_data`,
+    /// `effect_only`, `invalid_run`, `pending_confirmation`, `not_analyzed`.
+    pub code: String,
+    /// One sentence.
+    pub message: String,
+    /// The alert behind it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alert_id: Option<Uuid>,
+    /// The result's cell, where it is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
+}
+
+/// `GET /api/v1/runs/{id}/verdict`.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Verdict {
+    /// `pass`, `warn` or `fail`.
+    pub verdict: String,
+    /// Why; empty for `pass`.
+    pub reasons: Vec<Reason>,
+    /// The run.
+    pub run_id: Uuid,
+    /// Its commit.
+    pub commit: String,
+    /// Project settings version of the analysis.
+    pub settings_version: Option<i64>,
+    /// Number of series per state (`no_change`, `regression`, `insufficient_data`, ...).
+    pub series_states: BTreeMap<String, usize>,
+}
+
+/// The verdict of a run from its stored analysis document and the current alerts of its
+/// commit (so a dismissal changes it). `None` analysis: the run was never analyzed.
+pub fn verdict_of(
+    run: &StoredRun,
+    doc: &Value,
+    alerts: &[Alert],
+    det: &DetectionSettings,
+    settings_version: Option<i64>,
+) -> Verdict {
+    let mut reasons = Vec::new();
+    let groups = doc["groups"].as_array().cloned().unwrap_or_default();
+    let mut mine: HashSet<String> = HashSet::new();
+    let mut states: BTreeMap<String, usize> = BTreeMap::new();
+    for g in &groups {
+        for s in g["report"]["series"].as_array().into_iter().flatten() {
+            mine.insert(s["series_id"].as_str().unwrap_or_default().to_string());
+            *states
+                .entry(s["state"].as_str().unwrap_or("unknown").to_string())
+                .or_default() += 1;
+        }
+    }
+    for a in alerts {
+        if !a.status.is_active() || !a.series_ids.iter().any(|s| mine.contains(s)) {
+            continue;
+        }
+        let severe_enough = det.fail_severity == "warn" || a.severity.as_deref() == Some("fail");
+        let fails = match a.kind {
+            AlertKind::Tradeoff => det.tradeoff_fails && severe_enough,
+            AlertKind::Regression => det.fail_metrics.contains(&a.metric) && severe_enough,
+            _ => false,
+        };
+        reasons.push(Reason {
+            level: if fails { "fail" } else { "warn" }.into(),
+            code: a.kind.as_str().into(),
+            message: a.summary.clone(),
+            alert_id: Some(a.id),
+            cell: Some(a.cell.clone()),
+        });
+    }
+    for g in &groups {
+        let cell = g["cell"].as_str().map(str::to_string);
+        for w in g["invalid_runs"].as_array().into_iter().flatten() {
+            // A run that failed by its own health (too many failed or too few completed
+            // requests) fails CI when the project says so; one a person excluded only warns.
+            let by_person = w["excluded_by_person"].as_bool().unwrap_or(false);
+            let fails = det.invalid_run_fails && !by_person;
+            reasons.push(Reason {
+                level: if fails { "fail" } else { "warn" }.into(),
+                code: "invalid_run".into(),
+                message: w["message"].as_str().unwrap_or_default().to_string(),
+                alert_id: None,
+                cell: cell.clone(),
+            });
+        }
+        let pending = g["report"]["series"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["state"] == "pending_confirmation")
+            .count();
+        if pending > 0 {
+            reasons.push(Reason {
+                level: "warn".into(),
+                code: "pending_confirmation".into(),
+                message: format!(
+                    "{pending} series changed significantly and wait for the next {} commit(s) to confirm it before an alert opens",
+                    det.engine.confirm_commits
+                ),
+                alert_id: None,
+                cell: cell.clone(),
+            });
+        }
+        let insufficient: Vec<&Value> = g["report"]["series"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["state"] == "insufficient_data")
+            .collect();
+        if let Some(first) = insufficient.first() {
+            reasons.push(Reason {
+                level: "warn".into(),
+                code: "insufficient_data".into(),
+                message: format!(
+                    "insufficient data: {} series not tested ({})",
+                    insufficient.len(),
+                    first["reason"].as_str().unwrap_or("too little history")
+                ),
+                alert_id: None,
+                cell: cell.clone(),
+            });
+        }
+        for f in g["effect_only"].as_array().into_iter().flatten() {
+            if f["kind"] == "improvement" {
+                continue;
+            }
+            reasons.push(Reason {
+                level: "warn".into(),
+                code: "effect_only".into(),
+                message: format!(
+                    "effect only, not tested (insufficient data): {}",
+                    f["summary"].as_str().unwrap_or_default()
+                ),
+                alert_id: None,
+                cell: cell.clone(),
+            });
+        }
+    }
+    if doc.is_null() {
+        reasons.push(Reason {
+            level: "warn".into(),
+            code: "not_analyzed".into(),
+            message: "this run has not been analyzed".into(),
+            alert_id: None,
+            cell: None,
+        });
+    }
+    let verdict = if reasons.iter().any(|r| r.level == "fail") {
+        "fail"
+    } else if reasons.is_empty() {
+        "pass"
+    } else {
+        "warn"
+    };
+    Verdict {
+        verdict: verdict.into(),
+        reasons,
+        run_id: run.summary.id,
+        commit: run.summary.commit_sha.clone(),
+        settings_version,
+        series_states: states,
+    }
+}

@@ -1,0 +1,321 @@
+//! Detection rules over real HTTP on every database, beyond the scenarios of `alerts.rs`:
+//! confirmation by later commits, failed requests appearing from a baseline of none, runs that
+//! fail by their own health, per-request shifts from stored samples, and project settings
+//! changes that recompute what was found.
+
+mod common;
+
+use benchtrail_core::metric::{MetricValue, Stat};
+use common::db::for_each_store;
+use common::server::{repo_file, TestServer, ADMIN_TOKEN};
+use serde_json::{json, Value};
+
+async fn send(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: &Value,
+) -> (u16, Value) {
+    let r = server
+        .http
+        .request(method.parse().unwrap(), server.url(path))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn alerts(server: &TestServer, slug: &str, query: &str) -> Vec<Value> {
+    let (status, page) = server
+        .get(&format!("/api/v1/projects/{slug}/alerts{query}"))
+        .await;
+    assert_eq!(status, 200, "{page}");
+    page["items"].as_array().unwrap().clone()
+}
+
+async fn verdict(server: &TestServer, run: &Value) -> Value {
+    let run = run["run_id"].as_str().unwrap();
+    let (status, v) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
+fn commit(i: usize) -> String {
+    format!("{i:040x}")
+}
+
+/// One commit of a small chat cell in benchtrail's own format: median TTFT (ms), output
+/// throughput (tok/s), completed and failed requests.
+fn chat_upload(i: usize, ttft_p50: f64, throughput: f64, completed: f64, failed: f64) -> Value {
+    let m = |name: &str, stat: Stat, v: f64| {
+        serde_json::to_value(MetricValue::new(name, stat, v, None)).unwrap()
+    };
+    json!({
+        "run": {"commit": {"sha": commit(i), "time": format!("2026-11-{:02}T09:00:00Z", i + 1)}, "branch": "main"},
+        "results": [{
+            "cell": {"load": {"max_concurrency": 4}, "input_len": 512, "output_len": 128, "num_prompts": 100},
+            "configuration": {"engine": {"name": "vllm"}, "model": {"name": "mock-llm"}},
+            "metrics": [
+                m("ttft", Stat::Percentile("50".into()), ttft_p50),
+                m("output_throughput", Stat::Value, throughput),
+                m("completed", Stat::Value, completed),
+                m("failed", Stat::Value, failed),
+            ],
+        }],
+    })
+}
+
+/// Settings of a project with the `interactive` profile and these detection settings.
+fn settings(detection: Value) -> Value {
+    json!({"slo_profiles": [{"name": "interactive", "ttft_ms": 2000, "tpot_ms": 50}], "detection": detection})
+}
+
+/// Five quiet baseline commits (median TTFT about 100 ms, 1000 tok/s, nothing failed).
+async fn quiet_history(server: &TestServer, slug: &str, token: &str) {
+    for (i, ttft) in [100.0, 101.0, 99.0, 100.5, 99.5].into_iter().enumerate() {
+        let (status, r) = server
+            .upload(
+                slug,
+                token,
+                &chat_upload(i, ttft, 1000.0 + i as f64, 100.0, 0.0),
+            )
+            .await;
+        assert_eq!(status, 201, "{r}");
+    }
+}
+
+#[tokio::test]
+async fn with_confirmation_on_an_alert_opens_only_when_the_next_commit_shows_the_change_too() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        for slug in ["confirmed", "refuted"] {
+            let token = server.project_with_token(slug, json!({})).await;
+            let body = settings(json!({"engine": {"confirm_commits": 1}}));
+            let path = format!("/api/v1/projects/{slug}/settings");
+            let (status, stored) = send(&server, "PUT", &path, ADMIN_TOKEN, &body).await;
+            assert_eq!(status, 200, "{stored}");
+            quiet_history(&server, slug, &token).await;
+            // Median TTFT +20 %: significant, but it waits for the next commit.
+            let (_, step) = server.upload(slug, &token, &chat_upload(5, 120.0, 1004.0, 100.0, 0.0)).await;
+            assert_eq!(step["verdict"], "warn", "{db} {slug}: {step}");
+            let v = verdict(&server, &step).await;
+            let reasons = v["reasons"].as_array().unwrap();
+            assert_eq!(reasons.len(), 1, "{db} {slug}: {v}");
+            assert_eq!(reasons[0]["code"], "pending_confirmation");
+            assert_eq!(
+                reasons[0]["message"],
+                "1 series changed significantly and wait for the next 1 commit(s) to confirm it before an alert opens"
+            );
+            assert_eq!(v["series_states"]["pending_confirmation"], 1, "{db} {slug}: {v}");
+            assert!(alerts(&server, slug, "").await.is_empty(), "{db} {slug}");
+
+            // The next commit: the change stays (confirmed) or goes (refuted).
+            let next_ttft = if slug == "confirmed" { 121.0 } else { 100.2 };
+            let (_, next) = server
+                .upload(slug, &token, &chat_upload(6, next_ttft, 1005.0, 100.0, 0.0))
+                .await;
+            assert_eq!(next["verdict"], "pass", "{db} {slug}: {next}");
+            let list = alerts(&server, slug, "").await;
+            let v = verdict(&server, &step).await;
+            if slug == "confirmed" {
+                assert_eq!(list.len(), 1, "{db}: {list:#?}");
+                let a = &list[0];
+                assert_eq!((a["kind"].as_str(), a["status"].as_str()), (Some("regression"), Some("open")));
+                assert_eq!(a["commit"], commit(5), "the alert is at the commit that changed");
+                assert_eq!(a["metric"], "ttft");
+                assert_eq!(a["finding"]["confirmed_by"], json!([commit(6)]));
+                assert_eq!(a["baseline_commits"].as_array().unwrap().len(), 5);
+                assert_eq!(v["verdict"], "fail", "{db}: {v}");
+                assert_eq!(v["series_states"]["regression"], 1, "{db}: {v}");
+            } else {
+                assert!(list.is_empty(), "{db}: {list:#?}");
+                assert_eq!(v["verdict"], "pass", "{db}: {v}");
+                assert_eq!(v["series_states"]["not_confirmed"], 1, "{db}: {v}");
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn failed_requests_from_none_are_a_regression_and_a_mostly_failed_run_fails_the_verdict() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        quiet_history(&server, "demo", &token).await;
+        // 3 of 100 requests fail: below the 5 % that makes a run invalid, but where no
+        // baseline run had any, it is a finding (the relative change is unbounded).
+        let (_, some) = server.upload("demo", &token, &chat_upload(5, 100.0, 1002.0, 97.0, 3.0)).await;
+        let list = alerts(&server, "demo", "").await;
+        assert_eq!(list.len(), 1, "{db}: {list:#?}");
+        let a = &list[0];
+        assert_eq!((a["kind"].as_str(), a["metric"].as_str()), (Some("regression"), Some("failed")));
+        assert_eq!(
+            a["summary"],
+            "failed requests from 0 (0 → 3.00 requests): zero run-to-run spread in 5 baseline commits, so decided on the effect alone."
+        );
+        assert_eq!(a["severity"], "warn");
+        assert_eq!(a["delta_pct"], Value::Null);
+        // `failed` is not among the metrics whose regression fails CI by default.
+        assert_eq!(some["verdict"], "warn", "{db}: {some}");
+
+        // 30 of 100 failed: the run is invalid (neither tested nor a baseline) and fails CI.
+        let (_, bad) = server.upload("demo", &token, &chat_upload(6, 100.0, 1002.0, 70.0, 30.0)).await;
+        assert_eq!(bad["verdict"], "fail", "{db}: {bad}");
+        let v = verdict(&server, &bad).await;
+        let run = bad["run_id"].as_str().unwrap();
+        let invalid: Vec<&Value> = v["reasons"].as_array().unwrap().iter().filter(|r| r["code"] == "invalid_run").collect();
+        assert_eq!(invalid.len(), 1, "{db}: {v}");
+        assert_eq!(invalid[0]["level"], "fail");
+        assert_eq!(
+            invalid[0]["message"],
+            format!("run {run} is not valid (30.0 % of requests failed (more than 5 %)): it is neither tested nor part of a baseline")
+        );
+        // A project may choose to only warn about such runs.
+        let body = settings(json!({"invalid_run_fails": false}));
+        let (status, _) = send(&server, "PUT", "/api/v1/projects/demo/settings", ADMIN_TOKEN, &body).await;
+        assert_eq!(status, 200);
+        assert_eq!(verdict(&server, &bad).await["verdict"], "warn", "{db}");
+    })
+    .await;
+}
+
+/// Every request's TTFT (ms) of a vLLM `--save-detailed` file.
+fn ttfts_ms(path: &str) -> Vec<f64> {
+    let doc: Value = serde_json::from_str(&repo_file(path)).unwrap();
+    doc["ttfts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap() * 1000.0)
+        .collect()
+}
+
+/// The Hodges–Lehmann shift: the median of every difference candidate − baseline.
+fn hodges_lehmann(base: &[f64], cand: &[f64]) -> f64 {
+    let mut d: Vec<f64> = cand
+        .iter()
+        .flat_map(|c| base.iter().map(move |b| c - b))
+        .collect();
+    d.sort_by(f64::total_cmp);
+    let n = d.len();
+    if n % 2 == 1 {
+        d[n / 2]
+    } else {
+        (d[n / 2 - 1] + d[n / 2]) / 2.0
+    }
+}
+
+const GOODPUT_HISTORY: &[&str] = &[
+    "examples/history/goodput_baseline_s11_c4.json",
+    "examples/history/goodput_baseline_s12_c4.json",
+    "examples/history/goodput_baseline_s13_c4.json",
+    "examples/history/goodput_candidate_s21_c4.json",
+];
+
+fn vllm_doc(i: usize, path: &str) -> Value {
+    json!({
+        "run": {"commit": {"sha": commit(i), "time": format!("2026-11-{:02}T09:00:00Z", i + 1)}, "branch": "main"},
+        "files": [{"name": "result.json", "content": repo_file(path)}],
+    })
+}
+
+#[tokio::test]
+async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_them() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let mut receipts = Vec::new();
+        for (i, path) in GOODPUT_HISTORY.iter().enumerate() {
+            let (status, r) = server.upload("demo", &token, &vllm_doc(i, path)).await;
+            assert_eq!(status, 201, "{r}");
+            receipts.push(r);
+        }
+        let tradeoffs = alerts(&server, "demo", "?kind=tradeoff").await;
+        assert_eq!(tradeoffs.len(), 1, "{db}");
+        // Median TTFT +122 %: the trade-off is as severe as its worst side.
+        assert_eq!(tradeoffs[0]["severity"], "fail");
+        assert_eq!(tradeoffs[0]["settings_version"], 1);
+
+        // The mean TTFT regression carries the shift of every request's TTFT: all 180
+        // baseline requests (three runs) against the candidate's 60.
+        let mean_ttft = alerts(&server, "demo", "?metric=ttft&kind=regression").await;
+        let mean_ttft: Vec<&Value> = mean_ttft.iter().filter(|a| a["stat"] == "mean").collect();
+        assert_eq!(mean_ttft.len(), 1, "{db}");
+        let shift = &mean_ttft[0]["finding"]["per_request"];
+        assert_eq!(shift["test"], "mann_whitney_u", "{db}: {shift}");
+        assert_eq!(
+            (shift["n_baseline"].as_u64(), shift["n_candidate"].as_u64()),
+            (Some(180), Some(60))
+        );
+        let base: Vec<f64> = GOODPUT_HISTORY[..3]
+            .iter()
+            .flat_map(|p| ttfts_ms(p))
+            .collect();
+        let cand = ttfts_ms(GOODPUT_HISTORY[3]);
+        let want = hodges_lehmann(&base, &cand);
+        let got = shift["shift"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{db}: shift {got} ms, Hodges–Lehmann by hand {want} ms"
+        );
+        let (lo, hi) = (
+            shift["shift_ci"][0].as_f64().unwrap(),
+            shift["shift_ci"][1].as_f64().unwrap(),
+        );
+        assert!(lo <= got && got <= hi && lo > 0.0, "{db}: [{lo}, {hi}]");
+
+        // A minimum effect of 200 %: nothing is a finding any more, the trade-off is superseded
+        // and the candidate's verdict, recomputed with the new version, passes.
+        let body = settings(json!({"engine": {"min_effect_pct": 200}}));
+        let (status, stored) = send(
+            &server,
+            "PUT",
+            "/api/v1/projects/demo/settings",
+            ADMIN_TOKEN,
+            &body,
+        )
+        .await;
+        assert_eq!(
+            (status, stored["version"].as_i64()),
+            (200, Some(2)),
+            "{stored}"
+        );
+        let t = &alerts(&server, "demo", "?kind=tradeoff").await[0];
+        assert_eq!(t["status"], "resolved", "{db}: {t}");
+        assert_eq!(
+            t["reason"],
+            "no longer found when the commit's analysis was recomputed"
+        );
+        let v = verdict(&server, &receipts[3]).await;
+        assert_eq!(
+            (v["verdict"].as_str(), v["settings_version"].as_i64()),
+            (Some("pass"), Some(2)),
+            "{db}: {v}"
+        );
+
+        // Back to the defaults: found again, under version 3.
+        let (status, _) = send(
+            &server,
+            "PUT",
+            "/api/v1/projects/demo/settings",
+            ADMIN_TOKEN,
+            &settings(json!({})),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let open = alerts(&server, "demo", "?kind=tradeoff&status=open").await;
+        assert_eq!(open.len(), 1, "{db}: {open:#?}");
+        assert_eq!(open[0]["settings_version"], 3);
+        let v = verdict(&server, &receipts[3]).await;
+        assert_eq!(
+            (v["verdict"].as_str(), v["settings_version"].as_i64()),
+            (Some("fail"), Some(3)),
+            "{db}: {v}"
+        );
+    })
+    .await;
+}
