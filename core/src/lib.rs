@@ -13,6 +13,7 @@ pub mod checks;
 pub mod config;
 pub mod derived;
 pub mod lenient_json;
+pub mod lenient_yaml;
 pub mod metric;
 pub mod regression;
 pub mod result;
