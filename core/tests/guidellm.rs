@@ -7,7 +7,7 @@ use common::value;
 
 mod fuzz_support;
 
-use benchtrail_core::adapters::{read_files, FileSpec};
+use benchtrail_core::adapters::{parse_file, read_files, AdapterError, FileSpec, FORMATS};
 use benchtrail_core::{BenchResult, RequestRate};
 
 fn read(path: &str) -> String {
@@ -161,4 +161,171 @@ fn never_panics_on_broken_or_mutated_files() {
     {
         fuzz_support::hammer(&[("result.json", read(f))], "guidellm", 0, 31 + i as u64);
     }
+}
+
+const TWINS: [&str; 2] = [
+    "baseline_concurrent_1-4-16_isl512_osl128",
+    "candidate_concurrent_1-4-16_isl512_osl128",
+];
+
+#[test]
+fn yaml_output_gives_the_results_of_its_json_twin() {
+    for twin in TWINS {
+        let json = results(&format!("{twin}.json"));
+        // `results` names the file `result.json`: detection is by content.
+        let yaml = results(&format!("{twin}.yaml"));
+        assert_eq!(yaml.len(), 3, "{twin}");
+        assert_eq!(yaml, json, "{twin}");
+        // Named by its real name, or with the format asked for, or through parse_file.
+        let text = read(&format!("{twin}.yaml"));
+        for (name, format) in [
+            ("guidellm/benchmarks.yaml", None),
+            ("result.json", Some("guidellm")),
+        ] {
+            let out = read_files(&[FileSpec {
+                name,
+                format,
+                text: &text,
+            }])
+            .unwrap();
+            assert_eq!(out[0].format, "guidellm");
+            assert_eq!(out[0].results, json, "{twin} as {name}");
+        }
+        let (format, rs) = parse_file(None, &text, 0).unwrap();
+        assert_eq!((format, rs), ("guidellm", json));
+    }
+}
+
+#[test]
+fn yaml_output_exact_values() {
+    let rs = results("candidate_concurrent_1-4-16_isl512_osl128.yaml");
+    let keys: Vec<String> = rs.iter().map(|r| r.cell.key()).collect();
+    assert_eq!(
+        keys,
+        [
+            "max_concurrency=1;request_rate=inf;input_len=512;output_len=128",
+            "max_concurrency=4;request_rate=inf;input_len=512;output_len=128",
+            "max_concurrency=16;request_rate=inf;input_len=512;output_len=128",
+        ]
+    );
+    for (r, e2el, n, ttft_p99, output_tps, duration) in [
+        (
+            &rs[0],
+            0.9880467057228088,
+            20,
+            89.01333808898926,
+            128.85985444744077,
+            19.866544246673584,
+        ),
+        (
+            &rs[1],
+            1.0721078077952069,
+            60,
+            98.78945350646973,
+            471.91506018012154,
+            16.274115085601807,
+        ),
+        (
+            &rs[2],
+            1.4348845437169075,
+            160,
+            122.88522720336914,
+            1404.8346849423256,
+            14.578227758407593,
+        ),
+    ] {
+        assert_eq!(value(r, "e2el", "mean"), (e2el * 1000.0, Some(n)));
+        assert_eq!(value(r, "ttft", "p99"), (ttft_p99, Some(n)));
+        assert_eq!(value(r, "output_throughput", "value"), (output_tps, None));
+        assert_eq!(value(r, "completed", "value"), (n as f64, None));
+        assert_eq!(value(r, "duration", "value"), (duration, None));
+        assert_eq!(r.configuration.model.name.as_deref(), Some("mock-llm"));
+        assert_eq!(r.configuration.benchmark.version.as_deref(), Some("0.8.1"));
+        assert_eq!(r.configuration.sampling.ignore_eos, Some(true));
+        assert_eq!(r.facts["arrival"], "concurrent");
+    }
+}
+
+#[test]
+fn yaml_non_finite_and_huge_numbers_read_as_in_json() {
+    let json = read("baseline_concurrent_1-4-16_isl512_osl128.json");
+    let yaml = read("baseline_concurrent_1-4-16_isl512_osl128.yaml");
+    // Python writes inf/nan as bare `Infinity`/`NaN` in JSON and `.inf`/`.nan` in YAML; an
+    // integer beyond u64 is read as the nearest f64 by both.
+    for (in_json, in_yaml) in [
+        ("Infinity", ".inf"),
+        ("-Infinity", "-.inf"),
+        ("NaN", ".nan"),
+        ("18446744073709551616", "18446744073709551616"),
+        ("-98765432109876543210", "-98765432109876543210"),
+    ] {
+        let j = json.replacen("26.58892059326172", in_json, 1);
+        let y = yaml.replacen("26.58892059326172", in_yaml, 1);
+        assert_ne!((&j, &y), (&json, &yaml));
+        let (_, from_json) = parse_file(None, &j, 0).unwrap();
+        let (_, from_yaml) = parse_file(None, &y, 0).unwrap();
+        assert_eq!(from_yaml, from_json, "{in_yaml}");
+        if in_json.parse::<f64>().is_ok_and(f64::is_finite) {
+            assert_eq!(
+                value(&from_yaml[0], "duration", "value").0,
+                in_json.parse::<f64>().unwrap()
+            );
+        } else {
+            assert!(from_yaml[0]
+                .warnings
+                .iter()
+                .any(|w| w.code == "non_finite_value" && w.message.starts_with("`duration`")));
+        }
+    }
+}
+
+#[test]
+fn yaml_that_is_not_guidellm_is_not_claimed() {
+    let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+    for (text, why) in [
+        // Any text is YAML: only a top-level `benchmarks:` line makes it worth parsing.
+        (
+            "model: m\nthroughput: 3.5\n",
+            "guidellm (neither JSON nor YAML with a top-level `benchmarks:` line)",
+        ),
+        (
+            "benchmarks: 3\n",
+            "guidellm (YAML, but no `benchmarks` list)",
+        ),
+        (
+            "benchmarks: []\n",
+            "guidellm (YAML, but an empty `benchmarks` list)",
+        ),
+        (
+            "benchmarks:\n- name: x\n  value: 1\n",
+            "guidellm (YAML, but no guidellm `generative_benchmark`)",
+        ),
+        ("benchmarks:\n- [1, 2\n", "guidellm (not valid YAML: "),
+        (
+            "benchmarks:\n- a: 1\n---\nb: 2\n",
+            "guidellm (not valid YAML: ",
+        ),
+    ] {
+        let err = parse_file(None, text, 0).unwrap_err();
+        let AdapterError::Undetected { tried } = &err else {
+            panic!("{text:?}: {err}");
+        };
+        let tried: Vec<&str> = tried.iter().map(|(f, _)| *f).collect();
+        assert_eq!(tried, names, "{text:?}: every format is tried");
+        let message = err.to_string();
+        assert!(
+            message.starts_with("could not detect the format; tried vllm-bench-serve ("),
+            "{message}"
+        );
+        assert!(message.contains(why), "{text:?}: {message}");
+    }
+    // Broken JSON stays a JSON syntax error, even with a `benchmarks` key.
+    let truncated = &read("baseline_concurrent_1-4-16_isl512_osl128.json")[..5000];
+    assert!(matches!(
+        parse_file(None, truncated, 0),
+        Err(AdapterError::Syntax(_))
+    ));
+    // Asked for as guidellm, YAML of another structure is refused.
+    let err = parse_file(Some("guidellm"), "benchmarks: 3\n", 0).unwrap_err();
+    assert!(matches!(err, AdapterError::Syntax(_)), "{err}");
 }

@@ -1,6 +1,9 @@
-//! guidellm `benchmarks.json` (notes: `shared/notes/benchmark-tool-formats.md` §4): several
-//! benchmarks per file, one result each. YAML output is not read (it would need a YAML parser
-//! dependency); convert it or use the JSON output.
+//! guidellm `benchmarks.json` or `benchmarks.yaml` (notes: `shared/notes/benchmark-tool-formats.md`
+//! §4): several benchmarks per file, one result each. The YAML output is the same document
+//! (PyYAML's serialization): it is read into the same JSON value ([`lenient_yaml`]) and from
+//! there on read alike, so both give the same results. Text is tried as YAML only when a line
+//! starts with `benchmarks:` (a YAML parser reads almost any text), and claimed only when it
+//! has guidellm's structure, as JSON is.
 //!
 //! Each metric is a StatusDistributionSummary `{successful, errored, incomplete, total}`; the
 //! `successful` group is stored. Names, by what they are:
@@ -28,6 +31,7 @@ use super::{AdapterError, Content, InputFile};
 use crate::cell::{RequestRate, WorkloadCell};
 use crate::config::Configuration;
 use crate::lenient_json::as_f64;
+use crate::lenient_yaml;
 use crate::metric::Stat;
 use crate::result::BenchResult;
 use serde_json::{Map, Value};
@@ -36,7 +40,16 @@ use serde_json::{Map, Value};
 pub const FORMAT: &str = "guidellm";
 
 pub(super) fn detect(input: &InputFile) -> Result<(), String> {
-    let v = first_value(input).ok_or("not JSON")?;
+    match &input.content {
+        Content::Json(_) => check(first_value(input).ok_or("not JSON")?),
+        Content::Text { text, .. } => {
+            check(&read_yaml(text)?).map_err(|why| format!("YAML, but {why}"))
+        }
+    }
+}
+
+/// Whether a report (its JSON value) has guidellm's structure, else why not.
+fn check(v: &Value) -> Result<(), String> {
     let first = v
         .get("benchmarks")
         .and_then(Value::as_array)
@@ -52,15 +65,34 @@ pub(super) fn detect(input: &InputFile) -> Result<(), String> {
     }
 }
 
+/// A text that is not JSON, read as guidellm's YAML output: only when a line starts with the
+/// top-level key `benchmarks:` (as PyYAML writes it), else any text would be YAML.
+fn read_yaml(text: &str) -> Result<Value, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let has_benchmarks_key = text.lines().any(|line| {
+        line.strip_prefix("benchmarks:")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+    });
+    if !has_benchmarks_key {
+        return Err("neither JSON nor YAML with a top-level `benchmarks:` line".into());
+    }
+    lenient_yaml::parse_value(text).map_err(|e| format!("not valid YAML: {e}"))
+}
+
 pub(super) fn parse(
     input: &InputFile,
     _companions: &[&InputFile],
 ) -> Result<Vec<BenchResult>, AdapterError> {
+    let yaml;
     let root = match &input.content {
         Content::Json(values) => values.first().ok_or(AdapterError::Empty)?,
-        Content::Text { not_json, .. } => return Err(AdapterError::Syntax(not_json.clone())),
+        Content::Text { text, .. } => {
+            yaml = read_yaml(text)
+                .map_err(|why| file_error("", format!("not a guidellm report: {why}")))?;
+            &yaml
+        }
     };
-    detect(input).map_err(|why| file_error("", format!("not a guidellm report: {why}")))?;
+    check(root).map_err(|why| file_error("", format!("not a guidellm report: {why}")))?;
     let benchmarks = root
         .get("benchmarks")
         .and_then(Value::as_array)

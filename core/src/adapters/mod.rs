@@ -31,7 +31,7 @@ pub enum Content<'a> {
     /// One or more JSON values: a document, JSON Lines, or concatenated values (Python's
     /// `NaN`/`Infinity` accepted; see [`lenient_json`]). Empty for an empty file.
     Json(Vec<Value>),
-    /// Text that is not JSON (a console summary), with the reason it is not JSON.
+    /// Text that is not JSON (a console summary, guidellm's YAML), with the reason it is not JSON.
     Text {
         /// The text.
         text: &'a str,
@@ -195,8 +195,8 @@ pub const FORMATS: &[Format] = &[
     },
     Format {
         name: guidellm::FORMAT,
-        description: "guidellm `benchmarks.json` (v0.2–v0.3 and v0.4+ reports, incl. report version 2): one result per benchmark, the strategy as the load shape. YAML output is not read",
-        produced_by: "guidellm run --backend kind=openai_http,target=http://127.0.0.1:8001,model=mock-llm,request_format=/v1/completions,extras.body.ignore_eos=true --tokenizer kind=huggingface_auto,model=/models/mock-tokenizer --profile 'kind=concurrent,streams[0]=1,streams[1]=4,streams[2]=16' --constraint 'kind=max_requests,count[0]=20,count[1]=60,count[2]=160' --constraint kind=max_duration,seconds=90 --data kind=synthetic_text,prompt_tokens=512,output_tokens=128 --metrics kind=generative,sample_size=8 --seed kind=static,value=42 --output kind=json,path=$OUT/guidellm/baseline_concurrent_1-4-16_isl512_osl128.json",
+        description: "guidellm `benchmarks.json` or `benchmarks.yaml` (v0.2–v0.3 and v0.4+ reports, incl. report version 2): one result per benchmark, the strategy as the load shape. The YAML output gives the same results as its JSON twin",
+        produced_by: "guidellm run --backend kind=openai_http,target=http://127.0.0.1:8001,model=mock-llm,request_format=/v1/completions,extras.body.ignore_eos=true --tokenizer kind=huggingface_auto,model=/models/mock-tokenizer --profile 'kind=concurrent,streams[0]=1,streams[1]=4,streams[2]=16' --constraint 'kind=max_requests,count[0]=20,count[1]=60,count[2]=160' --constraint kind=max_duration,seconds=90 --data kind=synthetic_text,prompt_tokens=512,output_tokens=128 --metrics kind=generative,sample_size=8 --seed kind=static,value=42 --output kind=json,path=$OUT/guidellm/baseline_concurrent_1-4-16_isl512_osl128.json --output kind=csv,path=$OUT/guidellm/baseline_concurrent_1-4-16_isl512_osl128.csv --output kind=yaml,path=$OUT/guidellm/baseline_concurrent_1-4-16_isl512_osl128.yaml --output kind=html,path=$OUT/guidellm/baseline_concurrent_1-4-16_isl512_osl128.html --disable-console-interactive",
         detect: guidellm::detect,
         parser: Parser::WholeFile(guidellm::parse),
     },
