@@ -1,8 +1,9 @@
 //! HTTP client for the benchtrail API, and readable rendering of its RFC 9457 problems.
 //!
-//! Every request is a JSON `POST` with `Authorization: Bearer TOKEN`. A 2xx answer is decoded
-//! into the expected type; anything else becomes a [`ClientError`], an
-//! `application/problem+json` body a [`Problem`].
+//! Every request is a JSON `POST` with `Authorization: Bearer TOKEN`; a body of
+//! [`GZIP_THRESHOLD`] bytes or more (an upload of result files) is sent gzip-compressed with
+//! `Content-Encoding: gzip`. A 2xx answer is decoded into the expected type; anything else
+//! becomes a [`ClientError`], an `application/problem+json` body a [`Problem`].
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,11 @@ use std::time::Duration;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Time allowed for a whole request: uploads carry whole result files (tens of MiB).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Request bodies of at least this many bytes are sent gzip-compressed. Smaller ones (project
+/// and token creation) gain nothing from it. Detailed result files (per-request arrays of
+/// numbers) shrink to about a third.
+pub const GZIP_THRESHOLD: usize = 16 * 1024;
 
 /// An RFC 9457 problem document as the server sends it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -101,6 +107,14 @@ pub enum ClientError {
     /// `--server` is not an http(s) URL.
     #[error("invalid server URL `{0}`: expected http://HOST[:PORT] or https://...")]
     InvalidServer(String),
+    /// The request body could not be encoded.
+    #[error("cannot encode the request to {url}: {message}")]
+    Encode {
+        /// The request URL.
+        url: String,
+        /// The cause.
+        message: String,
+    },
     /// No connection or no complete answer.
     #[error("could not reach {url}: {message}")]
     Unreachable {
@@ -181,7 +195,8 @@ impl Client {
         format!("{}{}", self.base, path)
     }
 
-    /// `POST base+path` with `body` as JSON; returns the status and the decoded 2xx body.
+    /// `POST base+path` with `body` as JSON (gzip-compressed from [`GZIP_THRESHOLD`] bytes
+    /// on); returns the status and the decoded 2xx body.
     ///
     /// # Errors
     /// See [`ClientError`].
@@ -191,11 +206,22 @@ impl Client {
         body: &B,
     ) -> Result<(u16, R), ClientError> {
         let url = self.url(path);
+        let encode_error = |message: String| ClientError::Encode {
+            url: url.clone(),
+            message,
+        };
+        let json = serde_json::to_vec(body).map_err(|e| encode_error(e.to_string()))?;
         let mut request = self
             .http
             .post(&url)
-            .json(body)
+            .header("Content-Type", "application/json")
             .header("Accept", "application/json, application/problem+json");
+        request = if json.len() >= GZIP_THRESHOLD {
+            let compressed = gzip(&json).map_err(|e| encode_error(e.to_string()))?;
+            request.header("Content-Encoding", "gzip").body(compressed)
+        } else {
+            request.body(json)
+        };
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
@@ -232,6 +258,17 @@ impl Client {
             }
         }
     }
+}
+
+/// `bytes` gzip-compressed at flate2's default level.
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 4),
+        flate2::Compression::default(),
+    );
+    encoder.write_all(bytes)?;
+    encoder.finish()
 }
 
 /// An error and its causes joined by `: ` (reqwest's own message rarely says why).
@@ -296,6 +333,19 @@ mod tests {
             c.url("/api/v1/projects"),
             "http://127.0.0.1:8080/api/v1/projects"
         );
+    }
+
+    #[test]
+    fn gzip_round_trips() {
+        use std::io::Read;
+        let text = "x".repeat(GZIP_THRESHOLD);
+        let compressed = gzip(text.as_bytes()).unwrap();
+        assert_eq!(&compressed[..2], &[0x1f, 0x8b]);
+        let mut back = String::new();
+        flate2::read::GzDecoder::new(&compressed[..])
+            .read_to_string(&mut back)
+            .unwrap();
+        assert_eq!(back, text);
     }
 
     #[test]

@@ -1,22 +1,34 @@
 //! The built `benchtrail` binary against a real benchtrail server (SQLite, loopback HTTP):
-//! project and token creation with the admin token, uploads, idempotent re-upload, and a token
-//! of another project refused.
+//! project and token creation with the admin token, uploads (sent gzip-compressed), idempotent
+//! re-upload, and a token of another project refused.
 
 mod common;
 
-use benchtrail_server::app::{serve, AppState};
+use benchtrail_server::app::{router, AppState};
 use benchtrail_server::auth::hash_token;
 use benchtrail_server::storage::Store;
 use common::*;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 const ADMIN: &str = "bt_e2e_admin";
 
-/// Starts a server on 127.0.0.1:0 in a background thread; returns its base URL. The server
-/// lives until the test process ends.
-fn start_server(data: &TempDir) -> String {
+/// What the server saw of one request before the app read it: method, path, and the
+/// `Content-Encoding` and `Content-Length` headers as sent.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    method: String,
+    path: String,
+    encoding: Option<String>,
+    length: Option<usize>,
+}
+
+/// Starts a server on 127.0.0.1:0 in a background thread; returns its base URL and the log
+/// of requests it received. The server lives until the test process ends.
+fn start_server(data: &TempDir) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let url = format!("sqlite://{}/bt.db", data.path().display());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Runtime::new().unwrap();
@@ -29,18 +41,33 @@ fn start_server(data: &TempDir) -> String {
                 store,
                 admin_token_hash: Arc::new(hash_token(ADMIN)),
             };
-            serve(listener, state, std::future::pending())
-                .await
-                .unwrap();
+            let header = |request: &axum::extract::Request, name: &str| {
+                request
+                    .headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_string())
+            };
+            let app = router(state).layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    log.lock().unwrap().push(Seen {
+                        method: request.method().to_string(),
+                        path: request.uri().path().to_string(),
+                        encoding: header(&request, "content-encoding"),
+                        length: header(&request, "content-length").map(|l| l.parse().unwrap()),
+                    });
+                    next.run(request)
+                },
+            ));
+            axum::serve(listener, app).await.unwrap();
         });
     });
-    rx.recv().unwrap()
+    (rx.recv().unwrap(), seen)
 }
 
 #[test]
 fn create_project_token_and_upload_to_a_real_server() {
     let data = TempDir::new("e2e");
-    let base = start_server(&data);
+    let (base, seen) = start_server(&data);
     let (repo, _, head) = git_repo();
     let env = [("BENCHTRAIL_URL", base.as_str())];
 
@@ -97,6 +124,19 @@ fn create_project_token_and_upload_to_a_real_server() {
     assert_eq!(receipt["results"], 1);
     // One run and no history: never a silent pass.
     assert_eq!(receipt["verdict"], "warn");
+    // The upload arrived gzip-compressed; the project and token requests (small) did not.
+    let requests = seen.lock().unwrap().clone();
+    let upload_request = requests.last().unwrap();
+    assert_eq!(upload_request.method, "POST");
+    assert_eq!(upload_request.path, "/api/v1/projects/demo/runs");
+    assert_eq!(upload_request.encoding.as_deref(), Some("gzip"));
+    let file_len = std::fs::metadata(&file).unwrap().len() as usize;
+    let sent = upload_request.length.unwrap();
+    eprintln!("upload of {FIXTURE} ({file_len} bytes): {sent} bytes sent gzipped");
+    assert!(sent * 2 < file_len, "{sent} of {file_len}");
+    assert!(requests[..requests.len() - 1]
+        .iter()
+        .all(|r| r.encoding.is_none()));
 
     // What the server stored: the commit from git and the file's exact values.
     let run: Value = reqwest::blocking::get(format!("{base}/api/v1/runs/{run_id}"))

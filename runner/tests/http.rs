@@ -54,6 +54,13 @@ fn upload_posts_the_document_and_prints_the_run_url() {
     );
     assert_eq!(request.header("authorization"), Some("Bearer tok-123"));
     assert_eq!(request.header("content-type"), Some("application/json"));
+    // A whole result file is sent gzip-compressed; `body` is what it inflates to.
+    assert_eq!(request.header("content-encoding"), Some("gzip"));
+    assert_eq!(
+        request.header("content-length"),
+        Some(request.raw_body.len().to_string().as_str())
+    );
+    assert!(request.raw_body.len() * 2 < request.body.len());
     let document: UploadDocument = serde_json::from_str(&request.body).unwrap();
     assert_eq!(document.run.commit.sha, head);
     assert_eq!(
@@ -233,6 +240,9 @@ fn project_create_posts_its_fields_and_prints_the_url() {
         requests[0].header("authorization"),
         Some("Bearer admin-secret")
     );
+    // A small body is sent as it is.
+    assert_eq!(requests[0].header("content-encoding"), None);
+    assert_eq!(requests[0].header("content-type"), Some("application/json"));
     assert_eq!(
         requests[0].json(),
         json!({

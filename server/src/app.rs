@@ -7,8 +7,15 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 /// Largest accepted request body: uploads carry whole result files, and `--save-detailed`
-/// files of long runs reach tens of MiB. Larger bodies are answered with 413.
+/// files of long runs reach tens of MiB. Larger bodies are answered with 413. For a body sent
+/// with `Content-Encoding: gzip` the limit applies to the decompressed bytes, so a small gzip
+/// bomb is a 413 too, after at most this much was inflated.
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Marks a request whose body was sent with `Content-Encoding: gzip` (the decompression layer
+/// removes the header), so body errors can say that the fault is in the compressed body.
+#[derive(Debug, Clone, Copy)]
+pub struct GzipBody;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -21,13 +28,20 @@ pub struct AppState {
 
 /// The whole application: API under `/api/v1`, pages, static assets, `/healthz`.
 pub fn router(state: AppState) -> Router {
-    use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
+    use tower_http::{
+        catch_panic::CatchPanicLayer, decompression::RequestDecompressionLayer, trace::TraceLayer,
+    };
     Router::new()
         .merge(crate::api::routes())
         .merge(crate::pages::routes())
         .fallback(fallback)
+        // `Content-Encoding: gzip` bodies are inflated as they are read; any other encoding is
+        // a 415 (a problem document under `/api/`, through the next layer).
+        .layer(RequestDecompressionLayer::new().gzip(true))
         .layer(axum::middleware::from_fn(problems_for_api_errors))
-        // Enforced where bodies are read (`ApiJson`), so a 413 is a problem document too.
+        .layer(axum::middleware::map_request(mark_gzip_body))
+        // Enforced where bodies are read (`ApiJson`), on the decompressed bytes, so a 413 is a
+        // problem document too.
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())
         .layer(CatchPanicLayer::new())
@@ -45,16 +59,33 @@ async fn fallback(uri: axum::http::Uri) -> axum::response::Response {
     }
 }
 
+/// Adds [`GzipBody`] to a request sent with `Content-Encoding: gzip`.
+async fn mark_gzip_body(mut request: axum::extract::Request) -> axum::extract::Request {
+    let gzip = request
+        .headers()
+        .get(axum::http::header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes() == b"gzip");
+    if gzip {
+        request.extensions_mut().insert(GzipBody);
+    }
+    request
+}
+
 /// Under `/api/`, turns every error answer that is not yet a problem document (axum's own
 /// rejections of a query string or path segment that does not parse, 405 for a wrong method)
-/// into one, keeping its status, its text as `detail`, and an `Allow` header.
+/// into one, keeping its status, its text as `detail`, and an `Allow` or `Accept-Encoding`
+/// header. A 415 from the decompression layer names the encoding that is not supported.
 async fn problems_for_api_errors(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    use axum::http::header;
+    use axum::http::{header, StatusCode};
     use axum::response::IntoResponse;
     let is_api = request.uri().path().starts_with("/api/");
+    let encoding = request
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let response = next.run(request).await;
     let status = response.status();
     let is_problem = response
@@ -73,14 +104,19 @@ async fn problems_for_api_errors(
         .await
         .unwrap_or_default();
     let text = String::from_utf8_lossy(&text).trim().to_string();
-    let detail = if text.is_empty() {
-        status.canonical_reason().unwrap_or("error").to_string()
-    } else {
-        text
+    let detail = match (&encoding, parts.headers.get(header::ACCEPT_ENCODING)) {
+        (Some(encoding), Some(_)) if status == StatusCode::UNSUPPORTED_MEDIA_TYPE => format!(
+            "the request body's Content-Encoding `{encoding}` is not supported; \
+             send it uncompressed or with `Content-Encoding: gzip`"
+        ),
+        _ if text.is_empty() => status.canonical_reason().unwrap_or("error").to_string(),
+        _ => text,
     };
     let mut problem = crate::error::ApiError::Rejected { status, detail }.into_response();
-    if let Some(allow) = parts.headers.get(header::ALLOW) {
-        problem.headers_mut().insert(header::ALLOW, allow.clone());
+    for name in [header::ALLOW, header::ACCEPT_ENCODING] {
+        if let Some(value) = parts.headers.get(&name) {
+            problem.headers_mut().insert(name, value.clone());
+        }
     }
     problem
 }

@@ -57,10 +57,12 @@ pub enum ApiError {
     #[error("{0}")]
     Conflict(String),
     /// The body is larger than the limit (413).
-    #[error("the request body is larger than {limit} bytes")]
+    #[error("the request body is larger than {limit} bytes{}", if *decompressed { " once decompressed" } else { "" })]
     PayloadTooLarge {
         /// The limit in bytes.
         limit: usize,
+        /// The body was sent gzip-compressed and the limit was reached while inflating it.
+        decompressed: bool,
     },
     /// A framework rejection (a query string or path that does not parse, a wrong method),
     /// re-rendered as a problem with its own status and text.

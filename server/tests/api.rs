@@ -293,6 +293,189 @@ async fn bad_uploads_get_problem_details_and_store_nothing() {
     .await;
 }
 
+/// The detailed (`--save-detailed`) vLLM sample: per-request arrays, the kind of file CI
+/// uploads gzip-compressed.
+const DETAILED_VLLM: &str = "examples/history/baseline_completions_c4_isl512_osl128.json";
+
+/// `bytes` gzip-compressed (flate2, default level, as the CLI does).
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// POSTs `body` as an upload of `slug` with `Content-Encoding: encoding`; returns the status,
+/// the `Content-Type` and the JSON body.
+async fn post_encoded(
+    server: &TestServer,
+    slug: &str,
+    token: &str,
+    encoding: &str,
+    body: Vec<u8>,
+) -> (u16, String, Value) {
+    let r = server
+        .http
+        .post(server.url(&format!("/api/v1/projects/{slug}/runs")))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("content-encoding", encoding)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let content_type = r.headers()["content-type"].to_str().unwrap().to_string();
+    (status, content_type, r.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn gzip_upload_stores_the_same_values_as_the_plain_one() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // The same file as two commits' runs: plain, then gzip-compressed.
+        let doc = upload_doc(&"d".repeat(40), "2026-11-01T00:00:00Z", &[DETAILED_VLLM]);
+        let gz_doc = upload_doc(&"e".repeat(40), "2026-11-02T00:00:00Z", &[DETAILED_VLLM]);
+        let plain = serde_json::to_vec(&gz_doc).unwrap();
+        let compressed = gzip(&plain);
+        eprintln!(
+            "upload of {DETAILED_VLLM}: {} bytes plain, {} bytes gzipped",
+            plain.len(),
+            compressed.len()
+        );
+        assert!(compressed.len() * 2 < plain.len());
+
+        let (status, receipt) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 201, "{receipt}");
+        let (status, content_type, gz_receipt) =
+            post_encoded(&server, "demo", &token, "gzip", compressed).await;
+        assert_eq!(
+            (status, content_type.as_str()),
+            (201, "application/json"),
+            "{gz_receipt}"
+        );
+        assert_eq!(gz_receipt["results"], 1);
+        assert_eq!(gz_receipt["created"], true);
+
+        let (_, plain_run) = server
+            .get(&format!(
+                "/api/v1/runs/{}",
+                receipt["run_id"].as_str().unwrap()
+            ))
+            .await;
+        let (_, gz_run) = server
+            .get(&format!(
+                "/api/v1/runs/{}",
+                gz_receipt["run_id"].as_str().unwrap()
+            ))
+            .await;
+        // Every stored value, unit, sample count, interval, warning and series is the same.
+        assert_eq!(gz_run["commit_sha"], "e".repeat(40));
+        assert_eq!(gz_run["results"], plain_run["results"]);
+        assert_eq!(gz_run["files"], plain_run["files"]);
+        let p99 = gz_run["results"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "ttft" && m["stat"] == "p99")
+            .unwrap()
+            .clone();
+        assert_eq!(p99["n"], 60);
+        // The stored file is the uploaded file byte for byte, not its compressed form.
+        let file = server
+            .http
+            .get(server.url(&format!(
+                "/api/v1/runs/{}/files/0",
+                gz_receipt["run_id"].as_str().unwrap()
+            )))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(file, repo_file(DETAILED_VLLM));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn gzip_bomb_is_a_413_problem_counted_after_decompression() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // 256 MiB of JSON whitespace (four times the limit) in a few hundred KiB.
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        {
+            use std::io::Write;
+            encoder.write_all(b"{\"run\": ").unwrap();
+            let spaces = vec![b' '; 1024 * 1024];
+            for _ in 0..256 {
+                encoder.write_all(&spaces).unwrap();
+            }
+        }
+        let bomb = encoder.finish().unwrap();
+        assert!(bomb.len() < 1024 * 1024, "{}", bomb.len());
+        let (status, content_type, problem) =
+            post_encoded(&server, "demo", &token, "gzip", bomb).await;
+        assert_eq!(status, 413, "{problem}");
+        assert_eq!(content_type, "application/problem+json");
+        assert_eq!(problem["title"], "Payload too large");
+        assert_eq!(
+            problem["detail"],
+            "the request body is larger than 67108864 bytes once decompressed"
+        );
+        let (_, runs) = server.get("/api/v1/projects/demo/runs").await;
+        assert_eq!(runs["items"], json!([]));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn invalid_or_unsupported_encodings_get_problems_naming_them() {
+    for_each_store(|_, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let doc = serde_json::to_vec(&upload_doc(&"e".repeat(40), "2026-11-01T00:00:00Z", &[DETAILED_VLLM])).unwrap();
+
+        // Plain JSON sent as if it were gzip.
+        let (status, content_type, problem) =
+            post_encoded(&server, "demo", &token, "gzip", doc.clone()).await;
+        assert_eq!((status, content_type.as_str()), (400, "application/problem+json"), "{problem}");
+        assert_eq!(problem["title"], "Malformed request body");
+        assert_eq!(
+            problem["detail"],
+            "the body is sent with `Content-Encoding: gzip` but is not valid gzip: Invalid gzip header"
+        );
+
+        // A gzip stream cut short.
+        let compressed = gzip(&doc);
+        let cut = compressed[..compressed.len() / 2].to_vec();
+        let (status, content_type, problem) =
+            post_encoded(&server, "demo", &token, "gzip", cut).await;
+        assert_eq!((status, content_type.as_str()), (400, "application/problem+json"), "{problem}");
+        assert_eq!(
+            problem["detail"],
+            "the body is sent with `Content-Encoding: gzip` but is not valid gzip: unexpected end of file"
+        );
+
+        // An encoding the server does not inflate: 415 saying which ones it does.
+        let (status, content_type, problem) =
+            post_encoded(&server, "demo", &token, "br", doc.clone()).await;
+        assert_eq!((status, content_type.as_str()), (415, "application/problem+json"), "{problem}");
+        assert_eq!(problem["title"], "Unsupported Media Type");
+        assert_eq!(
+            problem["detail"],
+            "the request body's Content-Encoding `br` is not supported; send it uncompressed or with `Content-Encoding: gzip`"
+        );
+
+        let (_, runs) = server.get("/api/v1/projects/demo/runs").await;
+        assert_eq!(runs["items"], json!([]));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn tokens_are_scoped_to_their_project() {
     for_each_store(|_, store| async move {

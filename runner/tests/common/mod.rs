@@ -148,7 +148,9 @@ pub struct Request {
     pub path: String,
     /// Headers, names lower-cased.
     pub headers: Vec<(String, String)>,
-    /// The body.
+    /// The body as sent (gzip-compressed when `Content-Encoding: gzip`).
+    pub raw_body: Vec<u8>,
+    /// The body, decompressed when it was sent with `Content-Encoding: gzip`.
     pub body: String,
 }
 
@@ -247,11 +249,24 @@ fn read_request(stream: &mut std::net::TcpStream) -> Request {
         assert!(n > 0, "connection closed before the body ended");
         data.extend_from_slice(&buf[..n]);
     }
-    let body = String::from_utf8(data[header_end..header_end + length].to_vec()).unwrap();
+    let raw_body = data[header_end..header_end + length].to_vec();
+    let gzip = headers
+        .iter()
+        .any(|(n, v)| n == "content-encoding" && v == "gzip");
+    let body = if gzip {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(&raw_body[..])
+            .read_to_string(&mut text)
+            .expect("a gzip body that inflates to UTF-8");
+        text
+    } else {
+        String::from_utf8(raw_body.clone()).unwrap()
+    };
     Request {
         method,
         path,
         headers,
+        raw_body,
         body,
     }
 }

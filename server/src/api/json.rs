@@ -1,12 +1,16 @@
 //! A JSON body extractor whose failures are problem details naming the field at fault.
+//! Bodies sent with `Content-Encoding: gzip` arrive here already inflated (by
+//! `tower_http`'s request decompression in [`crate::app::router`]).
 //!
 //! axum's own `Json` rejects with a plain-text message; uploads need a JSON pointer to the
 //! field (`/run/commit/sha`), which `serde_path_to_error` gives.
 
-use crate::app::BODY_LIMIT_BYTES;
+use crate::app::{GzipBody, BODY_LIMIT_BYTES};
 use crate::error::ApiError;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
 /// A JSON request body of type `T`.
@@ -16,19 +20,37 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge {
-                    limit: BODY_LIMIT_BYTES,
-                }
-            } else {
-                ApiError::BadRequest {
-                    pointer: String::new(),
-                    detail: rejection.body_text(),
-                }
-            }
-        })?;
+        let gzip = req.extensions().get::<GzipBody>().is_some();
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|rejection| body_error(rejection, gzip))?;
         parse(&bytes).map(ApiJson)
+    }
+}
+
+/// The problem for a body that could not be read: too large (413, counted after
+/// decompression), a `Content-Encoding: gzip` body that does not inflate (400), or a broken
+/// transfer (400).
+fn body_error(rejection: BytesRejection, gzip: bool) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::PayloadTooLarge {
+            limit: BODY_LIMIT_BYTES,
+            decompressed: gzip,
+        };
+    }
+    let detail = if gzip {
+        // The decompressor's own message (e.g. `invalid gzip header`) is the innermost cause.
+        let mut cause: &dyn std::error::Error = &rejection;
+        while let Some(inner) = cause.source() {
+            cause = inner;
+        }
+        format!("the body is sent with `Content-Encoding: gzip` but is not valid gzip: {cause}")
+    } else {
+        rejection.body_text()
+    };
+    ApiError::BadRequest {
+        pointer: String::new(),
+        detail,
     }
 }
 

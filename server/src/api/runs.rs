@@ -34,13 +34,15 @@ pub struct UploadReceipt {
 
 /// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
 /// 200 when a run with the same id was already stored (idempotent retry), 422 with a pointer
-/// to the fault when a file or result is wrong.
+/// to the fault when a file or result is wrong. The body may be sent with
+/// `Content-Encoding: gzip`; the 64 MiB limit counts its decompressed bytes.
 #[utoipa::path(post, path = "/api/v1/projects/{project}/runs", tag = "runs",
     request_body = benchtrail_core::UploadDocument,
     params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
     responses((status = 201, description = "Stored", body = UploadReceipt), (status = 200, description = "Already stored (same run id)", body = UploadReceipt),
-        (status = 400, description = "Malformed body; `pointer` names the field", content_type = "application/problem+json"),
-        (status = 413, description = "Body over 64 MiB", content_type = "application/problem+json"),
+        (status = 400, description = "Malformed body; `pointer` names the field. Also a `Content-Encoding: gzip` body that is not valid gzip", content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 MiB (decompressed, for a gzip body)", content_type = "application/problem+json"),
+        (status = 415, description = "A `Content-Encoding` other than `gzip`", content_type = "application/problem+json"),
         (status = 422, description = "A file or result is wrong; `pointer` names it", content_type = "application/problem+json")))]
 pub(super) async fn upload(
     State(state): State<AppState>,
