@@ -63,7 +63,8 @@ fn fp8_kv_cache_is_a_tradeoff_in_every_cell() {
         assert_eq!(tradeoffs.len(), 1, "{}", group.cell_key);
         let t = tradeoffs[0];
         assert_eq!(t.summary, want);
-        assert_eq!(t.severity, Some(Severity::Warn));
+        // As severe as its worst side: median TTFT +6.5 % or more is past the 5 % of `fail`.
+        assert_eq!(t.severity, Some(Severity::Fail));
         assert_eq!(t.settings, settings);
         assert_eq!(t.baseline_commits.len(), 8);
         assert_eq!(t.candidate_commit.as_deref(), Some("fp8-kv-cache"));
@@ -361,4 +362,108 @@ fn per_request_samples_describe_a_shift_but_never_open_a_finding() {
     assert_eq!(shift.shift, 5.0);
     assert!(shift.p_value < 1e-6);
     assert!(shift.note.contains("never opens an alert"));
+}
+
+fn history(values: &[f64]) -> Vec<CommitRuns> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| CommitRuns::new(format!("b{i}"), &[*v]))
+        .collect()
+}
+
+#[test]
+fn confirmation_waits_for_the_following_commits_and_refutes_a_change_that_goes_away() {
+    let settings = Settings {
+        confirm_commits: 2,
+        ..Settings::default()
+    };
+    let base = history(&[100.0, 101.0, 99.0, 100.5, 99.5]);
+    let candidate = Some(CommitRuns::new("step", &[120.0]));
+    let with = |following: &[(&str, f64)]| {
+        let mut s = ttft(base.clone(), candidate.clone());
+        s.following = following
+            .iter()
+            .map(|(c, v)| CommitRuns::new(*c, &[*v]))
+            .collect();
+        analyze(&one(s), &settings)
+    };
+    // One of the two confirming commits so far: pending, no finding.
+    let r = with(&[("n1", 121.0)]);
+    assert_eq!(r.series[0].state, SeriesState::PendingConfirmation);
+    assert!(r.findings.is_empty());
+    // Both show the change: a regression at the step, confirmed by both.
+    let r = with(&[("n1", 121.0), ("n2", 119.0)]);
+    assert_eq!(r.series[0].state, SeriesState::Regression);
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].candidate_commit.as_deref(), Some("step"));
+    assert_eq!(r.findings[0].confirmed_by, ["n1", "n2"]);
+    // The second went back to the baseline: not confirmed, no finding.
+    let r = with(&[("n1", 121.0), ("n2", 100.2)]);
+    assert_eq!(r.series[0].state, SeriesState::NotConfirmed);
+    assert!(r.findings.is_empty());
+    // A following commit that changed the other way does not confirm either.
+    let r = with(&[("n1", 80.0), ("n2", 121.0)]);
+    assert_eq!(r.series[0].state, SeriesState::NotConfirmed);
+}
+
+#[test]
+fn failures_from_a_baseline_of_none_are_a_finding_with_no_percent() {
+    let failed = SeriesInput {
+        series_id: "failed".into(),
+        metric: "failed".into(),
+        stat: Stat::Value,
+        slo_profile: None,
+        history: history(&[0.0, 0.0, 0.0, 0.0]),
+        candidate: Some(CommitRuns::new("c", &[2.0])),
+        following: Vec::new(),
+    };
+    let r = analyze(&one(failed.clone()), &Settings::default());
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(f.kind, FindingKind::Regression);
+    assert_eq!(f.delta_pct, None);
+    assert_eq!(f.severity, Some(Severity::Warn));
+    assert_eq!(
+        f.summary,
+        "failed requests from 0 (0 → 2.00 requests): zero run-to-run spread in 4 baseline commits, so decided on the effect alone."
+    );
+    // Still none: no finding.
+    let none = SeriesInput {
+        candidate: Some(CommitRuns::new("c", &[0.0])),
+        ..failed
+    };
+    assert!(analyze(&one(none), &Settings::default()).findings.is_empty());
+}
+
+#[test]
+fn a_tradeoff_whose_worse_side_is_small_is_a_warning() {
+    // Throughput +10 %, median TTFT +3 %: both significant (zero spread), TTFT below the 5 %
+    // of `fail`.
+    let series = |id: &str, metric: &str, stat: Stat, base: f64, cand: f64| SeriesInput {
+        series_id: id.into(),
+        metric: metric.into(),
+        stat,
+        slo_profile: None,
+        history: history(&[base, base, base]),
+        candidate: Some(CommitRuns::new("c", &[cand])),
+        following: Vec::new(),
+    };
+    let group = GroupInput {
+        series_key: "k".into(),
+        cell_key: "c".into(),
+        pinned_baseline: None,
+        series: vec![
+            series("tp", "output_throughput", Stat::Value, 1000.0, 1100.0),
+            series("ttft", "ttft", p50(), 100.0, 103.0),
+        ],
+    };
+    let r = analyze(&group, &Settings::default());
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].kind, FindingKind::Tradeoff);
+    assert_eq!(r.findings[0].severity, Some(Severity::Warn));
+    assert_eq!(
+        r.findings[0].summary,
+        "output throughput +10.0 % but median TTFT +3.0 %."
+    );
 }
