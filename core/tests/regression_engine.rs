@@ -433,7 +433,9 @@ fn failures_from_a_baseline_of_none_are_a_finding_with_no_percent() {
         candidate: Some(CommitRuns::new("c", &[0.0])),
         ..failed
     };
-    assert!(analyze(&one(none), &Settings::default()).findings.is_empty());
+    assert!(analyze(&one(none), &Settings::default())
+        .findings
+        .is_empty());
 }
 
 #[test]

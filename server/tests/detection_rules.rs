@@ -54,7 +54,7 @@ fn chat_upload(i: usize, ttft_p50: f64, throughput: f64, completed: f64, failed:
         serde_json::to_value(MetricValue::new(name, stat, v, None)).unwrap()
     };
     json!({
-        "run": {"commit": {"sha": commit(i), "time": format!("2026-11-{:02}T09:00:00Z", i + 1)}, "branch": "main"},
+        "run": {"commit": {"sha": commit(i), "time": format!("2026-11-01T{:02}:{:02}:00Z", 9 + i / 60, i % 60)}, "branch": "main"},
         "results": [{
             "cell": {"load": {"max_concurrency": 4}, "input_len": 512, "output_len": 128, "num_prompts": 100},
             "configuration": {"engine": {"name": "vllm"}, "model": {"name": "mock-llm"}},
@@ -316,6 +316,68 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
             (Some("fail"), Some(3)),
             "{db}: {v}"
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_pull_request_is_compared_with_its_merge_base_not_with_what_ran_last() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // `main`: median TTFT about 100 ms for three commits, then about 120 ms for ten.
+        let main = [
+            100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 120.0, 121.0, 119.0, 120.5, 119.5, 120.2,
+            119.8, 120.7, 119.3, 120.1,
+        ];
+        for (i, ttft) in main.into_iter().enumerate() {
+            let (status, r) = server
+                .upload("demo", &token, &chat_upload(i, ttft, 1000.0, 100.0, 0.0))
+                .await;
+            assert_eq!(status, 201, "{r}");
+        }
+        // Two pull requests measure the same 120 ms: one branched before the step, one after.
+        for (n, (branch, merge_base)) in [("before-step", 5), ("after-step", 15)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut doc = chat_upload(100 + n, 120.0, 1000.0, 100.0, 0.0);
+            doc["run"]["branch"] = json!(branch);
+            doc["run"]["pull_request"] =
+                json!({"number": 10 + n, "merge_base": commit(merge_base)});
+            let (status, receipt) = server.upload("demo", &token, &doc).await;
+            assert_eq!(status, 201, "{receipt}");
+            let list = alerts(&server, "demo", &format!("?branch={branch}")).await;
+            let (_, analysis) = server
+                .get(&format!(
+                    "/api/v1/runs/{}/analysis",
+                    receipt["run_id"].as_str().unwrap()
+                ))
+                .await;
+            let group = &analysis["analysis"]["groups"][0];
+            assert_eq!(
+                group["baseline_rule"],
+                format!(
+                    "the default branch `main` up to the merge base {}",
+                    commit(merge_base)
+                )
+            );
+            if branch == "before-step" {
+                // Against main up to its merge base (100 ms): +20 %, though main's last
+                // commits measure the same.
+                assert_eq!(list.len(), 1, "{db}: {list:#?}");
+                assert_eq!(
+                    (list[0]["kind"].as_str(), list[0]["metric"].as_str()),
+                    (Some("regression"), Some("ttft"))
+                );
+                let base: Vec<String> = (0..6).map(commit).collect();
+                assert_eq!(list[0]["baseline_commits"], json!(base));
+                assert_eq!(receipt["verdict"], "fail", "{db}");
+            } else {
+                assert!(list.is_empty(), "{db}: {list:#?}");
+                assert_eq!(receipt["verdict"], "pass", "{db}: {receipt}");
+            }
+        }
     })
     .await;
 }
