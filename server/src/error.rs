@@ -87,30 +87,44 @@ impl From<StorageError> for ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct Problem<'a> {
+/// A problem document (RFC 9457): the body of every API error, sent as
+/// `application/problem+json`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Problem<'a> {
+    /// Always `about:blank`: the status says what kind of problem it is.
     #[serde(rename = "type")]
     kind: &'static str,
+    /// The status's short name, e.g. `Unauthorized`.
     title: &'static str,
+    /// The HTTP status.
     status: u16,
+    /// What is wrong with this request.
     detail: String,
+    /// JSON pointer into the request body at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
     pointer: Option<&'a str>,
+    /// The query parameter at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
     parameter: Option<&'a str>,
+    /// Each fault, located.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     errors: Vec<FieldProblem<'a>>,
 }
 
 /// One fault, as RFC 9457 §3.1's validation example lists them.
-#[derive(Serialize)]
-struct FieldProblem<'a> {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct FieldProblem<'a> {
+    /// What is wrong.
     detail: String,
+    /// JSON pointer into the request body.
     pointer: &'a str,
+    /// JSON pointer inside the uploaded file's record, if the fault is inside a file.
     #[serde(skip_serializing_if = "Option::is_none")]
     field: Option<&'a str>,
+    /// 0-based record (JSON Lines entry) of the uploaded file.
     #[serde(skip_serializing_if = "Option::is_none")]
     record: Option<usize>,
+    /// 1-based line of that record in the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<usize>,
 }

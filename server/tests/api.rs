@@ -921,6 +921,203 @@ async fn openapi_document_and_json_schemas() {
     .await;
 }
 
+/// One request of the auth probe: `method url`, with `token` as bearer and `body` as JSON.
+async fn probe(
+    server: &TestServer,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> reqwest::Response {
+    let mut request = server
+        .http
+        .request(method.to_uppercase().parse().unwrap(), server.url(url));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    request.send().await.unwrap()
+}
+
+/// The OpenAPI document's auth rule, checked against what the router does for every operation
+/// it lists: an operation lists 401 exactly when a request without a token answers 401, and
+/// 403 exactly when a `read` token of the project and a `write` token of another project both
+/// answer 403; it lists the `bearer` scheme exactly then; every problem response it lists
+/// (401 and 403 included) has the `Problem` schema. Requests carry valid bodies and address
+/// real objects (a public project with the trade-off history, its run, alert, series,
+/// configuration and file), so what answers is the authorization, not a 400 or 404.
+#[tokio::test]
+async fn openapi_lists_401_and_403_exactly_where_the_router_answers_them() {
+    use common::web::{UploadFixture, GOODPUT_FLAGS};
+    let f = UploadFixture::start().await;
+    let mut run = String::new();
+    for (i, path) in [
+        "examples/history/goodput_baseline_s11_c4.json",
+        "examples/history/goodput_baseline_s12_c4.json",
+        "examples/history/goodput_baseline_s13_c4.json",
+        "examples/history/goodput_candidate_s21_c4.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        run = f.upload(i + 1, path, GOODPUT_FLAGS).await;
+    }
+    let server = &f.server;
+    let read = server.token("demo", "read").await;
+    server.project_with_token("other", json!({})).await;
+    let other_write = server.token("other", "write").await;
+    let (_, alerts) = server.get("/api/v1/projects/demo/alerts").await;
+    let alert = alerts["items"][0]["id"].as_str().unwrap().to_string();
+    let series = alerts["items"][0]["series_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, stored) = server.get(&format!("/api/v1/runs/{run}")).await;
+    let fingerprint = stored["results"][0]["config_fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, doc) = server.get("/api/v1/openapi.json").await;
+    assert!(doc["components"]["schemas"]["Problem"]["properties"]["detail"].is_object());
+
+    let mut protected = Vec::new();
+    let mut public = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let what = format!("{} {path}", method.to_uppercase());
+            let id = if path.starts_with("/api/v1/alerts/") {
+                &alert
+            } else {
+                &run
+            };
+            let url = path
+                .replace("{project}", "demo")
+                .replace("{series_id}", &series)
+                .replace("{fingerprint}", &fingerprint)
+                .replace("{n}", "0")
+                .replace("{id}", id);
+            assert!(!url.contains('{'), "{what}: no value for a parameter");
+            // A valid body for each operation that takes one (checked before authorization).
+            let body = match (method.as_str(), path.as_str()) {
+                ("post", "/api/v1/projects") => Some(json!({"slug": "probe"})),
+                ("post", "/api/v1/projects/{project}/tokens") => Some(json!({"scope": "read"})),
+                ("post", "/api/v1/projects/{project}/runs") => Some(upload_doc(
+                    &"f".repeat(40),
+                    "2026-11-09T00:00:00Z",
+                    &["examples/history/goodput_baseline_s11_c4.json"],
+                )),
+                ("put", "/api/v1/projects/{project}/settings") => Some(json!({})),
+                ("put", "/api/v1/projects/{project}/baselines/{series_id}") => {
+                    Some(json!({"run_id": run}))
+                }
+                ("patch", "/api/v1/alerts/{id}") => Some(json!({"status": "acknowledged"})),
+                ("post", "/api/v1/runs/{id}/exclusion") => Some(json!({"reason": "probe"})),
+                _ => None,
+            };
+            assert_eq!(
+                body.is_some(),
+                op.get("requestBody").is_some(),
+                "{what}: the probe needs a valid body for each operation that takes one"
+            );
+            let responses = &op["responses"];
+            for (code, response) in responses.as_object().unwrap() {
+                if let Some(problem) = response["content"].get("application/problem+json") {
+                    assert_eq!(
+                        problem["schema"]["$ref"], "#/components/schemas/Problem",
+                        "{what}: {code}"
+                    );
+                }
+            }
+
+            let anonymous = probe(server, method, &url, None, body.as_ref()).await;
+            let status = anonymous.status().as_u16();
+            let lists_401 = responses.get("401").is_some();
+            assert_eq!(
+                status == 401,
+                lists_401,
+                "{what} without a token answers {status}; the document lists 401: {lists_401}"
+            );
+            let lists_403 = responses.get("403").is_some();
+            for (token, whose) in [
+                (&read, "a read token of demo"),
+                (&other_write, "a write token of other"),
+            ] {
+                let status = probe(server, method, &url, Some(token), body.as_ref())
+                    .await
+                    .status()
+                    .as_u16();
+                assert_eq!(
+                    status == 403,
+                    lists_403,
+                    "{what} with {whose} answers {status}; the document lists 403: {lists_403}"
+                );
+            }
+            assert_eq!(
+                op.get("security").is_some(),
+                lists_401,
+                "{what}: the bearer scheme is listed exactly where a token is needed"
+            );
+            if lists_401 {
+                assert_eq!(
+                    anonymous.headers()["content-type"],
+                    "application/problem+json"
+                );
+                assert_eq!(anonymous.headers()["www-authenticate"], "Bearer");
+                for code in ["401", "403"] {
+                    assert!(
+                        responses[code]["description"].as_str().unwrap().len() > 10,
+                        "{what}: {code}"
+                    );
+                }
+                protected.push(what);
+            } else {
+                assert!(!lists_403, "{what}: 403 without 401");
+                assert_eq!(status, 200, "{what}: {url} must answer without a token");
+                public.push(what);
+            }
+        }
+    }
+    assert_eq!(
+        protected,
+        vec![
+            "PATCH /api/v1/alerts/{id}",
+            "POST /api/v1/projects",
+            "PUT /api/v1/projects/{project}/baselines/{series_id}",
+            "POST /api/v1/projects/{project}/runs",
+            "PUT /api/v1/projects/{project}/settings",
+            "POST /api/v1/projects/{project}/tokens",
+            "POST /api/v1/runs/{id}/exclusion",
+        ]
+    );
+    assert_eq!(
+        public,
+        vec![
+            "GET /api/v1/alerts/{id}",
+            "GET /api/v1/configs/{fingerprint}",
+            "GET /api/v1/projects",
+            "GET /api/v1/projects/{project}",
+            "GET /api/v1/projects/{project}/alerts",
+            "GET /api/v1/projects/{project}/runs",
+            "GET /api/v1/projects/{project}/series",
+            "GET /api/v1/projects/{project}/series/{series_id}",
+            "GET /api/v1/projects/{project}/series/{series_id}/alerts",
+            "GET /api/v1/projects/{project}/settings",
+            "GET /api/v1/runs/{id}",
+            "GET /api/v1/runs/{id}/alerts",
+            "GET /api/v1/runs/{id}/analysis",
+            "GET /api/v1/runs/{id}/files/{n}",
+            "GET /api/v1/runs/{id}/verdict",
+        ]
+    );
+    // Nothing was changed by the refused requests.
+    let (_, runs) = server.get("/api/v1/projects/demo/runs").await;
+    assert_eq!(runs["items"].as_array().unwrap().len(), 4);
+    let (status, _) = server.get("/api/v1/projects/probe").await;
+    assert_eq!(status, 404);
+}
+
 #[tokio::test]
 async fn file_names_with_control_characters_are_served_with_a_valid_header() {
     for_each_store(|_, store| async move {

@@ -11,7 +11,7 @@ use super::{page_limit, project_or_404};
 use crate::analysis::{verdict_of, Verdict};
 use crate::app::AppState;
 use crate::auth::Bearer;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Page, Scope, StoredAnalysis};
 use axum::extract::{Path, Query, State};
 use axum::Json;
@@ -45,7 +45,7 @@ fn bad(parameter: &str, detail: String) -> ApiError {
         ("branch" = Option<String>, Query), ("cursor" = Option<String>, Query),
         ("limit" = Option<i64>, Query, description = "1–500, default 50")),
     responses((status = 200, body = Page<Alert>),
-        (status = 400, description = "Unknown status or kind", content_type = "application/problem+json")))]
+        (status = 400, description = "Unknown status or kind", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn list(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -109,7 +109,7 @@ async fn readable_alert(state: &AppState, bearer: &Bearer, id: &str) -> ApiResul
 }
 
 #[utoipa::path(get, path = "/api/v1/alerts/{id}", tag = "alerts", params(("id" = Uuid, Path)),
-    responses((status = 200, body = Alert), (status = 404, content_type = "application/problem+json")))]
+    responses((status = 200, body = Alert), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -133,8 +133,9 @@ pub struct AlertPatch {
 #[utoipa::path(patch, path = "/api/v1/alerts/{id}", tag = "alerts", params(("id" = Uuid, Path)),
     request_body = AlertPatch, security(("bearer" = [])),
     responses((status = 200, body = Alert),
-        (status = 403, description = "The token lacks `write`", content_type = "application/problem+json"),
-        (status = 422, description = "Unknown status, or dismissed without a reason", content_type = "application/problem+json")))]
+        (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Unknown status, or dismissed without a reason", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn patch(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -181,7 +182,7 @@ pub(super) async fn patch(
 /// `GET /api/v1/runs/{id}/verdict`: `pass`, `warn` or `fail` with reasons, from the run's
 /// analysis and the current status of its commit's alerts (a dismissed alert no longer counts).
 #[utoipa::path(get, path = "/api/v1/runs/{id}/verdict", tag = "alerts", params(("id" = Uuid, Path)),
-    responses((status = 200, body = Verdict), (status = 404, content_type = "application/problem+json")))]
+    responses((status = 200, body = Verdict), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn verdict(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -210,7 +211,7 @@ pub(super) async fn verdict(
 /// `improvement`, `insufficient_data`, `missing`, `descriptive`, ...) with its comparison, the
 /// findings, and effect-only findings where data was insufficient.
 #[utoipa::path(get, path = "/api/v1/runs/{id}/analysis", tag = "alerts", params(("id" = Uuid, Path)),
-    responses((status = 200, body = StoredAnalysis), (status = 404, description = "No such run, or not analyzed", content_type = "application/problem+json")))]
+    responses((status = 200, body = StoredAnalysis), (status = 404, description = "No such run, or not analyzed", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn analysis(
     State(state): State<AppState>,
     bearer: Bearer,

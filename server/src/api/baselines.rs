@@ -8,7 +8,7 @@ use super::runs::readable_run;
 use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{BaselinePin, RunExclusion, Scope};
 use axum::extract::{Path, State};
 use axum::Json;
@@ -30,7 +30,9 @@ pub struct PinBody {
     params(("project" = String, Path), ("series_id" = String, Path)), request_body = PinBody,
     security(("bearer" = [])),
     responses((status = 200, body = BaselinePin),
-        (status = 422, description = "The run is not of this project or lacks the series", content_type = "application/problem+json")))]
+        (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The run is not of this project or lacks the series", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn pin(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -91,7 +93,9 @@ pub struct ExclusionBody {
 #[utoipa::path(post, path = "/api/v1/runs/{id}/exclusion", tag = "alerts", params(("id" = Uuid, Path)),
     request_body = ExclusionBody, security(("bearer" = [])),
     responses((status = 200, body = RunExclusion),
-        (status = 422, description = "Empty reason", content_type = "application/problem+json")))]
+        (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Empty reason", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn exclude(
     State(state): State<AppState>,
     bearer: Bearer,

@@ -2,7 +2,7 @@
 
 use crate::app::AppState;
 use crate::auth::Bearer;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::StoredConfig;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -10,7 +10,7 @@ use axum::Json;
 /// `GET /api/v1/configs/{fingerprint}`: readable by whoever may read a project whose runs use
 /// it (recorded command lines can hold private paths or flags); 404 for everyone else.
 #[utoipa::path(get, path = "/api/v1/configs/{fingerprint}", tag = "configs", params(("fingerprint" = String, Path, description = "SHA-256 of the canonical JSON")),
-    responses((status = 200, body = StoredConfig), (status = 404, content_type = "application/problem+json")))]
+    responses((status = 200, body = StoredConfig), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
     bearer: Bearer,

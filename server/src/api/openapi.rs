@@ -20,7 +20,7 @@ use utoipa::{Modify, OpenApi};
         alerts::list, alerts::get_one, alerts::patch, alerts::verdict, alerts::analysis,
         alerts::run_alerts, alerts::series_alerts, baselines::pin, baselines::exclude,
     ),
-    components(schemas(benchtrail_core::UploadDocument, benchtrail_core::BenchResult)),
+    components(schemas(benchtrail_core::UploadDocument, benchtrail_core::BenchResult, crate::error::Problem)),
     modifiers(&BearerAuth),
     tags(
         (name = "projects", description = "Projects and their tokens"),
@@ -39,7 +39,18 @@ impl Modify for BearerAuth {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A project token (scope `read`, `upload` or `write`) or the admin token. \
+                         Operations that list this scheme need one and answer 401 without it \
+                         and 403 for a token whose scope or project does not allow them. The \
+                         others are open to anyone for public projects; a token there is \
+                         optional (it reads private projects), but an unknown one is still a 401.",
+                    ))
+                    .build(),
+            ),
         );
     }
 }

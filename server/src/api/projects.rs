@@ -4,7 +4,7 @@ use super::json::ApiJson;
 use super::project_or_404;
 use crate::app::AppState;
 use crate::auth::{hash_token, new_token, Bearer};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{NewProject, Page, Project, Scope};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -78,7 +78,7 @@ pub(super) async fn list(
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}", tag = "projects",
     params(("project" = String, Path, description = "Project slug")),
-    responses((status = 200, body = Project), (status = 404, description = "No such project, or private", content_type = "application/problem+json")))]
+    responses((status = 200, body = Project), (status = 404, description = "No such project, or private", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -91,8 +91,11 @@ pub(super) async fn get_one(
 
 #[utoipa::path(post, path = "/api/v1/projects", tag = "projects", request_body = CreateProject,
     security(("bearer" = [])),
-    responses((status = 201, body = Project), (status = 409, description = "Slug taken", content_type = "application/problem+json"),
-        (status = 422, description = "Invalid slug", content_type = "application/problem+json")))]
+    responses((status = 201, body = Project),
+        (status = 401, description = "No token, or an unknown one: this needs the admin token", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "A project token: this needs the admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Slug taken", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid slug", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn create(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -134,7 +137,11 @@ pub(super) async fn create(
 
 #[utoipa::path(post, path = "/api/v1/projects/{project}/tokens", tag = "projects", request_body = CreateToken,
     params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
-    responses((status = 201, description = "`{token, scope, project}`; the token is shown only here")))]
+    responses((status = 201, description = "`{token, scope, project}`; the token is shown only here"),
+        (status = 401, description = "No token, or an unknown one: this needs the admin token", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "A project token: this needs the admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such project", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Unknown scope", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn create_token(
     State(state): State<AppState>,
     bearer: Bearer,

@@ -4,7 +4,7 @@ use super::json::ApiJson;
 use super::{page_limit, project_or_404};
 use crate::app::AppState;
 use crate::auth::Bearer;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{Inserted, Page, RunSummary, Scope, StoredRun};
 use crate::{analysis, ingest};
 use axum::extract::{Path, Query, State};
@@ -40,10 +40,12 @@ pub struct UploadReceipt {
     request_body = benchtrail_core::UploadDocument,
     params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
     responses((status = 201, description = "Stored", body = UploadReceipt), (status = 200, description = "Already stored (same run id)", body = UploadReceipt),
-        (status = 400, description = "Malformed body; `pointer` names the field. Also a `Content-Encoding: gzip` body that is not valid gzip", content_type = "application/problem+json"),
-        (status = 413, description = "Body over 64 MiB (decompressed, for a gzip body)", content_type = "application/problem+json"),
-        (status = 415, description = "A `Content-Encoding` other than `gzip`", content_type = "application/problem+json"),
-        (status = 422, description = "A file or result is wrong; `pointer` names it", content_type = "application/problem+json")))]
+        (status = 401, description = "No token, or an unknown one: this needs a token of the project with `upload`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "The token lacks `upload`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed body; `pointer` names the field. Also a `Content-Encoding: gzip` body that is not valid gzip", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 MiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "A `Content-Encoding` other than `gzip`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A file or result is wrong; `pointer` names it", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn upload(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -209,7 +211,7 @@ pub(super) async fn readable_run(
 }
 
 #[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs", params(("id" = Uuid, Path)),
-    responses((status = 200, body = StoredRun), (status = 404, content_type = "application/problem+json")))]
+    responses((status = 200, body = StoredRun), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
     bearer: Bearer,

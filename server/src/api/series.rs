@@ -3,7 +3,7 @@
 use super::{page_limit, project_or_404};
 use crate::app::AppState;
 use crate::auth::Bearer;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{Page, SeriesFilter, SeriesInfo, SeriesPoint};
 use axum::extract::{Path, Query, State};
 use axum::Json;
@@ -93,7 +93,7 @@ pub struct SeriesPoints {
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}/series/{series_id}", tag = "series",
     params(("project" = String, Path), ("series_id" = String, Path), ("branch" = Option<String>, Query, description = "Default: the project's default branch")),
-    responses((status = 200, body = SeriesPoints), (status = 404, content_type = "application/problem+json")))]
+    responses((status = 200, body = SeriesPoints), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn points(
     State(state): State<AppState>,
     bearer: Bearer,

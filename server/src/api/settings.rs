@@ -11,7 +11,7 @@ use super::project_or_404;
 use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Problem};
 use crate::ingest;
 use crate::storage::{Scope, StorageError, StoredSettings};
 use axum::extract::{Path, State};
@@ -22,7 +22,7 @@ use serde_json::Value;
 #[utoipa::path(get, path = "/api/v1/projects/{project}/settings", tag = "projects",
     params(("project" = String, Path, description = "Project slug")),
     responses((status = 200, description = "The current settings with their version", body = StoredSettings),
-        (status = 404, description = "No such project, or private", content_type = "application/problem+json")))]
+        (status = 404, description = "No such project, or private", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -40,8 +40,10 @@ pub(super) async fn get(
     request_body(content = ProjectSettings, description = "The settings; may carry `version` (the version being replaced) for optimistic concurrency"),
     params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
     responses((status = 200, description = "Stored as a new version", body = StoredSettings),
-        (status = 409, description = "`version` is not the current version", content_type = "application/problem+json"),
-        (status = 422, description = "Invalid settings; `pointer` names the fault", content_type = "application/problem+json")))]
+        (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`version` is not the current version", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid settings; `pointer` names the fault", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn put(
     State(state): State<AppState>,
     bearer: Bearer,
