@@ -2,14 +2,16 @@
 //! the uPlot chart draws every point from the JSON API, hovering a point shows its commit and
 //! exact value, and clicking it opens its run; the alerts of the trade-off fixture (seeded
 //! through the upload API, so the analysis runs) are marked on the chart and listed on the
-//! run, alerts and project pages.
+//! run, alerts and project pages; and with a long workload-cell key, no page scrolls sideways
+//! in a 1200 px wide window (run, alerts, configuration, project and series pages).
 //!
 //! Needs `chromium` and `chromedriver` on `PATH` (Debian: `apt-get install chromium
 //! chromium-driver`; or set `BENCHTRAIL_CHROMIUM` / `BENCHTRAIL_CHROMEDRIVER` to their
 //! paths). Without them the test prints a skip line and passes, unless
 //! `BENCHTRAIL_REQUIRE_BROWSER=1` (as in CI), where it fails. Set `BENCHTRAIL_SCREENSHOT` to
 //! a file path to keep a PNG of the series page, `BENCHTRAIL_SCREENSHOT_ALERTS` to a path
-//! prefix to keep PNGs of the marked chart, the run page and the alerts page.
+//! prefix to keep PNGs of the marked chart, the run page and the alerts page (and of each page
+//! of the long-cell check).
 
 mod common;
 
@@ -685,6 +687,103 @@ async fn drive_alerts(client: Client, f: UploadFixture) {
         assert!(
             close(rgba[0], 0x2a) && close(rgba[1], 0x9d) && close(rgba[2], 0x8f) && rgba[3] > 200,
             "interval {d} is not drawn"
+        );
+    }
+}
+
+/// A workload cell whose key is long (about 230 characters, one unbreakable word): what the
+/// upload states besides what the vLLM files state (concurrency, rate, prompts).
+fn long_cell() -> Value {
+    json!({
+        "scenario": "long-document-question-answering-with-shared-system-prompt",
+        "prefix_mode": "reusable",
+        "load_level": "near-capacity",
+        "input_len": 8192,
+        "output_len": 1024,
+        "dataset": "/datasets/sharegpt/ShareGPT_V3_unfiltered_cleaned_split_long_context_subset.json",
+    })
+}
+
+#[tokio::test]
+async fn long_cell_keys_do_not_widen_pages_at_1200_px() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = UploadFixture::start().await;
+    let client = browser.client.clone();
+    browser.run(drive_long_cell(client, fixture)).await;
+}
+
+/// The trade-off history uploaded with [`long_cell`]; at a 1200 px wide window no page that
+/// shows the cell key (run, alerts, project, series) or the configuration scrolls sideways.
+async fn drive_long_cell(client: Client, f: UploadFixture) {
+    let mut run = String::new();
+    for (i, path) in TRADEOFF_FILES.iter().enumerate() {
+        let mut doc = common::server::upload_doc(
+            &format!("{:040x}", i + 1),
+            &format!("2026-11-01T{:02}:00:00Z", i + 1),
+            &[path],
+        );
+        doc["cell"] = long_cell();
+        doc["configuration"] = json!({
+            "benchmark": {"command": format!("vllm bench serve --model mock-llm {GOODPUT_FLAGS} --save-detailed")},
+            "metadata": {"artifact": "s3://benchmark-artifacts/llama-3.1-8b-instruct/h100-80gb/tp1/vllm-0.11.0/long-document-question-answering.tar.zst"},
+        });
+        let (status, receipt) = f.server.upload("demo", &f.token, &doc).await;
+        assert_eq!(status, 201, "{receipt}");
+        run = receipt["run_id"].as_str().unwrap().to_string();
+    }
+    let (_, stored) = f.server.get(&format!("/api/v1/runs/{run}")).await;
+    let key = stored["results"][0]["cell_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        key,
+        "scenario=long-document-question-answering-with-shared-system-prompt;prefix_mode=reusable;\
+         load_level=near-capacity;max_concurrency=4;request_rate=inf;input_len=8192;output_len=1024;\
+         dataset=/datasets/sharegpt/ShareGPT_V3_unfiltered_cleaned_split_long_context_subset.json;\
+         num_prompts=60"
+    );
+    let fingerprint = stored["results"][0]["config_fingerprint"].as_str().unwrap();
+    let series = stored["results"][0]["metrics"][0]["series_id"]
+        .as_str()
+        .unwrap();
+
+    client.set_window_size(1200, 1000).await.unwrap();
+    let pages = [
+        (format!("/runs/{run}"), "#run-alerts .alert"),
+        ("/projects/demo/alerts".to_string(), "#status-open .alert"),
+        (format!("/configs/{fingerprint}"), "#canonical-json"),
+        ("/projects/demo".to_string(), "div.cell"),
+        (format!("/projects/demo/series/{series}"), "#cell-key"),
+    ];
+    for (path, ready) in pages {
+        open(&client, &f.server.url(&path), ready).await;
+        // The key is on the page (not cut): its full text, wherever it wraps.
+        if !path.starts_with("/configs/") {
+            let shown = js(
+                &client,
+                "return [...document.querySelectorAll('code.cell-key')].map(c => c.textContent);",
+            )
+            .await;
+            let shown = shown.as_array().unwrap();
+            assert!(!shown.is_empty(), "{path}: no cell key shown");
+            assert!(shown.iter().all(|k| k == &json!(key)), "{path}: {shown:?}");
+        }
+        let size = js(
+            &client,
+            r#"const wide = [...document.querySelectorAll('body *')]
+                 .filter(e => e.getBoundingClientRect().right > window.innerWidth)
+                 .map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className ? '.' + e.className : ''));
+               return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, wide: wide.slice(0, 8)};"#,
+        )
+        .await;
+        screenshot(&client, &format!("long-cell{}", path.replace('/', "-"))).await;
+        assert_eq!(size["inner"], 1200, "{path}");
+        assert!(
+            size["scroll"].as_i64().unwrap() <= size["inner"].as_i64().unwrap(),
+            "{path} scrolls sideways at 1200 px: {size}"
         );
     }
 }
