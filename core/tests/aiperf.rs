@@ -6,7 +6,8 @@ mod common;
 
 use common::{read, value};
 
-mod fuzz_support;
+mod mutate;
+use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};
 use benchtrail_core::{stats, BenchResult, RequestRate};
@@ -297,23 +298,27 @@ fn never_panics_on_broken_or_mutated_files() {
     let files = [
         (
             "run/profile_export_aiperf.json",
+            "aiperf",
             read(&format!("{RUN}/profile_export_aiperf.json")),
         ),
         (
             "run/profile_export.jsonl",
+            "aiperf-records",
             read(&format!("{RUN}/profile_export.jsonl")),
         ),
         (
             "run/server_metrics_export.json",
+            "aiperf-server-metrics",
             read(&format!("{RUN}/server_metrics_export.json")),
         ),
     ];
-    fuzz_support::hammer(&files, "aiperf", 0, 1);
-    fuzz_support::hammer(&files, "aiperf-records", 1, 2);
-    fuzz_support::hammer(&files, "aiperf-server-metrics", 2, 3);
+    for which in 0..files.len() {
+        Subject::in_upload(&files, which, Syntax::Json).all_kinds(1 + which as u64);
+    }
     let old = [(
         "result.json",
+        "aiperf",
         read("testdata/aiperf/aiperf-0.8.0-tests-audit-baseline-chat-bare-mock-nonstreaming.json"),
     )];
-    fuzz_support::hammer(&old, "aiperf", 0, 4);
+    Subject::in_upload(&old, 0, Syntax::Json).all_kinds(4);
 }

@@ -5,7 +5,8 @@ mod common;
 
 use common::{read, value};
 
-mod fuzz_support;
+mod mutate;
+use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};
 use benchtrail_core::{stats, RequestRate};
@@ -142,7 +143,11 @@ fn detection_and_orphans() {
 
 #[test]
 fn never_panics_on_broken_or_mutated_files() {
-    let f = files();
-    fuzz_support::hammer(&f, "genai-perf", 0, 11);
-    fuzz_support::hammer(&f, "genai-perf-records", 1, 12);
+    let f: Vec<_> = files()
+        .into_iter()
+        .zip(["genai-perf", "genai-perf-records"])
+        .map(|((name, text), format)| (name, format, text))
+        .collect();
+    Subject::in_upload(&f, 0, Syntax::Json).all_kinds(11);
+    Subject::in_upload(&f, 1, Syntax::Json).all_kinds(12);
 }

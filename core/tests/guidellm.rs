@@ -5,7 +5,8 @@ mod common;
 
 use common::value;
 
-mod fuzz_support;
+mod mutate;
+use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{parse_file, read_files, AdapterError, FileSpec, FORMATS};
 use benchtrail_core::{BenchResult, RequestRate};
@@ -152,15 +153,25 @@ fn v0_2_uses_median_and_its_own_tpot_definition() {
 
 #[test]
 fn never_panics_on_broken_or_mutated_files() {
-    for (i, f) in [
-        "guidellm-tests-benchmarks_stripped-v0.2-format-sweep.json",
-        "llm-d-fixture-guidellm-0.8.0dev18-report-v2-mock-constant.json",
-    ]
-    .iter()
-    .enumerate()
-    {
-        fuzz_support::hammer(&[("result.json", read(f))], "guidellm", 0, 31 + i as u64);
+    for (seed, f) in [
+        (
+            31,
+            "guidellm-tests-benchmarks_stripped-v0.2-format-sweep.json",
+        ),
+        (
+            32,
+            "llm-d-fixture-guidellm-0.8.0dev18-report-v2-mock-constant.json",
+        ),
+    ] {
+        Subject::in_upload(&[("result.json", "guidellm", read(f))], 0, Syntax::Json)
+            .all_kinds(seed);
     }
+    // The YAML path: the generated 0.8.1 report reduced as for the fuzzer (first benchmark,
+    // lists cut to 2, written by PyYAML); the whole file takes too long to read this often.
+    let yaml = common::read(
+        "fuzz/seeds/format-guidellm/guidellm-0.8.1-first-benchmark-lists-cut-to-2-no-requests.yaml",
+    );
+    Subject::in_upload(&[("result.json", "guidellm", yaml)], 0, Syntax::Yaml).all_kinds(33);
 }
 
 const TWINS: [&str; 2] = [

@@ -5,7 +5,8 @@ mod common;
 
 use common::{read, value};
 
-mod fuzz_support;
+mod mutate;
+use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};
 use benchtrail_core::{stats, RequestRate};
@@ -155,7 +156,11 @@ fn responses_alone_are_an_orphan() {
 
 #[test]
 fn never_panics_on_broken_or_mutated_files() {
-    let f = files();
-    fuzz_support::hammer(&f, "llmperf", 0, 21);
-    fuzz_support::hammer(&f, "llmperf-responses", 1, 22);
+    let f: Vec<_> = files()
+        .into_iter()
+        .zip(["llmperf", "llmperf-responses"])
+        .map(|((name, text), format)| (name, format, text))
+        .collect();
+    Subject::in_upload(&f, 0, Syntax::Json).all_kinds(21);
+    Subject::in_upload(&f, 1, Syntax::Json).all_kinds(22);
 }

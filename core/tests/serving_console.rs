@@ -7,6 +7,7 @@ mod common;
 use common::{read, value};
 
 mod mutate;
+use mutate::{Subject, Syntax, EVERY_LENGTH};
 
 use benchtrail_core::adapters::parse_file;
 use benchtrail_core::{BenchResult, RequestRate, Stat};
@@ -255,16 +256,21 @@ fn detection_is_by_content_whatever_the_name() {
 
 #[test]
 fn never_panics_on_random_truncated_or_mutated_input() {
-    for format in [None, Some(VLLM), Some(SGLANG)] {
-        mutate::random_inputs(format, 11, 200);
-    }
-    for path in [
-        "testdata/console/vllm-0.33.0-mock-goodput_baseline_s11_c4.txt",
-        "testdata/console/sglang-0.5.23-mock-baseline-c4.txt",
+    // Small and quick: every input is read detected and named.
+    for (path, format) in [
+        (
+            "testdata/console/vllm-0.33.0-mock-goodput_baseline_s11_c4.txt",
+            VLLM,
+        ),
+        (
+            "testdata/console/sglang-0.5.23-mock-baseline-c4.txt",
+            SGLANG,
+        ),
     ] {
-        let text = read(path);
-        mutate::truncations(None, &text, text.len());
-        mutate::byte_mutations(None, &text, 12, 400);
-        mutate::line_mutations(None, &text, 13, 400);
+        let s = Subject::alone(&read(path), Syntax::Text, &[None, Some(format)]);
+        s.random_bytes(11, 200);
+        s.truncations(11, EVERY_LENGTH);
+        s.byte_mutations(12, 400);
+        s.mutations(13, 400);
     }
 }

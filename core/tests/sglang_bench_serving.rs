@@ -6,6 +6,7 @@ mod common;
 use common::{read, value};
 
 mod mutate;
+use mutate::{Subject, Syntax, EVERY_LENGTH};
 
 use benchtrail_core::adapters::parse_file;
 use benchtrail_core::{stats, BenchResult, RequestRate, Stat};
@@ -368,14 +369,16 @@ fn detection_is_by_content_whatever_the_name() {
 
 #[test]
 fn never_panics_on_random_truncated_or_mutated_input() {
-    mutate::random_inputs(Some(FORMAT), 1, 300);
-    mutate::random_inputs(None, 2, 300);
     let small = read(DATACRUNCH);
-    mutate::truncations(None, &small, small.len());
-    mutate::byte_mutations(None, &small, 3, 400);
-    mutate::json_mutations(None, &small, 4, 400);
+    Subject::alone(&small, Syntax::Json, &[Some(FORMAT), None]).random_bytes(1, 300);
+    let s = Subject::alone(&small, Syntax::Json, &[None]);
+    s.truncations(2, EVERY_LENGTH);
+    s.byte_mutations(3, 400);
+    s.mutations(4, 400);
+    // The detailed file is large: fewer cases, each read one way.
     let detailed = read(MOCK_C4);
-    mutate::truncations(None, &detailed, 150);
-    mutate::json_mutations(None, &detailed, 5, 150);
-    mutate::byte_mutations(Some(FORMAT), &detailed, 6, 60);
+    let s = Subject::alone(&detailed, Syntax::Json, &[None]);
+    s.truncations(5, 150);
+    s.mutations(5, 150);
+    Subject::alone(&detailed, Syntax::Json, &[Some(FORMAT)]).byte_mutations(6, 60);
 }

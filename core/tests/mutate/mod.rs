@@ -1,124 +1,404 @@
-//! Robustness checks for adapters on stable Rust, inside `cargo test`: a tiny seeded PRNG
-//! (xorshift64*) drives random bytes, truncations and mutations of real files, and every
-//! input must give `Ok` or `Err` from `parse_file`, never a panic. Seeds are fixed, so a
-//! failure names the input that caused it and reproduces.
+//! The robustness harness of the adapter tests: random bytes, truncations and mutations of real
+//! files, and every input must give `Ok` or `Err`, never a panic, read through `parse_file` (a
+//! file on its own) or `read_files` (a file with the other files of its upload, so that a
+//! summary's companion parser runs).
+//!
+//! proptest generates the inputs from a fixed seed and a modest case count: every run tries
+//! the same inputs, in bounded time. What it generates are edits (cut points, byte positions,
+//! JSON pointers), not texts, so a failure is shrunk to a few edits and names its seed. A
+//! file no longer than the truncation count is cut at every length instead of at sampled
+//! points. No failure file is written (`failure_persistence: None`): the seed reproduces.
 
 #![allow(dead_code)]
 
-use benchtrail_core::adapters::parse_file;
-use benchtrail_core::lenient_json;
+use benchtrail_core::adapters::{parse_file, read_files, FileSpec};
+use benchtrail_core::{lenient_json, lenient_yaml};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::{select, Index};
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use serde_json::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// xorshift64*: small, seeded, good enough to pick bytes and positions.
-pub struct Rng(u64);
+/// How a file is written: its structural mutations are written back the same way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Syntax {
+    /// A JSON document or JSON Lines (Python's `NaN`/`Infinity` allowed).
+    Json,
+    /// A YAML document (guidellm's `benchmarks.yaml`).
+    Yaml,
+    /// Text, mutated line by line (a console summary).
+    Text,
+}
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
+/// A real file under test, and how its variants are read.
+pub struct Subject {
+    /// Name, format and text of each file of the upload (one file when read alone).
+    files: Vec<(String, &'static str, String)>,
+    /// The file whose variants are read.
+    which: usize,
+    /// `Some`: read alone through `parse_file`, once per format (`None`: detected). `None`:
+    /// read through `read_files` with the other files, every file detected, then every file
+    /// named with its format.
+    alone: Option<Vec<Option<&'static str>>>,
+    syntax: Syntax,
+}
 
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
+/// As the truncation count: cut the file at every length.
+pub const EVERY_LENGTH: u32 = u32::MAX;
 
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+/// Random texts start with one of these (or nothing), to get past the first checks.
+const PREFIXES: &[&str] = &[
+    "",
+    "{",
+    "[",
+    "{\"benchmark\": {",
+    "============ Serving Benchmark Result ============\n",
+    "benchmarks:\n- ",
+];
+
+/// Bytes that matter to JSON, YAML and the console parsers.
+const SPECIALS: &[u8] = b"{}[]\":,0-.eE \n\tNaI-#&*!|>'";
+
+/// Values a structural mutation puts in place of a value.
+fn replacement(op: u8, old: &Value) -> Value {
+    match op {
+        0 => Value::String(old.to_string()),
+        1 => Value::Null,
+        2 => "abc".into(),
+        3 => (-1.5).into(),
+        4 => 1e300.into(),
+        5 => Value::Array(Vec::new()),
+        6 => Value::Object(Default::default()),
+        7 => u64::MAX.into(),
+        8 => 0.into(),
+        9 => true.into(),
+        10 => "NaN".into(),
+        _ => "-Infinity".into(),
     }
 }
 
-/// Parses `text` as `format` (or detected when `None`) and fails the test, naming `what`, if
-/// the adapter panics.
-pub fn no_panic(format: Option<&str>, text: &str, what: &str) {
-    let outcome = catch_unwind(AssertUnwindSafe(|| parse_file(format, text, 0)));
-    assert!(
-        outcome.is_ok(),
-        "parse_file({format:?}) panicked on {what}; input starts {:?}",
-        text.chars().take(300).collect::<String>()
-    );
+/// Number of structural operations: delete, then each [`replacement`].
+const STRUCTURAL_OPS: u8 = 13;
+
+/// Values a line mutation puts after a console line's colon.
+const LINE_VALUES: &[&str] = &[
+    "abc",
+    "-3",
+    "1e309",
+    "",
+    "inf",
+    "NaN",
+    "18446744073709551616",
+];
+
+#[derive(Clone, Debug)]
+enum ByteEdit {
+    /// Flip one bit of the byte at the position.
+    Flip(Index, u8),
+    /// Put one of [`SPECIALS`] there.
+    Special(Index, Index),
+    /// Put any byte there.
+    Byte(Index, u8),
 }
 
-/// Bytes of random inputs and mutations are kept ASCII unless `BENCHTRAIL_FUZZ_UTF8` is set:
-/// `lenient_json::original_column` (and, at b00b456, `quote_non_finite_literals`) slices the
-/// text at a byte offset that may fall inside a multi-byte character and panics. Run with the
-/// variable set to reproduce; drop this switch once lenient_json is fixed.
-fn byte(rng: &mut Rng) -> u8 {
-    let b = rng.next() as u8;
-    if std::env::var_os("BENCHTRAIL_FUZZ_UTF8").is_some() {
-        b
-    } else {
-        b & 0x7f
+fn byte_edit() -> impl Strategy<Value = ByteEdit> {
+    prop_oneof![
+        (any::<Index>(), 0u8..8).prop_map(|(at, bit)| ByteEdit::Flip(at, bit)),
+        (any::<Index>(), any::<Index>()).prop_map(|(at, which)| ByteEdit::Special(at, which)),
+        (any::<Index>(), any::<u8>()).prop_map(|(at, b)| ByteEdit::Byte(at, b)),
+    ]
+}
+
+/// A random byte: any, ASCII, or one that matters to the parsers.
+fn random_byte() -> impl Strategy<Value = u8> {
+    prop_oneof![any::<u8>(), 0u8..0x80, select(SPECIALS)]
+}
+
+fn config(seed: u64, cases: u32) -> Config {
+    Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        max_shrink_iters: 1024,
+        ..Config::default()
     }
 }
 
-/// Random byte strings (lossy UTF-8), some starting like JSON or like a console block.
-pub fn random_inputs(format: Option<&str>, seed: u64, count: usize) {
-    let mut rng = Rng::new(seed);
-    let prefixes = [
-        "",
-        "{",
-        "[",
-        "{\"benchmark\": {",
-        "============ Serving Benchmark Result ============\n",
-    ];
-    for i in 0..count {
-        let len = rng.below(400);
-        let bytes: Vec<u8> = (0..len).map(|_| byte(&mut rng)).collect();
-        let text = format!(
-            "{}{}",
-            prefixes[i % prefixes.len()],
-            String::from_utf8_lossy(&bytes)
+fn excerpt(text: &str) -> String {
+    text.chars().take(300).collect()
+}
+
+impl Subject {
+    /// A file read alone through `parse_file`, once per entry of `formats` (`None`: detected).
+    pub fn alone(text: &str, syntax: Syntax, formats: &[Option<&'static str>]) -> Subject {
+        Subject {
+            files: vec![(String::new(), "", text.to_string())],
+            which: 0,
+            alone: Some(formats.to_vec()),
+            syntax,
+        }
+    }
+
+    /// `files[which]` of an upload (name, format, text), read through `read_files` with the
+    /// other files: every file detected, then every file named with its format.
+    pub fn in_upload(
+        files: &[(&str, &'static str, String)],
+        which: usize,
+        syntax: Syntax,
+    ) -> Subject {
+        Subject {
+            files: files
+                .iter()
+                .map(|(name, format, text)| (name.to_string(), *format, text.clone()))
+                .collect(),
+            which,
+            alone: None,
+            syntax,
+        }
+    }
+
+    fn text(&self) -> &str {
+        &self.files[self.which].2
+    }
+
+    fn what(&self) -> String {
+        match &self.alone {
+            Some(formats) => format!("parse_file as {formats:?}"),
+            None => format!(
+                "read_files of {:?} (the {})",
+                self.files.iter().map(|f| &f.0).collect::<Vec<_>>(),
+                self.files[self.which].1
+            ),
+        }
+    }
+
+    /// Reads `input` in place of the subject's text, every way the subject is read; the
+    /// results are ignored, a panic propagates.
+    pub fn read(&self, input: &str) {
+        match &self.alone {
+            Some(formats) => {
+                for format in formats {
+                    let _ = parse_file(*format, input, 0);
+                }
+            }
+            None => {
+                for named in [false, true] {
+                    let specs: Vec<FileSpec> = self
+                        .files
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (name, format, text))| FileSpec {
+                            name,
+                            format: named.then_some(*format),
+                            text: if i == self.which { input } else { text },
+                        })
+                        .collect();
+                    let _ = read_files(&specs);
+                }
+            }
+        }
+    }
+
+    /// [`Subject::read`], a panic failing the test with the input's description.
+    fn read_or_fail(&self, input: &str, what: &str) -> Result<(), TestCaseError> {
+        catch_unwind(AssertUnwindSafe(|| self.read(input))).map_err(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            TestCaseError::fail(format!(
+                "{} panicked on {what}: {message}; input starts {:?}",
+                self.what(),
+                excerpt(input)
+            ))
+        })
+    }
+
+    /// Runs `cases` inputs made by `make` (the input and what was done) from values of
+    /// `strategy`, from `seed`.
+    fn run<S: Strategy>(
+        &self,
+        kind: &str,
+        seed: u64,
+        cases: u32,
+        strategy: S,
+        make: impl Fn(&S::Value) -> (String, String),
+    ) {
+        let mut runner = TestRunner::new(config(seed, cases));
+        if let Err(e) = runner.run(&strategy, |value| {
+            let (input, what) = make(&value);
+            self.read_or_fail(&input, &format!("{kind} {what}"))
+        }) {
+            panic!("{kind} (seed {seed}) of {}: {e}", self.what());
+        }
+    }
+
+    /// Random texts (lossy UTF-8 of random bytes, up to 400, after one of [`PREFIXES`]) in
+    /// place of the file.
+    pub fn random_bytes(&self, seed: u64, cases: u32) {
+        self.run(
+            "random bytes",
+            seed,
+            cases,
+            (select(PREFIXES), vec(random_byte(), 0..400)),
+            |(prefix, bytes)| {
+                let text = format!("{prefix}{}", String::from_utf8_lossy(bytes));
+                (text, String::new())
+            },
         );
-        no_panic(format, &text, &format!("random input {i} (seed {seed})"));
     }
-}
 
-/// Every prefix of `text`, stepping so that about `steps` lengths are tried (every length for
-/// a short file).
-pub fn truncations(format: Option<&str>, text: &str, steps: usize) {
-    let bytes = text.as_bytes();
-    let step = (bytes.len() / steps.max(1)).max(1);
-    let mut len = 0;
-    while len <= bytes.len() {
-        let cut = String::from_utf8_lossy(&bytes[..len]);
-        no_panic(format, &cut, &format!("the first {len} bytes"));
-        len += step;
-    }
-}
-
-/// Byte flips and replacements at random positions.
-pub fn byte_mutations(format: Option<&str>, text: &str, seed: u64, count: usize) {
-    let mut rng = Rng::new(seed);
-    let specials = b"{}[]\":,0-.eE \n\tNaI";
-    for i in 0..count {
-        let mut bytes = text.as_bytes().to_vec();
-        if bytes.is_empty() {
+    /// The file cut at `cases` points (bytes; a cut inside a character is read lossily), or
+    /// at every length when it is no longer than that.
+    pub fn truncations(&self, seed: u64, cases: u32) {
+        let bytes = self.text().as_bytes();
+        if bytes.len() < cases as usize {
+            for len in 0..=bytes.len() {
+                let cut = String::from_utf8_lossy(&bytes[..len]);
+                if let Err(e) = self.read_or_fail(&cut, &format!("the first {len} bytes")) {
+                    panic!("{e}");
+                }
+            }
             return;
         }
-        for _ in 0..1 + rng.below(4) {
-            let at = rng.below(bytes.len());
-            bytes[at] = match rng.below(3) {
-                0 => bytes[at] ^ (1 << rng.below(7)),
-                1 => specials[rng.below(specials.len())],
-                _ => byte(&mut rng),
-            };
+        self.run("truncation", seed, cases, 0..=bytes.len(), |len| {
+            let cut = String::from_utf8_lossy(&bytes[..*len]).into_owned();
+            (cut, format!("to {len} bytes"))
+        });
+    }
+
+    /// Every kind, with the counts of a file read with its upload: 50 random texts, 60
+    /// truncations, 30 structural (or line) mutations and 30 byte mutations.
+    pub fn all_kinds(&self, seed: u64) {
+        self.random_bytes(seed, 50);
+        self.truncations(seed, 60);
+        self.mutations(seed, 30);
+        self.byte_mutations(seed, 30);
+    }
+
+    /// One to four bytes of the file flipped or replaced.
+    pub fn byte_mutations(&self, seed: u64, cases: u32) {
+        let text = self.text();
+        if text.is_empty() {
+            return;
         }
-        let mutated = String::from_utf8_lossy(&bytes);
-        no_panic(
-            format,
-            &mutated,
-            &format!("byte mutation {i} (seed {seed})"),
+        self.run(
+            "byte mutation",
+            seed,
+            cases,
+            vec(byte_edit(), 1..=4),
+            |edits| {
+                let mut bytes = text.as_bytes().to_vec();
+                let mut done = Vec::new();
+                for edit in edits {
+                    let (at, byte) = match edit {
+                        ByteEdit::Flip(at, bit) => {
+                            let at = at.index(text.len());
+                            (at, bytes[at] ^ (1 << bit))
+                        }
+                        ByteEdit::Special(at, which) => {
+                            (at.index(text.len()), SPECIALS[which.index(SPECIALS.len())])
+                        }
+                        ByteEdit::Byte(at, b) => (at.index(text.len()), *b),
+                    };
+                    bytes[at] = byte;
+                    done.push(format!("byte {at} = {byte:#04x}"));
+                }
+                (
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                    done.join(", "),
+                )
+            },
+        );
+    }
+
+    /// One to three edits of the file's structure: for JSON and YAML a value deleted or
+    /// replaced (by its own text as a string, null, text, a negative, a huge number, an empty
+    /// list or object, `u64::MAX`, 0, true, `"NaN"`, `"-Infinity"`), written back the same
+    /// way (JSON Lines when the file has several records); for text a line deleted or
+    /// duplicated, or the value after its colon replaced.
+    pub fn mutations(&self, seed: u64, cases: u32) {
+        match self.syntax {
+            Syntax::Json | Syntax::Yaml => self.structural_mutations(seed, cases),
+            Syntax::Text => self.line_mutations(seed, cases),
+        }
+    }
+
+    fn structural_mutations(&self, seed: u64, cases: u32) {
+        let records: Vec<Value> = match self.syntax {
+            Syntax::Yaml => vec![lenient_yaml::parse_value(self.text()).expect("a YAML sample")],
+            _ => lenient_json::parse_values(self.text()).expect("a JSON sample"),
+        };
+        let mut all: Vec<(usize, String)> = Vec::new();
+        for (i, v) in records.iter().enumerate() {
+            let mut ps = Vec::new();
+            pointers(v, String::new(), &mut ps);
+            all.extend(ps.into_iter().map(|p| (i, p)));
+        }
+        let syntax = self.syntax;
+        self.run(
+            "structural mutation",
+            seed,
+            cases,
+            vec((any::<Index>(), 0..STRUCTURAL_OPS), 1..=3),
+            |edits| {
+                let mut values = records.clone();
+                let mut done = Vec::new();
+                for (at, op) in edits {
+                    let (record, pointer) = &all[at.index(all.len())];
+                    edit(&mut values[*record], pointer, *op);
+                    done.push(format!("record {record} {pointer:?} op {op}"));
+                }
+                let text = match syntax {
+                    Syntax::Yaml => yaml_serde::to_string(&values[0]).unwrap(),
+                    _ if values.len() == 1 => values[0].to_string(),
+                    _ => values.iter().map(|v| v.to_string() + "\n").collect(),
+                };
+                (text, done.join(", "))
+            },
+        );
+    }
+
+    fn line_mutations(&self, seed: u64, cases: u32) {
+        let lines: Vec<&str> = self.text().lines().collect();
+        if lines.is_empty() {
+            return;
+        }
+        self.run(
+            "line mutation",
+            seed,
+            cases,
+            vec((any::<Index>(), 0u8..3, select(LINE_VALUES)), 1..=3),
+            |edits| {
+                let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                let mut done = Vec::new();
+                for (at, op, value) in edits {
+                    if out.is_empty() {
+                        break;
+                    }
+                    let at = at.index(out.len());
+                    done.push(format!("line {at} op {op}"));
+                    match op {
+                        0 => {
+                            out.remove(at);
+                        }
+                        1 => out.insert(at, out[at].clone()),
+                        _ => {
+                            if let Some((label, _)) = out[at].clone().split_once(':') {
+                                out[at] = format!("{label}: {value}");
+                            }
+                        }
+                    }
+                }
+                (out.join("\n"), done.join(", "))
+            },
         );
     }
 }
 
-/// Every JSON pointer in `v`.
+/// Every JSON pointer in `v` (the root's is empty).
 fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
@@ -140,101 +420,27 @@ fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
     out.push(at);
 }
 
-fn parent_and_key(pointer: &str) -> Option<(&str, String)> {
-    let (parent, key) = pointer.rsplit_once('/')?;
-    Some((parent, key.replace("~1", "/").replace("~0", "~")))
-}
-
-/// Structural mutations of a JSON (or JSON Lines) file: delete a key or an element, turn a
-/// number into a string, replace a value by null, text, a negative, a huge number, an empty
-/// list or object. Each mutated file is written back as JSON Lines.
-pub fn json_mutations(format: Option<&str>, text: &str, seed: u64, count: usize) {
-    let values = lenient_json::parse_values(text).expect("a JSON sample");
-    let mut rng = Rng::new(seed);
-    let mut all: Vec<(usize, String)> = Vec::new();
-    for (i, v) in values.iter().enumerate() {
-        let mut ps = Vec::new();
-        pointers(v, String::new(), &mut ps);
-        all.extend(ps.into_iter().map(|p| (i, p)));
-    }
-    for n in 0..count {
-        let mut values = values.clone();
-        let (which, pointer) = all[rng.below(all.len())].clone();
-        let op = rng.below(9);
-        let root = &mut values[which];
-        let what = format!("mutation {n} (op {op} at record {which} {pointer:?})");
-        if op == 0 {
-            if let Some((parent, key)) = parent_and_key(&pointer) {
-                match root.pointer_mut(parent) {
-                    Some(Value::Object(m)) => {
-                        m.remove(&key);
+/// Applies structural operation `op` at `pointer` (nothing when an earlier edit removed it).
+fn edit(root: &mut Value, pointer: &str, op: u8) {
+    if op == 0 {
+        let Some((parent, key)) = pointer.rsplit_once('/') else {
+            return;
+        };
+        let key = key.replace("~1", "/").replace("~0", "~");
+        match root.pointer_mut(parent) {
+            Some(Value::Object(m)) => {
+                m.remove(&key);
+            }
+            Some(Value::Array(a)) => {
+                if let Ok(i) = key.parse::<usize>() {
+                    if i < a.len() {
+                        a.remove(i);
                     }
-                    Some(Value::Array(a)) => {
-                        if let Ok(i) = key.parse::<usize>() {
-                            if i < a.len() {
-                                a.remove(i);
-                            }
-                        }
-                    }
-                    _ => {}
                 }
             }
-        } else if let Some(target) = root.pointer_mut(&pointer) {
-            *target = match op {
-                1 => Value::String(target.to_string()),
-                2 => Value::Null,
-                3 => Value::String("abc".into()),
-                4 => serde_json::json!(-1.5),
-                5 => serde_json::json!(1e300),
-                6 => serde_json::json!([]),
-                7 => serde_json::json!({}),
-                _ => serde_json::json!(u64::MAX),
-            };
+            _ => {}
         }
-        let text: String = values
-            .iter()
-            .map(|v| serde_json::to_string(v).unwrap() + "\n")
-            .collect();
-        no_panic(format, &text, &what);
-    }
-}
-
-/// Line-level mutations of a text file: delete a line, duplicate one, or replace the value
-/// after its colon with text, a negative or a huge number.
-pub fn line_mutations(format: Option<&str>, text: &str, seed: u64, count: usize) {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut rng = Rng::new(seed);
-    for n in 0..count {
-        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-        let at = rng.below(out.len());
-        let op = rng.below(5);
-        match op {
-            0 => {
-                out.remove(at);
-            }
-            1 => {
-                let l = out[at].clone();
-                out.insert(at, l);
-            }
-            _ => {
-                if let Some((label, _)) = out[at].clone().split_once(':') {
-                    let value = [
-                        "abc",
-                        "-3",
-                        "1e309",
-                        "",
-                        "inf",
-                        "NaN",
-                        "18446744073709551616",
-                    ][rng.below(7)];
-                    out[at] = format!("{label}: {value}");
-                }
-            }
-        }
-        no_panic(
-            format,
-            &out.join("\n"),
-            &format!("line mutation {n} (op {op} at line {at})"),
-        );
+    } else if let Some(target) = root.pointer_mut(pointer) {
+        *target = replacement(op - 1, target);
     }
 }
