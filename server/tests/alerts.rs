@@ -39,40 +39,12 @@ fn vllm_doc(i: usize, path: &str) -> Value {
     })
 }
 
-async fn send(
-    server: &TestServer,
-    method: &str,
-    path: &str,
-    token: &str,
-    body: &Value,
-) -> (u16, Value) {
-    let r = server
-        .http
-        .request(method.parse().unwrap(), server.url(path))
-        .bearer_auth(token)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-async fn alerts(server: &TestServer, query: &str) -> Vec<Value> {
-    let (status, page) = server
-        .get(&format!("/api/v1/projects/demo/alerts{query}"))
-        .await;
-    assert_eq!(status, 200, "{page}");
-    page["items"].as_array().unwrap().clone()
-}
-
 /// A project `demo` whose `file` SLO profile matches the files' `--goodput` flags; returns an
 /// upload token and a write token.
 async fn goodput_project(server: &TestServer) -> (String, String) {
     let upload = server.project_with_token("demo", json!({})).await;
     let write = server.token("demo", "write").await;
-    let (status, body) = send(
-        server,
-        "PUT",
+    let (status, body) = server.send("PUT",
         "/api/v1/projects/demo/settings",
         ADMIN_TOKEN,
         &json!({"slo_profiles": [{"name": "file", "ttft_ms": 60, "tpot_ms": 12, "e2el_ms": 1800}]}),
@@ -96,7 +68,7 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         // The first baseline uploads have too little history: warn, never pass.
         assert_eq!(receipts[0]["verdict"], "warn", "{db}");
         assert_eq!(receipts[3]["verdict"], "fail", "{db}");
-        let tradeoffs = alerts(&server, "?kind=tradeoff").await;
+        let tradeoffs = server.alerts("demo", "?kind=tradeoff").await;
         assert_eq!(tradeoffs.len(), 1, "{db}: {tradeoffs:#?}");
         let t = &tradeoffs[0];
         println!("{db}: {}", t["summary"]);
@@ -130,21 +102,21 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         let path = format!("/api/v1/alerts/{id}");
         let read = server.token("demo", "read").await;
         let ack = json!({"status": "acknowledged"});
-        assert_eq!(send(&server, "PATCH", &path, &read, &ack).await.0, 403);
-        assert_eq!(send(&server, "PATCH", &path, &token, &ack).await.0, 403);
+        assert_eq!(server.send("PATCH", &path, &read, &ack).await.0, 403);
+        assert_eq!(server.send("PATCH", &path, &token, &ack).await.0, 403);
         let r = server.http.patch(server.url(&path)).json(&ack).send().await.unwrap();
         assert_eq!(r.status(), 401);
-        let (status, body) = send(&server, "PATCH", &path, &write, &ack).await;
+        let (status, body) = server.send("PATCH", &path, &write, &ack).await;
         assert_eq!((status, body["status"].clone()), (200, json!("acknowledged")), "{body}");
         let (status, body) =
-            send(&server, "PATCH", &path, &write, &json!({"status": "dismissed"})).await;
+            server.send("PATCH", &path, &write, &json!({"status": "dismissed"})).await;
         assert_eq!(status, 422, "{body}");
         assert_eq!(body["pointer"], "/reason");
         let (status, body) =
-            send(&server, "PATCH", &path, &write, &json!({"status": "resolved"})).await;
+            server.send("PATCH", &path, &write, &json!({"status": "resolved"})).await;
         assert_eq!(status, 422, "{body}");
         let dismiss = json!({"status": "dismissed", "reason": "the prefill change is intended"});
-        let (status, body) = send(&server, "PATCH", &path, &write, &dismiss).await;
+        let (status, body) = server.send("PATCH", &path, &write, &dismiss).await;
         assert_eq!(status, 200);
         assert_eq!(body["reason"], "the prefill change is intended");
         // A dismissed trade-off no longer counts; the mean TTFT regression (not a part of the
@@ -156,10 +128,10 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         assert!(reasons.iter().any(|r| r["code"] == "regression"
             && r["message"].as_str().unwrap().starts_with("mean TTFT +120.9 %")));
         // Filters.
-        assert_eq!(alerts(&server, "?status=dismissed").await.len(), 1);
-        assert!(alerts(&server, "?status=open&kind=tradeoff").await.is_empty());
-        assert_eq!(alerts(&server, "?metric=output_throughput&kind=tradeoff").await.len(), 1);
-        assert!(alerts(&server, "?branch=other").await.is_empty());
+        assert_eq!(server.alerts("demo", "?status=dismissed").await.len(), 1);
+        assert!(server.alerts("demo", "?status=open&kind=tradeoff").await.is_empty());
+        assert_eq!(server.alerts("demo", "?metric=output_throughput&kind=tradeoff").await.len(), 1);
+        assert!(server.alerts("demo", "?branch=other").await.is_empty());
         assert_eq!(server.get("/api/v1/projects/demo/alerts?kind=nope").await.0, 400);
         let (_, page) = server.get("/api/v1/projects/demo/alerts?limit=1").await;
         assert_eq!(page["items"].as_array().unwrap().len(), 1);
@@ -248,13 +220,13 @@ async fn fp8_kv_cache_uploads_give_a_tradeoff_per_cell_and_a_baseline_like_commi
             })
             .await;
         }
-        assert!(alerts(&server, "?status=open").await.is_empty(), "{db}");
+        assert!(server.alerts("demo", "?status=open").await.is_empty(), "{db}");
         let receipt = upload_fp8_commit(&server, &token, &fp8, &sha(7, 100), commits, |g, k, r| {
             g.series[k].candidate.as_ref().unwrap().runs[r].value
         })
         .await;
         assert_eq!(receipt["verdict"], "fail", "{db}");
-        let open = alerts(&server, "?status=open").await;
+        let open = server.alerts("demo", "?status=open").await;
         let summaries: Vec<(String, String)> = open
             .iter()
             .map(|a| (a["cell"].as_str().unwrap().to_string(), a["summary"].as_str().unwrap().to_string()))
@@ -276,18 +248,18 @@ async fn fp8_kv_cache_uploads_give_a_tradeoff_per_cell_and_a_baseline_like_commi
             assert_eq!(found, [s], "{db} {c}");
         }
         // TPOT's improvement is stored but needs no triage.
-        let improvements = alerts(&server, "?kind=improvement").await;
+        let improvements = server.alerts("demo", "?kind=improvement").await;
         assert!(!improvements.is_empty());
         assert!(improvements.iter().all(|a| a["status"] == "resolved"));
 
         // A further baseline-like commit: no new alert; it returns to the trade-offs'
         // baselines, so they resolve, naming the commit.
-        let before = alerts(&server, "?limit=500").await.len();
+        let before = server.alerts("demo", "?limit=500").await.len();
         let receipt = upload_fp8_commit(&server, &token, &like, &sha(7, 101), commits + 1, |g, k, r| {
             g.series[k].candidate.as_ref().unwrap().runs[r].value
         })
         .await;
-        let all = alerts(&server, "?limit=500").await;
+        let all = server.alerts("demo", "?limit=500").await;
         let new: Vec<&Value> = all
             .iter()
             .filter(|a| a["commit"] == sha(7, 101) && a["kind"] != "change_point")
@@ -295,7 +267,7 @@ async fn fp8_kv_cache_uploads_give_a_tradeoff_per_cell_and_a_baseline_like_commi
         assert!(new.is_empty(), "{db}: {new:#?}");
         assert!(all.len() >= before);
         assert_eq!(receipt["verdict"], "pass", "{db}");
-        let tradeoffs = alerts(&server, "?kind=tradeoff").await;
+        let tradeoffs = server.alerts("demo", "?kind=tradeoff").await;
         assert_eq!(tradeoffs.len(), 3);
         for t in &tradeoffs {
             assert_eq!(t["status"], "resolved", "{db}: {t}");
@@ -400,7 +372,10 @@ async fn excluding_and_pinning_recompute_the_analysis() {
             runs.push(receipt["run_id"].as_str().unwrap().to_string());
         }
         assert_eq!(
-            alerts(&server, "?kind=tradeoff&status=open").await.len(),
+            server
+                .alerts("demo", "?kind=tradeoff&status=open")
+                .await
+                .len(),
             1,
             "{db}"
         );
@@ -408,17 +383,18 @@ async fn excluding_and_pinning_recompute_the_analysis() {
         // trade-off is no longer found and resolves; the verdict warns instead of failing.
         let path = format!("/api/v1/runs/{}/exclusion", runs[0]);
         let body = json!({"reason": "noisy neighbour"});
-        assert_eq!(send(&server, "POST", &path, &token, &body).await.0, 403);
+        assert_eq!(server.send("POST", &path, &token, &body).await.0, 403);
         assert_eq!(
-            send(&server, "POST", &path, &write, &json!({"reason": " "}))
+            server
+                .send("POST", &path, &write, &json!({"reason": " "}))
                 .await
                 .0,
             422
         );
-        let (status, ex) = send(&server, "POST", &path, &write, &body).await;
+        let (status, ex) = server.send("POST", &path, &write, &body).await;
         assert_eq!(status, 200, "{ex}");
         assert_eq!(ex["reason"], "noisy neighbour");
-        let t = &alerts(&server, "?kind=tradeoff").await[0];
+        let t = &server.alerts("demo", "?kind=tradeoff").await[0];
         assert_eq!(t["status"], "resolved", "{db}: {t}");
         let (_, verdict) = server
             .get(&format!("/api/v1/runs/{}/verdict", runs[3]))
@@ -429,11 +405,11 @@ async fn excluding_and_pinning_recompute_the_analysis() {
         let sid = t["series_id"].as_str().unwrap();
         let pin_path = format!("/api/v1/projects/demo/baselines/{sid}");
         let pin = json!({"run_id": runs[1]});
-        assert_eq!(send(&server, "PUT", &pin_path, &token, &pin).await.0, 403);
-        let (status, stored) = send(&server, "PUT", &pin_path, &write, &pin).await;
+        assert_eq!(server.send("PUT", &pin_path, &token, &pin).await.0, 403);
+        let (status, stored) = server.send("PUT", &pin_path, &write, &pin).await;
         assert_eq!(status, 200, "{stored}");
         assert_eq!(stored["commit_sha"], format!("{:040x}", 1));
-        let t = &alerts(&server, "?kind=tradeoff").await[0];
+        let t = &server.alerts("demo", "?kind=tradeoff").await[0];
         assert_eq!(t["status"], "open", "{db}: {t}");
         assert_eq!(t["baseline_commits"], json!([format!("{:040x}", 1)]));
         assert!(t["finding"]["baseline_rule"]
@@ -441,7 +417,7 @@ async fn excluding_and_pinning_recompute_the_analysis() {
             .unwrap()
             .starts_with("pinned"));
         let bad = json!({"run_id": "00000000-0000-0000-0000-000000000000"});
-        assert_eq!(send(&server, "PUT", &pin_path, &write, &bad).await.0, 422);
+        assert_eq!(server.send("PUT", &pin_path, &write, &bad).await.0, 422);
     })
     .await;
 }

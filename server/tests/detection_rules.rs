@@ -10,32 +10,6 @@ use common::db::for_each_store;
 use common::server::{repo_file, TestServer, ADMIN_TOKEN};
 use serde_json::{json, Value};
 
-async fn send(
-    server: &TestServer,
-    method: &str,
-    path: &str,
-    token: &str,
-    body: &Value,
-) -> (u16, Value) {
-    let r = server
-        .http
-        .request(method.parse().unwrap(), server.url(path))
-        .bearer_auth(token)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-async fn alerts(server: &TestServer, slug: &str, query: &str) -> Vec<Value> {
-    let (status, page) = server
-        .get(&format!("/api/v1/projects/{slug}/alerts{query}"))
-        .await;
-    assert_eq!(status, 200, "{page}");
-    page["items"].as_array().unwrap().clone()
-}
-
 async fn verdict(server: &TestServer, run: &Value) -> Value {
     let run = run["run_id"].as_str().unwrap();
     let (status, v) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
@@ -95,7 +69,7 @@ async fn with_confirmation_on_an_alert_opens_only_when_the_next_commit_shows_the
             let token = server.project_with_token(slug, json!({})).await;
             let body = settings(json!({"engine": {"confirm_commits": 1}}));
             let path = format!("/api/v1/projects/{slug}/settings");
-            let (status, stored) = send(&server, "PUT", &path, ADMIN_TOKEN, &body).await;
+            let (status, stored) = server.send("PUT", &path, ADMIN_TOKEN, &body).await;
             assert_eq!(status, 200, "{stored}");
             quiet_history(&server, slug, &token).await;
             // Median TTFT +20 %: significant, but it waits for the next commit.
@@ -110,7 +84,7 @@ async fn with_confirmation_on_an_alert_opens_only_when_the_next_commit_shows_the
                 "1 series changed significantly and wait for the next 1 commit(s) to confirm it before an alert opens"
             );
             assert_eq!(v["series_states"]["pending_confirmation"], 1, "{db} {slug}: {v}");
-            assert!(alerts(&server, slug, "").await.is_empty(), "{db} {slug}");
+            assert!(server.alerts(slug, "").await.is_empty(), "{db} {slug}");
 
             // The next commit: the change stays (confirmed) or goes (refuted).
             let next_ttft = if slug == "confirmed" { 121.0 } else { 100.2 };
@@ -118,7 +92,7 @@ async fn with_confirmation_on_an_alert_opens_only_when_the_next_commit_shows_the
                 .upload(slug, &token, &chat_upload(6, next_ttft, 1005.0, 100.0, 0.0))
                 .await;
             assert_eq!(next["verdict"], "pass", "{db} {slug}: {next}");
-            let list = alerts(&server, slug, "").await;
+            let list = server.alerts(slug, "").await;
             let v = verdict(&server, &step).await;
             if slug == "confirmed" {
                 assert_eq!(list.len(), 1, "{db}: {list:#?}");
@@ -149,7 +123,7 @@ async fn failed_requests_from_none_are_a_regression_and_a_mostly_failed_run_fail
         // 3 of 100 requests fail: below the 5 % that makes a run invalid, but where no
         // baseline run had any, it is a finding (the relative change is unbounded).
         let (_, some) = server.upload("demo", &token, &chat_upload(5, 100.0, 1002.0, 97.0, 3.0)).await;
-        let list = alerts(&server, "demo", "").await;
+        let list = server.alerts("demo", "").await;
         assert_eq!(list.len(), 1, "{db}: {list:#?}");
         let a = &list[0];
         assert_eq!((a["kind"].as_str(), a["metric"].as_str()), (Some("regression"), Some("failed")));
@@ -176,7 +150,7 @@ async fn failed_requests_from_none_are_a_regression_and_a_mostly_failed_run_fail
         );
         // A project may choose to only warn about such runs.
         let body = settings(json!({"invalid_run_fails": false}));
-        let (status, _) = send(&server, "PUT", "/api/v1/projects/demo/settings", ADMIN_TOKEN, &body).await;
+        let (status, _) = server.send("PUT", "/api/v1/projects/demo/settings", ADMIN_TOKEN, &body).await;
         assert_eq!(status, 200);
         assert_eq!(verdict(&server, &bad).await["verdict"], "warn", "{db}");
     })
@@ -234,7 +208,7 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
             assert_eq!(status, 201, "{r}");
             receipts.push(r);
         }
-        let tradeoffs = alerts(&server, "demo", "?kind=tradeoff").await;
+        let tradeoffs = server.alerts("demo", "?kind=tradeoff").await;
         assert_eq!(tradeoffs.len(), 1, "{db}");
         // Median TTFT +122 %: the trade-off is as severe as its worst side.
         assert_eq!(tradeoffs[0]["severity"], "fail");
@@ -242,7 +216,7 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
 
         // The mean TTFT regression carries the shift of every request's TTFT: all 180
         // baseline requests (three runs) against the candidate's 60.
-        let mean_ttft = alerts(&server, "demo", "?metric=ttft&kind=regression").await;
+        let mean_ttft = server.alerts("demo", "?metric=ttft&kind=regression").await;
         let mean_ttft: Vec<&Value> = mean_ttft.iter().filter(|a| a["stat"] == "mean").collect();
         assert_eq!(mean_ttft.len(), 1, "{db}");
         let shift = &mean_ttft[0]["finding"]["per_request"];
@@ -271,20 +245,15 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
         // A minimum effect of 200 %: nothing is a finding any more, the trade-off is superseded
         // and the candidate's verdict, recomputed with the new version, passes.
         let body = settings(json!({"engine": {"min_effect_pct": 200}}));
-        let (status, stored) = send(
-            &server,
-            "PUT",
-            "/api/v1/projects/demo/settings",
-            ADMIN_TOKEN,
-            &body,
-        )
-        .await;
+        let (status, stored) = server
+            .send("PUT", "/api/v1/projects/demo/settings", ADMIN_TOKEN, &body)
+            .await;
         assert_eq!(
             (status, stored["version"].as_i64()),
             (200, Some(2)),
             "{stored}"
         );
-        let t = &alerts(&server, "demo", "?kind=tradeoff").await[0];
+        let t = &server.alerts("demo", "?kind=tradeoff").await[0];
         assert_eq!(t["status"], "resolved", "{db}: {t}");
         assert_eq!(
             t["reason"],
@@ -298,16 +267,16 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
         );
 
         // Back to the defaults: found again, under version 3.
-        let (status, _) = send(
-            &server,
-            "PUT",
-            "/api/v1/projects/demo/settings",
-            ADMIN_TOKEN,
-            &settings(json!({})),
-        )
-        .await;
+        let (status, _) = server
+            .send(
+                "PUT",
+                "/api/v1/projects/demo/settings",
+                ADMIN_TOKEN,
+                &settings(json!({})),
+            )
+            .await;
         assert_eq!(status, 200);
-        let open = alerts(&server, "demo", "?kind=tradeoff&status=open").await;
+        let open = server.alerts("demo", "?kind=tradeoff&status=open").await;
         assert_eq!(open.len(), 1, "{db}: {open:#?}");
         assert_eq!(open[0]["settings_version"], 3);
         let v = verdict(&server, &receipts[3]).await;
@@ -347,7 +316,7 @@ async fn a_pull_request_is_compared_with_its_merge_base_not_with_what_ran_last()
                 json!({"number": 10 + n, "merge_base": commit(merge_base)});
             let (status, receipt) = server.upload("demo", &token, &doc).await;
             assert_eq!(status, 201, "{receipt}");
-            let list = alerts(&server, "demo", &format!("?branch={branch}")).await;
+            let list = server.alerts("demo", &format!("?branch={branch}")).await;
             let (_, analysis) = server
                 .get(&format!(
                     "/api/v1/runs/{}/analysis",

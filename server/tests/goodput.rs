@@ -26,18 +26,6 @@ fn doc(i: usize, path: &str, flags: &str) -> Value {
     doc
 }
 
-async fn put_settings(server: &TestServer, token: &str, body: &Value) -> (u16, Value) {
-    let r = server
-        .http
-        .put(server.url("/api/v1/projects/demo/settings"))
-        .bearer_auth(token)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
 /// The value of `name` under `profile` in a stored result, if stored.
 fn slo_value(result: &Value, name: &str, profile: &str) -> Option<f64> {
     result["metrics"]
@@ -72,7 +60,14 @@ async fn goodput_from_samples_equals_the_tools_goodput_exactly() {
         let server = TestServer::start(store).await;
         let token = server.project_with_token("demo", json!({})).await;
         for (i, (path, flags)) in GOODPUT_FILES.iter().enumerate() {
-            let (status, _) = put_settings(&server, ADMIN_TOKEN, &profiles(flags)).await;
+            let (status, _) = server
+                .send(
+                    "PUT",
+                    "/api/v1/projects/demo/settings",
+                    ADMIN_TOKEN,
+                    &profiles(flags),
+                )
+                .await;
             assert_eq!(status, 200, "{db}");
             let (status, receipt) = server
                 .upload("demo", &token, &doc(i + 1, path, flags))
@@ -263,12 +258,12 @@ async fn settings_are_versioned_validated_and_recompute_stored_results() {
 
         // Who may change settings.
         let tight = json!({"version": 1, "slo_profiles": [{"name": "tight", "ttft_ms": 37, "tpot_ms": 10.6, "e2el_ms": 1500}]});
-        assert_eq!(put_settings(&server, &upload, &tight).await.0, 403, "{db}");
+        assert_eq!(server.send("PUT", "/api/v1/projects/demo/settings", &upload, &tight).await.0, 403, "{db}");
         let r = server.http.put(server.url("/api/v1/projects/demo/settings")).json(&tight).send().await.unwrap();
         assert_eq!(r.status(), 401, "{db}");
 
         // A change recomputes the stored result: interactive gone, tight there, tool kept.
-        let (status, stored) = put_settings(&server, &write, &tight).await;
+        let (status, stored) = server.send("PUT", "/api/v1/projects/demo/settings", &write, &tight).await;
         assert_eq!(status, 200, "{db} {stored}");
         assert_eq!(stored["version"], 2, "{db}");
         let after = run_result(&server, &receipt).await;
@@ -282,9 +277,9 @@ async fn settings_are_versioned_validated_and_recompute_stored_results() {
         assert_eq!(current["slo_profiles"][0]["name"], "tight");
 
         // A stale version is refused; the admin may change settings without one.
-        let (status, problem) = put_settings(&server, &write, &tight).await;
+        let (status, problem) = server.send("PUT", "/api/v1/projects/demo/settings", &write, &tight).await;
         assert_eq!((status, problem["status"].clone()), (409, json!(409)), "{db}");
-        let (status, stored) = put_settings(&server, ADMIN_TOKEN, &profiles(GOODPUT)).await;
+        let (status, stored) = server.send("PUT", "/api/v1/projects/demo/settings", ADMIN_TOKEN, &profiles(GOODPUT)).await;
         assert_eq!((status, stored["version"].clone()), (200, json!(3)), "{db}");
         let after = run_result(&server, &receipt).await;
         assert_eq!(slo_value(&after, "request_goodput", "tight"), None, "{db}");

@@ -96,6 +96,29 @@ impl TestServer {
         (status, r.json().await.unwrap_or(Value::Null))
     }
 
+    /// Sends `body` as JSON with `method` and a bearer `token`; returns status and JSON body.
+    pub async fn send(&self, method: &str, path: &str, token: &str, body: &Value) -> (u16, Value) {
+        let r = self
+            .http
+            .request(method.parse().unwrap(), self.url(path))
+            .bearer_auth(token)
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The alerts of project `slug` (`query`: `?status=open&kind=...`, or empty), first page.
+    pub async fn alerts(&self, slug: &str, query: &str) -> Vec<Value> {
+        let (status, page) = self
+            .get(&format!("/api/v1/projects/{slug}/alerts{query}"))
+            .await;
+        assert_eq!(status, 200, "{page}");
+        page["items"].as_array().unwrap().clone()
+    }
+
     /// GETs JSON; returns status and body.
     pub async fn get(&self, path: &str) -> (u16, Value) {
         let r = self.http.get(self.url(path)).send().await.unwrap();
