@@ -8,6 +8,7 @@ mod common;
 use benchtrail_core::metric::{MetricValue, Stat};
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer, ADMIN_TOKEN};
+use common::web::escaped;
 use serde_json::{json, Value};
 
 async fn verdict(server: &TestServer, run: &Value) -> Value {
@@ -241,6 +242,27 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
             shift["shift_ci"][1].as_f64().unwrap(),
         );
         assert!(lo <= got && got <= hi && lo > 0.0, "{db}: [{lo}, {hi}]");
+        let median_b = {
+            let mut b = base.clone();
+            b.sort_by(f64::total_cmp);
+            (b[89] + b[90]) / 2.0
+        };
+        let sentence = format!(
+            "per request, TTFT shift {got:+.1} ms (95 % interval {lo:+.1} to {hi:+.1} ms, {:+.0} % of the baseline median; \
+             Hodges–Lehmann over 180 baseline and 60 candidate requests, which are not independent)",
+            got / median_b * 100.0
+        );
+        assert_eq!(shift["summary"], sentence.as_str(), "{db}");
+        // The run page shows it under the regression, and the trade-off its TTFT and E2E sides.
+        let run = receipts[3]["run_id"].as_str().unwrap();
+        let r = server.http.get(server.url(&format!("/runs/{run}"))).send().await.unwrap();
+        let html = r.text().await.unwrap();
+        let lines: Vec<&str> = html.lines().filter(|l| l.starts_with("<p class=\"per-request muted\">")).collect();
+        assert!(lines.contains(&format!("<p class=\"per-request muted\">{}</p>", escaped(&sentence)).as_str()), "{db}: {lines:#?}");
+        let t = &tradeoffs[0]["finding"];
+        let sides: Vec<&str> = t["parts"].as_array().unwrap().iter().filter_map(|p| p["per_request"]["summary"].as_str()).collect();
+        assert!(sides.iter().any(|s| s.starts_with("per request, TTFT shift +")), "{db}: {sides:#?}");
+        assert!(sides.iter().any(|s| s.starts_with("per request, E2E latency shift -")), "{db}: {sides:#?}");
 
         // A minimum effect of 200 %: nothing is a finding any more, the trade-off is superseded
         // and the candidate's verdict, recomputed with the new version, passes.

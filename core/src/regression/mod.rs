@@ -309,6 +309,9 @@ pub struct TradeoffPart {
     pub test: &'static str,
     /// p-value, when the test has one.
     pub p_value: Option<f64>,
+    /// Per-request shift of this side, when samples exist (description only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_request: Option<RequestShift>,
 }
 
 /// A finding: everything needed to explain it from data alone.
@@ -790,6 +793,11 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
                         )
                     })
                     .flatten()
+                    .map(|mut shift| {
+                        let unit = lookup(&s.metric).map_or("", |m| m.unit.as_str());
+                        shift.summary = shift.describe(&describe(&s.metric, &Stat::Value), unit);
+                        shift
+                    })
             })
             .clone();
         let cmp = Comparison {
@@ -1006,6 +1014,7 @@ fn tradeoff_finding(
             delta_pct: c.delta_pct.unwrap_or(0.0),
             test: c.outcome.test,
             p_value: c.outcome.p_value,
+            per_request: r.per_request.clone(),
         }
     };
     let mut parts: Vec<TradeoffPart> = throughputs.iter().map(|r| part(r, "improved")).collect();

@@ -240,6 +240,32 @@ pub struct RequestShift {
     pub n_candidate: usize,
     /// The caveat, in one sentence.
     pub note: &'static str,
+    /// The shift in one sentence ([`RequestShift::describe`]); empty until the caller, which
+    /// knows the metric, sets it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub summary: String,
+}
+
+impl RequestShift {
+    /// One sentence for people, e.g. `per request, median TTFT shift +43.2 ms (95 % interval
+    /// +41.0 to +45.5 ms, +121 % of the baseline median; Hodges–Lehmann over 180 baseline and
+    /// 60 candidate requests, which are not independent)`. `name` is the metric's short name
+    /// (`TTFT`), `unit` its unit (`ms`).
+    pub fn describe(&self, name: &str, unit: &str) -> String {
+        let pct = self
+            .shift_pct
+            .map_or(String::new(), |p| format!(", {p:+.0} % of the baseline median"));
+        format!(
+            "per request, {name} shift {:+.1} {unit} ({:.0} % interval {:+.1} to {:+.1} {unit}{pct}; \
+             Hodges–Lehmann over {} baseline and {} candidate requests, which are not independent)",
+            self.shift,
+            self.level * 100.0,
+            self.shift_ci.0,
+            self.shift_ci.1,
+            self.n_baseline,
+            self.n_candidate
+        )
+    }
 }
 
 /// Keeps at most `max` values by taking every k-th (deterministic, order-preserving).
@@ -329,6 +355,7 @@ pub fn request_shift(
         n_candidate: c.len(),
         note: "requests within one run are not independent: this describes a shift and never \
                opens an alert by itself",
+        summary: String::new(),
     })
 }
 

@@ -69,6 +69,24 @@ pub struct AlertView {
     pub resolved_by: String,
     /// Creation time for reading.
     pub created_at: String,
+    /// The per-request shifts behind the finding, one sentence each (its own, or each side's
+    /// of a trade-off): descriptions, never what opened the alert.
+    pub per_request: Vec<String>,
+}
+
+/// The per-request shift sentences of a stored finding: its own and its trade-off parts', each
+/// metric once.
+fn per_request_sentences(finding: &serde_json::Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let parts = finding["parts"].as_array().into_iter().flatten();
+    for shift in std::iter::once(finding).chain(parts).map(|f| &f["per_request"]) {
+        if let Some(s) = shift["summary"].as_str().filter(|s| !s.is_empty()) {
+            if !out.iter().any(|o| o == s) {
+                out.push(s.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// How a kind reads.
@@ -144,6 +162,7 @@ impl AlertView {
             reason: a.reason.clone().unwrap_or_default(),
             resolved_by: a.resolved_by.as_deref().map(short_sha).unwrap_or_default(),
             created_at: display_time(&a.created_at),
+            per_request: per_request_sentences(&a.finding),
         })
     }
 }
