@@ -5,9 +5,10 @@ use super::{page_limit, project_or_404};
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::storage::{Inserted, Page, RunSummary, Scope, StoredRun};
+use crate::storage::{Inserted, Page, Project, RunSummary, Scope, StoredRun};
 use crate::{analysis, ingest};
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
@@ -32,6 +33,28 @@ pub struct UploadReceipt {
     pub verdict: Option<String>,
 }
 
+/// The project of an upload, once the caller's token is known to have `upload` on it. An
+/// extractor of the request's head, so it runs before the body is read: a request without a
+/// valid token is refused at once, never after reading (and inflating) up to 64 MiB.
+pub(super) struct UploadAccess(Project);
+
+impl FromRequestParts<AppState> for UploadAccess {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let Path(slug) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::NotFound(e.body_text()))?;
+        let bearer = Bearer::from_request_parts(parts, state).await?;
+        let project = project_or_404(state, &slug).await?;
+        bearer
+            .caller(state)
+            .await?
+            .require(&project, Scope::Upload)?;
+        Ok(UploadAccess(project))
+    }
+}
+
 /// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
 /// 200 when a run with the same id was already stored (idempotent retry), 422 with a pointer
 /// to the fault when a file or result is wrong. The body may be sent with
@@ -48,15 +71,9 @@ pub struct UploadReceipt {
         (status = 422, description = "A file or result is wrong; `pointer` names it", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn upload(
     State(state): State<AppState>,
-    bearer: Bearer,
-    Path(slug): Path<String>,
+    UploadAccess(project): UploadAccess,
     ApiJson(doc): ApiJson<UploadDocument>,
 ) -> ApiResult<(StatusCode, Json<UploadReceipt>)> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer
-        .caller(&state)
-        .await?
-        .require(&project, Scope::Upload)?;
     // Checked first, so a retry of a bad upload is refused like the first attempt.
     let settings = state.store.settings(&project).await?.settings;
     let run = ingest::prepare_with(&project, &settings, &doc, chrono::Utc::now())?;
