@@ -1112,3 +1112,29 @@ async fn backends_report_their_kind() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_unreachable_postgres_is_reported_with_its_cause() {
+    // Port 9 (discard) on loopback: nothing listens there on a test machine.
+    let refused = Store::connect("postgres://postgres@127.0.0.1:9/x")
+        .await
+        .err()
+        .expect("no server there");
+    assert!(
+        refused.to_string().contains("Connection refused"),
+        "{refused}"
+    );
+    if let Ok(admin) = std::env::var("BENCHTRAIL_TEST_DATABASE_URL") {
+        let base = admin.rsplit_once('/').unwrap().0;
+        let missing = Store::connect(&format!("{base}/benchtrail_no_such_database"))
+            .await
+            .err()
+            .expect("no such database");
+        assert!(
+            missing
+                .to_string()
+                .contains("database \"benchtrail_no_such_database\" does not exist"),
+            "{missing}"
+        );
+    }
+}

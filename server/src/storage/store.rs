@@ -522,6 +522,10 @@ fn backend_of(url: &str) -> Result<Backend, StorageError> {
 }
 
 async fn connect_postgres(url: &str) -> Result<AnyPool, StorageError> {
+    // One direct connection first: the pool retries until its timeout and then reports only
+    // "pool timed out", hiding the cause (connection refused, no such database, bad password).
+    use sqlx::Connection;
+    sqlx::AnyConnection::connect(url).await?.close().await?;
     Ok(AnyPoolOptions::new()
         .max_connections(POSTGRES_MAX_CONNECTIONS)
         .connect(url)
