@@ -5,8 +5,13 @@ mod common;
 
 use common::{read, value};
 
+mod mutate;
+use mutate::{Subject, Syntax, EVERY_LENGTH};
+
 use benchtrail_core::adapters::{parse_file, AdapterError};
 use benchtrail_core::{stats, BenchResult, RequestRate, Stat, Unit};
+
+const FORMAT: &str = "vllm-bench-serve";
 
 fn has(r: &BenchResult, name: &str, stat: &str) -> bool {
     let stat: Stat = stat.parse().unwrap();
@@ -315,4 +320,124 @@ fn wrong_field_type_names_record_line_and_field() {
         err.to_string(),
         "record 1 (line 2): field `/completed`: expected a number, found \"six hundred\""
     );
+}
+
+/// Found by the structural mutations below: a count of 1e300 was saturated to `u64::MAX`,
+/// and the `failed_requests` warning's `failed + completed` then overflowed (a panic in
+/// debug builds, a wrong total in release).
+#[test]
+fn huge_counts_are_field_errors_and_large_ones_do_not_overflow() {
+    let small = read(SMALL);
+    for (count, shown) in [
+        ("1e300", "1e+300"),
+        ("18446744073709551616", "1.8446744073709552e+19"),
+    ] {
+        for key in ["failed", "completed", "max_concurrency", "num_prompts"] {
+            let pattern = match key {
+                "failed" => "\"failed\": 0",
+                _ => &format!("\"{key}\": 100"),
+            };
+            let bad = small.replacen(pattern, &format!("\"{key}\": {count}"), 1);
+            assert_ne!(bad, small, "{key}");
+            for format in BOTH {
+                assert_eq!(
+                    parse_file(*format, &bad, 0).unwrap_err().to_string(),
+                    format!(
+                        "record 0 (line 1): field `/{key}`: expected a whole count, found {shown}"
+                    )
+                );
+            }
+        }
+    }
+    // Each count fits a u64, their sum does not.
+    let big = small
+        .replacen("\"failed\": 0", "\"failed\": 10000000000000000000", 1)
+        .replacen(
+            "\"completed\": 100",
+            "\"completed\": 10000000000000000000",
+            1,
+        );
+    let (_, results) = parse_file(None, &big, 0).unwrap();
+    let warning = results[0]
+        .warnings
+        .iter()
+        .find(|w| w.code == "failed_requests")
+        .unwrap();
+    assert_eq!(
+        warning.message,
+        "10000000000000000000 of 20000000000000000000 requests failed."
+    );
+}
+
+/// A `--save-result` file without `--save-detailed` (1 KB): cheap enough to read every way.
+const SMALL: &str =
+    "testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json";
+/// `--append-result`: four records, no trailing newline.
+const APPENDED: &str =
+    "testdata/vllm/rgshaw-benchmark_serving-2025-08-append-p90-p95-p99-e2el-llama33-70b-fp8-tp4.jsonl";
+/// `--save-detailed` (78 KB: 20 requests' arrays), the smallest detailed file.
+const DETAILED: &str = "examples/history/baseline_completions_c1_isl512_osl128.json";
+/// Every input is read detected and named.
+const BOTH: &[Option<&str>] = &[None, Some(FORMAT)];
+
+#[test]
+fn never_panics_on_random_input() {
+    Subject::alone(&read(SMALL), Syntax::Json, BOTH).random_bytes(31, 300);
+}
+
+#[test]
+fn never_panics_on_a_truncated_or_mutated_small_file() {
+    let small = read(SMALL);
+    let s = Subject::alone(&small, Syntax::Json, BOTH);
+    s.truncations(32, EVERY_LENGTH);
+    s.byte_mutations(33, 400);
+    s.mutations(34, 400);
+    // The same file in an upload, through read_files (detected, then named).
+    Subject::in_upload(&[("run/result.json", FORMAT, small)], 0, Syntax::Json).all_kinds(35);
+}
+
+#[test]
+fn never_panics_on_a_truncated_or_mutated_appended_file() {
+    let s = Subject::alone(&read(APPENDED), Syntax::Json, BOTH);
+    s.truncations(36, 400);
+    s.byte_mutations(37, 300);
+    s.mutations(38, 300);
+}
+
+#[test]
+fn never_panics_on_a_truncated_or_mutated_detailed_file() {
+    // 78 KB a case, read twice: few cases (the cut file below has many).
+    let s = Subject::alone(&read(DETAILED), Syntax::Json, BOTH);
+    s.truncations(39, 80);
+    s.byte_mutations(40, 50);
+    s.mutations(41, 60);
+}
+
+/// The detailed file with its per-request arrays cut to the first 3 requests, each with its
+/// first 4 inter-token gaps (`completed` = 3): its structural mutations hit the top-level keys
+/// and whole arrays far more often than the 2,540 gaps of the full file do.
+fn detailed_cut_to_3_requests() -> String {
+    let mut v: serde_json::Value = serde_json::from_str(&read(DETAILED)).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    for (_, x) in obj.iter_mut() {
+        if let Some(list) = x.as_array_mut() {
+            list.truncate(3);
+            for gaps in list.iter_mut().filter_map(|g| g.as_array_mut()) {
+                gaps.truncate(4);
+            }
+        }
+    }
+    obj.insert("completed".into(), 3.into());
+    v.to_string()
+}
+
+#[test]
+fn never_panics_on_a_truncated_or_mutated_cut_detailed_file() {
+    let cut = detailed_cut_to_3_requests();
+    let (_, results) = parse_file(Some(FORMAT), &cut, 0).unwrap();
+    assert_eq!(value(&results[0], "itl", "p99").1, Some(12));
+    let s = Subject::alone(&cut, Syntax::Json, BOTH);
+    s.truncations(42, 300);
+    s.byte_mutations(43, 300);
+    s.mutations(44, 400);
 }

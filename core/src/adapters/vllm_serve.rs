@@ -119,7 +119,11 @@ pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
     if let Some(failed) = failed.filter(|f| *f > 0) {
         result.warnings.push(Warning {
             code: "failed_requests".into(),
-            message: format!("{failed} of {} requests failed.", failed + completed),
+            // Summed wide: two counts that each fit a u64 need not fit one together.
+            message: format!(
+                "{failed} of {} requests failed.",
+                u128::from(failed) + u128::from(completed)
+            ),
         });
     }
     if obj.get("tokenizer_id").is_some_and(Value::is_null) {
@@ -207,15 +211,19 @@ fn number(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, FieldError
     }
 }
 
+/// A whole, non-negative count that fits a `u64` (not saturated: `1e300` is no count).
 fn optional_count(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, FieldError> {
-    match number(obj, key)? {
-        None => Ok(None),
-        Some(v) if v >= 0.0 && v.fract() == 0.0 && v.is_finite() => Ok(Some(v as u64)),
-        Some(v) => Err(FieldError::new(
+    let Some(v) = number(obj, key)? else {
+        return Ok(None);
+    };
+    super::fields::as_count(v).map(Some).ok_or_else(|| {
+        // As written (`1e300`, not its 301 digits).
+        let written = obj.get(key).map(super::fields::short).unwrap_or_default();
+        FieldError::new(
             pointer(key),
-            format!("expected a whole count, found {v}"),
-        )),
-    }
+            format!("expected a whole count, found {written}"),
+        )
+    })
 }
 
 fn required_count(obj: &Map<String, Value>, key: &str) -> Result<u64, FieldError> {

@@ -317,8 +317,8 @@ impl Subject {
     /// One to three edits of the file's structure: for JSON and YAML a value deleted or
     /// replaced (by its own text as a string, null, text, a negative, a huge number, an empty
     /// list or object, `u64::MAX`, 0, true, `"NaN"`, `"-Infinity"`), written back the same
-    /// way (JSON Lines when the file has several records); for text a line deleted or
-    /// duplicated, or the value after its colon replaced.
+    /// way (JSON Lines when the file has several records, ending in a newline only when the
+    /// file does); for text a line deleted or duplicated, or the value after its colon replaced.
     pub fn mutations(&self, seed: u64, cases: u32) {
         match self.syntax {
             Syntax::Json | Syntax::Yaml => self.structural_mutations(seed, cases),
@@ -338,6 +338,12 @@ impl Subject {
             all.extend(ps.into_iter().map(|p| (i, p)));
         }
         let syntax = self.syntax;
+        // JSON Lines keep their last newline, or its absence (vLLM's `--append-result`).
+        let last_newline = if self.text().ends_with('\n') {
+            "\n"
+        } else {
+            ""
+        };
         self.run(
             "structural mutation",
             seed,
@@ -354,7 +360,10 @@ impl Subject {
                 let text = match syntax {
                     Syntax::Yaml => yaml_serde::to_string(&values[0]).unwrap(),
                     _ if values.len() == 1 => values[0].to_string(),
-                    _ => values.iter().map(|v| v.to_string() + "\n").collect(),
+                    _ => {
+                        let lines: Vec<String> = values.iter().map(Value::to_string).collect();
+                        lines.join("\n") + last_newline
+                    }
                 };
                 (text, done.join(", "))
             },
