@@ -372,3 +372,41 @@ async fn a_pull_request_is_compared_with_its_merge_base_not_with_what_ran_last()
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_alert_links_the_run_that_holds_its_series_and_a_retry_answers_the_stored_verdict() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        quiet_history(&server, "demo", &token).await;
+        // Commit 5: the chat cell's median TTFT +20 % (a run with an id, as CI retries need),
+        // then another run of the same commit measuring another cell.
+        let mut step = chat_upload(5, 120.0, 1004.0, 100.0, 0.0);
+        step["run"]["id"] = json!("6d1f0c3e-5b0a-4c1e-9a57-0b0e8d1f2a3c");
+        let (status, first) = server.upload("demo", &token, &step).await;
+        assert_eq!(
+            (status, first["verdict"].as_str()),
+            (201, Some("fail")),
+            "{db}: {first}"
+        );
+        let mut other = chat_upload(5, 50.0, 2000.0, 100.0, 0.0);
+        other["results"][0]["cell"]["load"]["max_concurrency"] = json!(16);
+        let (status, second) = server.upload("demo", &token, &other).await;
+        assert_eq!(status, 201, "{db}: {second}");
+        let list = server.alerts("demo", "?kind=regression").await;
+        assert_eq!(list.len(), 1, "{db}: {list:#?}");
+        assert_eq!(
+            list[0]["run_id"], first["run_id"],
+            "{db}: the alert's run holds its series"
+        );
+        // The retry of the first upload: already stored, with its stored verdict.
+        let (status, retry) = server.upload("demo", &token, &step).await;
+        assert_eq!(status, 200, "{db}: {retry}");
+        assert_eq!(
+            (retry["created"].as_bool(), retry["verdict"].as_str()),
+            (Some(false), Some("fail")),
+            "{db}: {retry}"
+        );
+    })
+    .await;
+}

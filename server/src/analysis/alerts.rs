@@ -41,8 +41,18 @@ pub(super) fn new_alert(
 ) -> NewAlert {
     let kind = kind_of(f.kind);
     let improvement = kind == AlertKind::Improvement;
-    // The run that holds the headline series (the latest upload of the commit that does).
-    let run_id = runs.last().map(|r| r.summary.id);
+    // The run that holds the headline series (the latest upload of the commit that does): a
+    // commit can have runs of several tools or cells, and the alert links to its own.
+    let headline = f.series_ids.first();
+    let run_id = runs
+        .iter()
+        .rev()
+        .find(|r| {
+            r.results
+                .iter()
+                .any(|res| res.metrics.iter().any(|m| Some(&m.series_id) == headline))
+        })
+        .map(|r| r.summary.id);
     let mut finding = serde_json::to_value(f).expect("findings serialize");
     finding["baseline_rule"] = json!(ga.baseline_rule);
     NewAlert {

@@ -27,8 +27,9 @@ pub struct UploadReceipt {
     pub results: usize,
     /// Path of the run's page (`/runs/{id}`).
     pub path: String,
-    /// The run's verdict right after its analysis (`pass`, `warn`, `fail`); `null` when the
-    /// analysis failed (logged) or the run was already stored. Details:
+    /// The run's verdict right after its analysis (`pass`, `warn`, `fail`); for a run that was
+    /// already stored, its stored verdict. `null` when the analysis failed (logged) or has not
+    /// finished yet (a concurrent upload of the same run). Details:
     /// `GET /api/v1/runs/{id}/verdict`.
     pub verdict: Option<String>,
 }
@@ -90,9 +91,10 @@ pub(super) async fn upload(
                      a retry must resend the same upload (or use a new run id)"
                 )));
             }
+            let verdict = stored_verdict(&state, id).await;
             return Ok((
                 StatusCode::OK,
-                Json(receipt(id, false, existing.results.len(), None)),
+                Json(receipt(id, false, existing.results.len(), verdict)),
             ));
         }
     }
@@ -103,23 +105,14 @@ pub(super) async fn upload(
     };
     tracing::info!(project = %project.slug, run = %run.id, results = count, "run uploaded");
     // The analysis runs before the response, so CI can read the verdict right away.
-    let verdict = if status == StatusCode::CREATED {
-        match analysis::analyze_commit(&state.store, &project, &run.branch, &run.commit_sha).await {
-            Ok(()) => state
-                .store
-                .run_analysis(run.id)
-                .await
-                .ok()
-                .flatten()
-                .map(|a| a.verdict),
-            Err(e) => {
-                tracing::warn!(run = %run.id, error = %e, "analysis of an upload failed");
-                None
-            }
+    if status == StatusCode::CREATED {
+        if let Err(e) =
+            analysis::analyze_commit(&state.store, &project, &run.branch, &run.commit_sha).await
+        {
+            tracing::warn!(run = %run.id, error = %e, "analysis of an upload failed");
         }
-    } else {
-        None
-    };
+    }
+    let verdict = stored_verdict(&state, run.id).await;
     Ok((
         status,
         Json(receipt(
@@ -129,6 +122,18 @@ pub(super) async fn upload(
             verdict,
         )),
     ))
+}
+
+/// The verdict of a run's stored analysis, so that a retried (or concurrent) upload of a stored
+/// run answers with it too; `None` when the run has not been analyzed (its analysis failed).
+async fn stored_verdict(state: &AppState, run_id: Uuid) -> Option<String> {
+    match state.store.run_analysis(run_id).await {
+        Ok(analysis) => analysis.map(|a| a.verdict),
+        Err(e) => {
+            tracing::warn!(run = %run_id, error = %e, "reading a run's analysis failed");
+            None
+        }
+    }
 }
 
 /// `Content-Disposition` for a stored file name (which may hold folders, quotes, control or
