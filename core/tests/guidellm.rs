@@ -340,3 +340,155 @@ fn yaml_that_is_not_guidellm_is_not_claimed() {
     let err = parse_file(Some("guidellm"), "benchmarks: 3\n", 0).unwrap_err();
     assert!(matches!(err, AdapterError::Syntax(_)), "{err}");
 }
+
+/// The error of a guidellm report read alone, asked for as guidellm or detected.
+fn refusal(text: &str) -> String {
+    for format in [None, Some("guidellm")] {
+        let err = read_files(&[FileSpec {
+            name: "benchmarks.yaml",
+            format,
+            text,
+        }])
+        .map(|_| ())
+        .unwrap_err();
+        assert_eq!(err.0, 0);
+        let AdapterError::Field { error, .. } = &err.1 else {
+            panic!("{format:?}: {}", err.1);
+        };
+        assert!(
+            error.message.starts_with("the file looks truncated: `"),
+            "{format:?}: {}",
+            err.1
+        );
+        if format.is_some() {
+            return format!("{} {}", error.field, error.message);
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn truncated_yaml_is_refused_naming_what_is_missing() {
+    // The trial's case: `head -c 20000` of the generated YAML is valid YAML (the last line
+    // reads `percentile_cis: nu`), cut inside the first benchmark's metrics.
+    let yaml = read("baseline_concurrent_1-4-16_isl512_osl128.yaml");
+    let cut = refusal(&yaml[..20000]);
+    assert!(
+        cut.starts_with("/benchmarks/0/metrics/request_totals the file looks truncated: `/benchmarks/0/metrics/request_totals`"),
+        "{cut}"
+    );
+    // Cut at line boundaries: inside each benchmark's metrics, its request samples, its
+    // scheduler state, its warnings (the last key of a benchmark), after the benchmark list,
+    // inside the top-level config, before `metadata.version` (the last line).
+    let lines: Vec<&str> = yaml.split_inclusive('\n').collect();
+    let line_of = |prefix: &str, nth: usize| {
+        lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with(prefix))
+            .nth(nth)
+            .unwrap_or_else(|| panic!("{prefix} #{nth}"))
+            .0
+    };
+    let cut_before = |line: usize| lines[..line].concat();
+    for (prefix, nth, missing) in [
+        ("  metrics:", 0, "/benchmarks/0/metrics"),
+        ("  requests:", 0, "/benchmarks/0/type_"),
+        ("  scheduler_state:", 0, "/benchmarks/0/start_time"),
+        ("  type_:", 0, "/config"),
+        ("  - code:", 0, "/config"),
+        ("  metrics:", 1, "/benchmarks/1/metrics"),
+        (
+            "    request_totals:",
+            2,
+            "/benchmarks/2/metrics/request_totals/successful",
+        ),
+        ("  - code:", 2, "/config"),
+        ("conclusions:", 0, "/config"),
+        ("config:", 0, "/config/spec"),
+        ("  spec:", 0, "/config/spec"),
+        ("metadata:", 0, "/metadata/version"),
+    ] {
+        // `+ 1`: the section's own first line is kept.
+        let at = line_of(prefix, nth) + 1;
+        let text = cut_before(at);
+        let why = refusal(&text);
+        assert!(
+            why.contains(&format!("`{missing}`")),
+            "cut at line {at}: {why}"
+        );
+    }
+    // Cut before the last line, `metadata.version`.
+    let why = refusal(&cut_before(lines.len() - 1));
+    assert!(why.starts_with("/metadata/version "), "{why}");
+    // Cut after a benchmark's metrics section, the section complete: the benchmark's later
+    // keys are missing.
+    let why = refusal(&cut_before(line_of("  requests:", 0)));
+    assert!(
+        why.starts_with("/benchmarks/0/type_ the file looks truncated: `/benchmarks/0/type_`, `/benchmarks/0/start_time`"),
+        "{why}"
+    );
+    // The whole file is still read.
+    assert_eq!(
+        results("baseline_concurrent_1-4-16_isl512_osl128.yaml").len(),
+        3
+    );
+}
+
+#[test]
+fn json_lacking_a_section_is_refused_the_same_way() {
+    use serde_json::Value;
+    for (file, pointer) in [
+        (
+            "baseline_concurrent_1-4-16_isl512_osl128.json",
+            "/benchmarks/1/metrics/request_totals",
+        ),
+        (
+            "baseline_concurrent_1-4-16_isl512_osl128.json",
+            "/benchmarks/2/metrics/request_latency",
+        ),
+        (
+            "baseline_concurrent_1-4-16_isl512_osl128.json",
+            "/benchmarks/0/duration",
+        ),
+        (
+            "baseline_concurrent_1-4-16_isl512_osl128.json",
+            "/metadata/version",
+        ),
+        (
+            "llm-d-fixture-guidellm-0.8.0dev18-report-v2-mock-constant.json",
+            "/benchmarks/0/metrics/request_totals/errored",
+        ),
+        (
+            "guidellm-tests-benchmarks_stripped-v0.2-format-sweep.json",
+            "/benchmarks/0/request_totals",
+        ),
+        (
+            "guidellm-tests-benchmarks_stripped-v0.2-format-sweep.json",
+            "/benchmarks/0/metrics",
+        ),
+    ] {
+        let mut v: Value = serde_json::from_str(&read(file)).unwrap();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        v.pointer_mut(parent)
+            .and_then(Value::as_object_mut)
+            .unwrap()
+            .remove(key)
+            .unwrap();
+        let why = refusal(&v.to_string());
+        // v0.2 keeps `request_totals` beside `metrics`: named where v0.4+ keeps it.
+        let named = if pointer == "/benchmarks/0/request_totals" {
+            "/benchmarks/0/metrics/request_totals"
+        } else {
+            pointer
+        };
+        assert!(
+            why.starts_with(&format!("{named} the file looks truncated: `{named}`")),
+            "{file} without {pointer}: {why}"
+        );
+    }
+    // The cut YAML of the trial, as JSON: the same refusal.
+    let yaml = read("baseline_concurrent_1-4-16_isl512_osl128.yaml");
+    let value = benchtrail_core::lenient_yaml::parse_value(&yaml[..20000]).unwrap();
+    assert_eq!(refusal(&value.to_string()), refusal(&yaml[..20000]));
+}

@@ -20,6 +20,11 @@
 //! - rates (`requests_per_second`, `output_tokens_per_second`, `tokens_per_second`) are
 //!   distributions over time whose successful mean is the run's rate.
 //!
+//! A report must be whole: a YAML file cut at a line boundary is still valid YAML (and a JSON
+//! file could be re-serialized from a cut one), so every benchmark is checked for the sections
+//! every complete guidellm benchmark has ([`missing_sections`]); a benchmark lacking one is an
+//! error naming it and saying the file looks truncated, never a result built from what is left.
+//!
 //! The load shape comes from the benchmark's strategy: synchronous → max_concurrency 1;
 //! concurrent → max_concurrency = streams (both with request_rate `inf`, as vLLM writes a closed
 //! loop); throughput → request_rate `inf`; constant → request_rate (no burstiness: evenly
@@ -56,8 +61,15 @@ fn check(v: &Value) -> Result<(), String> {
         .ok_or("no `benchmarks` list")?
         .first()
         .ok_or("an empty `benchmarks` list")?;
+    // A benchmark's scheduling strategy (`config.strategy` from v0.4, `args.strategy` before)
+    // is a mark too: a key-sorted YAML cut inside the first benchmark's metrics has neither
+    // `type_` (sorted last) nor a whole `metrics`, and is refused as truncated, not ignored.
+    let strategy = ["config", "args"]
+        .iter()
+        .any(|k| at(first, &[k, "strategy", "type_"]).is_some_and(Value::is_string));
     if first.get("type_").and_then(Value::as_str) == Some("generative_benchmark")
         || first.get("metrics").is_some_and(Value::is_object)
+        || strategy
     {
         Ok(())
     } else {
@@ -97,6 +109,15 @@ pub(super) fn parse(
         .get("benchmarks")
         .and_then(Value::as_array)
         .ok_or_else(|| file_error("/benchmarks", "expected a list"))?;
+    if let Some((pointer, missing)) = missing_sections(root) {
+        return Err(file_error(
+            pointer,
+            format!(
+                "the file looks truncated: {} missing (every complete guidellm report has them)",
+                missing.join(", ")
+            ),
+        ));
+    }
     benchmarks
         .iter()
         .enumerate()
@@ -105,6 +126,107 @@ pub(super) fn parse(
                 .map_err(|(field, message)| file_error(format!("/benchmarks/{i}{field}"), message))
         })
         .collect()
+}
+
+/// Keys every guidellm benchmark has, v0.2 to 0.8.1 (notes §4, and every real report in
+/// testdata/guidellm): `type_` comes first in guidellm's JSON and last but two in its
+/// key-sorted YAML, `duration` is last in the JSON, so a file cut anywhere inside a benchmark
+/// lacks one of them. `requests` (the per-request samples) is not among them: it can be left
+/// out.
+const BENCHMARK_KEYS: &[&str] = &["type_", "start_time", "end_time", "duration", "metrics"];
+
+/// The metrics every version writes (v0.4+ add more).
+const METRIC_KEYS: &[&str] = &[
+    "requests_per_second",
+    "request_concurrency",
+    "request_latency",
+    "prompt_token_count",
+    "output_token_count",
+    "time_to_first_token_ms",
+    "time_per_output_token_ms",
+    "inter_token_latency_ms",
+    "output_tokens_per_second",
+    "tokens_per_second",
+];
+
+/// The counts of `request_totals` (inside `metrics` from v0.4, beside it before).
+const TOTALS_KEYS: &[&str] = &["successful", "errored", "incomplete", "total"];
+
+/// The first missing section of an incomplete report, as (JSON pointer, every missing
+/// section's pointer), or `None` when the report is whole. Besides each benchmark's
+/// [`BENCHMARK_KEYS`], [`METRIC_KEYS`] and [`TOTALS_KEYS`]: a v0.7+ report (top-level `config`,
+/// written after `benchmarks` by the key-sorted YAML) must have its `config.spec` and its
+/// `metadata.version` (the key-sorted YAML's last line), and a v0.4+ report (benchmarks with
+/// `config`) its top-level `args` or `config`, so a file cut after its last benchmark is caught
+/// too.
+fn missing_sections(root: &Value) -> Option<(String, Vec<String>)> {
+    let mut missing: Vec<String> = Vec::new();
+    let benchmarks = root.get("benchmarks").and_then(Value::as_array)?;
+    for (i, b) in benchmarks.iter().enumerate() {
+        let at_b = format!("/benchmarks/{i}");
+        let Some(b) = b.as_object() else {
+            continue; // not an object: the benchmark's own error
+        };
+        let metrics = b.get("metrics").and_then(Value::as_object);
+        if let Some(metrics) = metrics {
+            match metrics
+                .get("request_totals")
+                .or_else(|| b.get("request_totals"))
+            {
+                None => missing.push(format!("{at_b}/metrics/request_totals")),
+                Some(totals) => {
+                    let inside = if metrics.contains_key("request_totals") {
+                        "/metrics"
+                    } else {
+                        ""
+                    };
+                    for key in TOTALS_KEYS {
+                        if totals.get(key).is_none() {
+                            missing.push(format!("{at_b}{inside}/request_totals/{key}"));
+                        }
+                    }
+                }
+            }
+            for key in METRIC_KEYS {
+                if !metrics.contains_key(*key) {
+                    missing.push(format!("{at_b}/metrics/{key}"));
+                }
+            }
+        }
+        if b.contains_key("metrics") && metrics.is_none() {
+            // `metrics:` as the YAML's last line: null.
+            missing.push(format!("{at_b}/metrics"));
+        }
+        for key in BENCHMARK_KEYS {
+            if !b.contains_key(*key) {
+                missing.push(format!("{at_b}/{key}"));
+            }
+        }
+        if !b.contains_key("config") && !b.contains_key("args") {
+            missing.push(format!("{at_b}/config"));
+        }
+    }
+    let v0_4_or_later = benchmarks.iter().any(|b| b.get("config").is_some());
+    if v0_4_or_later && root.get("config").is_none() && root.get("args").is_none() {
+        missing.push("/config".into());
+    }
+    let present = |path: &[&str]| at(root, path).is_some_and(|v| !v.is_null());
+    if root.get("config").is_some() && !present(&["config", "spec"]) {
+        missing.push("/config/spec".into());
+    }
+    if (root.get("config").is_some() || root.get("metadata").is_some())
+        && !present(&["metadata", "version"])
+    {
+        missing.push("/metadata/version".into());
+    }
+    let first = missing.first()?.clone();
+    let shown = missing.len().min(5);
+    let more = missing.len() - shown;
+    let mut listed: Vec<String> = missing[..shown].iter().map(|p| format!("`{p}`")).collect();
+    if more > 0 {
+        listed.push(format!("{more} more"));
+    }
+    Some((first, listed))
 }
 
 /// (guidellm key, vocabulary name, factor to the stored unit).
