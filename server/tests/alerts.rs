@@ -115,6 +115,21 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         let (status, body) =
             server.send("PATCH", &path, &write, &json!({"status": "resolved"})).await;
         assert_eq!(status, 422, "{body}");
+        // A reason is a sentence or two, not a log: at most 2000 characters.
+        let (status, body) = server
+            .send("PATCH", &path, &write, &json!({"status": "acknowledged", "reason": "é".repeat(2001)}))
+            .await;
+        assert_eq!(status, 422, "{body}");
+        assert_eq!(body["pointer"], "/reason");
+        assert_eq!(
+            body["detail"],
+            "the reason has 2001 characters; at most 2000 are accepted"
+        );
+        let (status, body) = server
+            .send("PATCH", &path, &write, &json!({"status": "acknowledged", "reason": "é".repeat(2000)}))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["reason"].as_str().unwrap().chars().count(), 2000);
         let dismiss = json!({"status": "dismissed", "reason": "the prefill change is intended"});
         let (status, body) = server.send("PATCH", &path, &write, &dismiss).await;
         assert_eq!(status, 200);

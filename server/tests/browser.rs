@@ -2,8 +2,9 @@
 //! the uPlot chart draws every point from the JSON API, hovering a point shows its commit and
 //! exact value, and clicking it opens its run; the alerts of the trade-off fixture (seeded
 //! through the upload API, so the analysis runs) are marked on the chart and listed on the
-//! run, alerts and project pages; and with a long workload-cell key, no page scrolls sideways
-//! in a 1200 px wide window (run, alerts, configuration, project and series pages).
+//! run, alerts and project pages; and with a long workload-cell key, a 5,000-character branch,
+//! long commit subject, file name, tag and triage reason, no page scrolls sideways in a 1200 px
+//! wide window (run, alerts, configuration, project and series pages).
 //!
 //! Needs `chromium` and `chromedriver` on `PATH` (Debian: `apt-get install chromium
 //! chromium-driver`; or set `BENCHTRAIL_CHROMIUM` / `BENCHTRAIL_CHROMEDRIVER` to their
@@ -714,8 +715,17 @@ async fn long_cell_keys_do_not_widen_pages_at_1200_px() {
     browser.run(drive_long_cell(client, fixture)).await;
 }
 
-/// The trade-off history uploaded with [`long_cell`]; at a 1200 px wide window no page that
-/// shows the cell key (run, alerts, project, series) or the configuration scrolls sideways.
+/// `n` characters of `unit` repeated (one long word when `unit` has no space).
+fn long_text(unit: &str, n: usize) -> String {
+    unit.chars().cycle().take(n).collect()
+}
+
+/// The trade-off history uploaded with [`long_cell`], then one more run on a 5,000-character
+/// branch with a long commit subject, file name and tag, and the trade-off acknowledged with a
+/// 2,000-character reason (the most accepted) of one word: at a 1200 px wide window no page
+/// that shows them (run, alerts, project, series on either branch) or the configuration
+/// scrolls sideways, and the long values are there in full (wrapped, or cut with the whole
+/// value in the title).
 async fn drive_long_cell(client: Client, f: UploadFixture) {
     let mut run = String::new();
     for (i, path) in TRADEOFF_FILES.iter().enumerate() {
@@ -750,26 +760,136 @@ async fn drive_long_cell(client: Client, f: UploadFixture) {
         .as_str()
         .unwrap();
 
+    // A run on a 5,000-character branch, with a long subject, file name and tag.
+    let branch = format!("feature/{}", long_text("very_long_branch_name_", 4992));
+    assert_eq!(branch.chars().count(), 5000);
+    let subject = long_text("Subject_without_spaces_", 1500);
+    let file_name = format!("{}.json", long_text("benchmark_result_file_", 400));
+    let tag = long_text("tag_value_", 800);
+    let mut doc = common::server::upload_doc(
+        &format!("{:040x}", 5),
+        "2026-11-01T05:00:00Z",
+        &[TRADEOFF_FILES[3]],
+    );
+    doc["run"]["branch"] = json!(branch);
+    doc["run"]["commit"]["subject"] = json!(subject);
+    doc["run"]["tags"] = json!({ "note": tag });
+    doc["files"][0]["name"] = json!(file_name);
+    doc["cell"] = long_cell();
+    let (status, receipt) = f.server.upload("demo", &f.token, &doc).await;
+    assert_eq!(status, 201, "{receipt}");
+    let branch_run = receipt["run_id"].as_str().unwrap().to_string();
+    let (_, stored_branch_run) = f.server.get(&format!("/api/v1/runs/{branch_run}")).await;
+    let sha256 = stored_branch_run["files"][0]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The trade-off, acknowledged with the longest reason accepted (one 2,000-character word).
+    let alert = f
+        .server
+        .alerts("demo", "?kind=tradeoff")
+        .await
+        .into_iter()
+        .next()
+        .expect("a trade-off alert");
+    let alert_id = alert["id"].as_str().unwrap().to_string();
+    let reason = long_text("reason_without_any_space_", 2000);
+    let write = f.server.token("demo", "write").await;
+    let (status, body) = f
+        .server
+        .send(
+            "PATCH",
+            &format!("/api/v1/alerts/{alert_id}"),
+            &write,
+            &json!({"status": "acknowledged", "reason": reason}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
     client.set_window_size(1200, 1000).await.unwrap();
     let pages = [
-        (format!("/runs/{run}"), "#run-alerts .alert"),
-        ("/projects/demo/alerts".to_string(), "#status-open .alert"),
-        (format!("/configs/{fingerprint}"), "#canonical-json"),
-        ("/projects/demo".to_string(), "div.cell"),
-        (format!("/projects/demo/series/{series}"), "#cell-key"),
+        ("run", format!("/runs/{run}"), "#run-alerts .alert"),
+        ("branch-run", format!("/runs/{branch_run}"), "#files"),
+        (
+            "alerts",
+            "/projects/demo/alerts".to_string(),
+            "#status-acknowledged .alert",
+        ),
+        (
+            "config",
+            format!("/configs/{fingerprint}"),
+            "#canonical-json",
+        ),
+        ("project", "/projects/demo".to_string(), "#runs"),
+        (
+            "series",
+            format!("/projects/demo/series/{series}"),
+            "#cell-key",
+        ),
+        (
+            "branch-series",
+            format!("/projects/demo/series/{series}?branch={branch}"),
+            "#points",
+        ),
     ];
-    for (path, ready) in pages {
+    for (label, path, ready) in pages {
         open(&client, &f.server.url(&path), ready).await;
         // The key is on the page (not cut): its full text, wherever it wraps.
-        if !path.starts_with("/configs/") {
+        if label != "config" {
             let shown = js(
                 &client,
                 "return [...document.querySelectorAll('code.cell-key')].map(c => c.textContent);",
             )
             .await;
             let shown = shown.as_array().unwrap();
-            assert!(!shown.is_empty(), "{path}: no cell key shown");
-            assert!(shown.iter().all(|k| k == &json!(key)), "{path}: {shown:?}");
+            assert!(!shown.is_empty(), "{label}: no cell key shown");
+            assert!(shown.iter().all(|k| k == &json!(key)), "{label}: {shown:?}");
+        }
+        // The long values are on the page in full: as text, or as the title of a cut box.
+        let texts = js(
+            &client,
+            r#"const t = document.body.textContent;
+               const titles = [...document.querySelectorAll('[title]')].map(e => e.title);
+               return {text: t, titles: titles};"#,
+        )
+        .await;
+        let text = texts["text"].as_str().unwrap();
+        let titles: Vec<&str> = texts["titles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        let full = |value: &str| text.contains(value) || titles.contains(&value);
+        match label {
+            "branch-run" => {
+                for value in [&branch, &subject, &file_name, &tag] {
+                    assert!(text.contains(value.as_str()), "{label}: {value} is cut");
+                }
+                assert!(
+                    titles.contains(&sha256.as_str()),
+                    "{label}: no full SHA-256"
+                );
+                assert_eq!(
+                    text_at(&client, "#files code.sha256").await,
+                    json!(format!("{}…", &sha256[..12]))
+                );
+            }
+            "project" => {
+                assert!(
+                    full(&branch) && full(&subject),
+                    "{label}: branch or subject lost"
+                );
+            }
+            "branch-series" => {
+                assert!(text.contains(branch.as_str()), "{label}: branch cut");
+                assert!(full(&subject), "{label}: subject lost");
+            }
+            "alerts" => {
+                assert!(text.contains(reason.as_str()), "{label}: reason cut");
+            }
+            _ => {}
         }
         let size = js(
             &client,
@@ -779,11 +899,11 @@ async fn drive_long_cell(client: Client, f: UploadFixture) {
                return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, wide: wide.slice(0, 8)};"#,
         )
         .await;
-        screenshot(&client, &format!("long-cell{}", path.replace('/', "-"))).await;
-        assert_eq!(size["inner"], 1200, "{path}");
+        screenshot(&client, &format!("long-cell-{label}")).await;
+        assert_eq!(size["inner"], 1200, "{label}");
         assert!(
             size["scroll"].as_i64().unwrap() <= size["inner"].as_i64().unwrap(),
-            "{path} scrolls sideways at 1200 px: {size}"
+            "{label} ({path:.200}) scrolls sideways at 1200 px: {size}"
         );
     }
 }

@@ -33,7 +33,7 @@ async fn project_page_groups_series_and_lists_runs() {
     let f = Fixture::start().await;
     let html = f.ok_page("/projects/demo").await;
     // Two configurations (A on every commit, B on commit 3), each with the one cell.
-    assert!(html.contains("<h3>meta-llama/Llama-3.1-8B-Instruct · 1 × NVIDIA H100 80GB HBM3 · vllm · weights none</h3>"), "{html}");
+    assert!(html.contains("<h3>meta-llama/Llama-3.1-8B-Instruct · 1 × NVIDIA H100 80GB HBM3 · vllm · weights none · benchmark vllm-bench-serve</h3>"), "{html}");
     assert!(
         html.contains("<h3>Qwen/Qwen3-0.6B · NVIDIA L4</h3>"),
         "{html}"
@@ -124,7 +124,7 @@ async fn series_page_shows_title_and_exact_points() {
     );
     assert!(
         html.contains(&format!(
-            "<td>{}</td>",
+            "<td><span class=\"clip subject\" title=\"{0}\">{0}</span></td>",
             escaped("Tune scheduler <fast> & safe")
         )),
         "subject escaped: {html}"
@@ -433,6 +433,17 @@ async fn intervals_goodput_profiles_and_formats_are_shown() {
         "<td class=\"format\"><code>{}</code></td>",
         api["files"][0]["format"].as_str().unwrap()
     )));
+    // Its SHA-256 shortened (the full hash in the title and a data attribute), so the table
+    // fits a narrow window.
+    let sha256 = api["files"][0]["sha256"].as_str().unwrap();
+    assert_eq!(sha256.len(), 64);
+    assert!(
+        html.contains(&format!(
+            "<td><code class=\"muted sha256\" title=\"{sha256}\" data-sha256=\"{sha256}\">{}…</code></td>",
+            &sha256[..12]
+        )),
+        "{html}"
+    );
     assert!(html.contains(&format!(
         "read as <code class=\"source-format\">{}</code> from file 0 “goodput_baseline_s11_c4.json”, record",
         result["source"]["format"].as_str().unwrap()
@@ -849,4 +860,141 @@ async fn run_page_verdict_is_the_verdict_api_s() {
         .unwrap()
         .iter()
         .any(|r| r["code"] == "tradeoff"));
+}
+
+/// The `<h3>` group headings of a project page, in order (unescaped).
+fn group_headings(html: &str) -> Vec<String> {
+    html.split("<section class=\"config-group\">\n<h3>")
+        .skip(1)
+        .map(|rest| unescape(&rest[..rest.find("</h3>").expect("heading closes")]))
+        .collect()
+}
+
+#[tokio::test]
+async fn group_headings_name_the_benchmark_tool_and_what_else_tells_groups_apart() {
+    use common::server::upload_doc;
+    let f = web::UploadFixture::start().await;
+    let vllm = "examples/history/baseline_completions_c4_isl512_osl128.json";
+    let uploads = [
+        upload_doc(&sha('1'), "2026-11-01T01:00:00Z", &[vllm]),
+        upload_doc(
+            &sha('2'),
+            "2026-11-01T02:00:00Z",
+            &[
+                "testdata/aiperf/baseline_completions_c4_isl512_osl128/profile_export_aiperf.json",
+                "testdata/aiperf/baseline_completions_c4_isl512_osl128/profile_export.jsonl",
+            ],
+        ),
+        upload_doc(
+            &sha('3'),
+            "2026-11-01T03:00:00Z",
+            &["testdata/guidellm/baseline_concurrent_1-4-16_isl512_osl128.json"],
+        ),
+        // The same tool and model as the first, on a differently configured scheduler.
+        {
+            let mut doc = upload_doc(&sha('4'), "2026-11-01T04:00:00Z", &[vllm]);
+            doc["configuration"] = serde_json::json!({"scheduler": {"max_num_seqs": 64}});
+            doc
+        },
+    ];
+    for doc in &uploads {
+        let (status, receipt) = f.server.upload("demo", &f.token, doc).await;
+        assert_eq!(status, 201, "{receipt}");
+    }
+    let html = f.ok_page("/projects/demo").await;
+    let mut headings = group_headings(&html);
+    headings.sort();
+    assert_eq!(
+        headings,
+        [
+            "mock-llm · benchmark aiperf",
+            "mock-llm · benchmark guidellm",
+            "mock-llm · benchmark vllm-bench-serve",
+            "mock-llm · benchmark vllm-bench-serve · scheduler.max_num_seqs 64",
+        ],
+        "{html}"
+    );
+}
+
+#[tokio::test]
+async fn series_of_a_removed_slo_profile_are_no_longer_listed() {
+    use common::server::ADMIN_TOKEN;
+    use serde_json::json;
+    let f = web::UploadFixture::start().await;
+    let run = f
+        .upload(
+            1,
+            "examples/history/goodput_baseline_s11_c4.json",
+            web::GOODPUT_FLAGS,
+        )
+        .await;
+    let interactive = json!({"name": "interactive", "ttft_ms": 2000, "tpot_ms": 50});
+    let tight = json!({"name": "tight", "ttft_ms": 37, "tpot_ms": 10.6, "e2el_ms": 1500});
+    let settings = |profiles: Vec<&serde_json::Value>| json!({ "slo_profiles": profiles });
+    let profile_rows = |html: &str| -> Vec<String> {
+        tags(html, "<tr data-metric=\"request_goodput\"")
+            .into_iter()
+            .map(|t| t["data-profile"].clone())
+            .collect()
+    };
+    let path = "/api/v1/projects/demo/settings";
+    let (status, body) = f
+        .server
+        .send(
+            "PUT",
+            path,
+            ADMIN_TOKEN,
+            &settings(vec![&interactive, &tight]),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let html = f.ok_page("/projects/demo").await;
+    assert_eq!(
+        profile_rows(&html),
+        ["interactive", "tight", "tool"],
+        "{html}"
+    );
+    assert!(
+        html.contains("SLO profile <code>tight</code></span>"),
+        "{html}"
+    );
+    let (_, api) = f.server.get(&format!("/api/v1/runs/{run}")).await;
+    let tight_series = api["results"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "request_goodput" && m["slo_profile"] == "tight")
+        .unwrap()["series_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Removing the profile deletes its values: its series are no longer listed, on the page
+    // or by the API; the series page (alerts may link it) says it has no points.
+    let (status, body) = f
+        .server
+        .send("PUT", path, ADMIN_TOKEN, &settings(vec![&interactive]))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let html = f.ok_page("/projects/demo").await;
+    assert_eq!(profile_rows(&html), ["interactive", "tool"], "{html}");
+    assert!(!html.contains("<code>tight</code>"), "{html}");
+    assert!(!html.contains(&tight_series), "{html}");
+    let (status, listed) = f
+        .server
+        .get("/api/v1/projects/demo/series?metric=request_goodput&limit=500")
+        .await;
+    assert_eq!(status, 200, "{listed}");
+    let mut profiles: Vec<&str> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["slo_profile"].as_str().unwrap())
+        .collect();
+    profiles.sort();
+    assert_eq!(profiles, ["interactive", "tool"], "{listed}");
+    let page = f
+        .ok_page(&format!("/projects/demo/series/{tight_series}"))
+        .await;
+    assert_eq!(text_of(&page, "no-points").unwrap(), "No points on branch ");
 }

@@ -118,14 +118,19 @@ pub(super) async fn get_one(
     Ok(Json(readable_alert(&state, &bearer, &id).await?))
 }
 
+/// Most characters (Unicode scalar values, after trimming) of a triage reason: a sentence or a
+/// paragraph with a link, not a log. Longer reasons are refused (422, pointer `/reason`).
+pub const MAX_REASON_CHARS: usize = 2000;
+
 /// Body of `PATCH /api/v1/alerts/{id}`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AlertPatch {
     /// `acknowledged`, `dismissed` or `open` (reopen). `resolved` is benchtrail's to set.
     pub status: String,
-    /// Why; required for `dismissed`.
+    /// Why; required for `dismissed`. At most 2000 characters.
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub reason: Option<String>,
 }
 
@@ -135,7 +140,7 @@ pub struct AlertPatch {
     responses((status = 200, body = Alert),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Unknown status, or dismissed without a reason", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "Unknown status, dismissed without a reason, or a reason over 2000 characters", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn patch(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -169,6 +174,15 @@ pub(super) async fn patch(
         .filter(|r| !r.is_empty());
     if status == AlertStatus::Dismissed && reason.is_none() {
         return Err(invalid("/reason", "dismissing an alert needs a reason"));
+    }
+    if let Some(n) = reason
+        .map(|r| r.chars().count())
+        .filter(|n| *n > MAX_REASON_CHARS)
+    {
+        return Err(invalid(
+            "/reason",
+            &format!("the reason has {n} characters; at most {MAX_REASON_CHARS} are accepted"),
+        ));
     }
     let updated = state
         .store

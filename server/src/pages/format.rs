@@ -93,7 +93,9 @@ pub fn key_pairs(series_key: &Value) -> Vec<(String, String)> {
 }
 
 /// A one-line title for a configuration: model, accelerator × count, engine, quantization,
-/// tensor parallel size, as far as recorded.
+/// tensor parallel size and the benchmark tool (or format) that measured it, as far as
+/// recorded: `mock-llm · benchmark aiperf`. Configurations that differ elsewhere are told
+/// apart on the project page by [`distinguishing_parts`].
 pub fn key_title(series_key: &Value) -> String {
     let get = |k: &str| series_key.get(k).map(value_text);
     let mut parts = Vec::new();
@@ -118,11 +120,39 @@ pub fn key_title(series_key: &Value) -> String {
     if let Some(tp) = get("parallelism.tensor_parallel_size") {
         parts.push(format!("TP {tp}"));
     }
+    if let Some(b) = get("benchmark.name") {
+        parts.push(format!("benchmark {b}"));
+    }
     if parts.is_empty() {
         "Unspecified configuration".to_string()
     } else {
         parts.join(" · ")
     }
+}
+
+/// For configurations whose [`key_title`]s are equal, the series-key fields that tell each
+/// apart from the others, as `field value` texts in [`key_pairs`] order (one list per key, in
+/// the order given): every field whose value differs between the keys (or that some of them
+/// lack), as far as the key records it. Distinct keys get distinct lists.
+pub fn distinguishing_parts(keys: &[&Value]) -> Vec<Vec<String>> {
+    let pairs: Vec<Vec<(String, String)>> = keys.iter().map(|k| key_pairs(k)).collect();
+    let value_of = |i: usize, field: &str| {
+        pairs[i]
+            .iter()
+            .find(|(f, _)| f == field)
+            .map(|(_, v)| v.as_str())
+    };
+    pairs
+        .iter()
+        .map(|own| {
+            own.iter()
+                .filter(|(field, value)| {
+                    (0..keys.len()).any(|j| value_of(j, field) != Some(value.as_str()))
+                })
+                .map(|(field, value)| format!("{field} {value}"))
+                .collect()
+        })
+        .collect()
 }
 
 /// Sort key of a statistic label for display ([`benchtrail_core::metric::stat_rank`]);

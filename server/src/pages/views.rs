@@ -106,6 +106,8 @@ pub struct ConfigGroup {
 pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
     let mut groups: Vec<ConfigGroup> = Vec::new();
     let mut group_index: HashMap<String, usize> = HashMap::new();
+    // The series key of each group.
+    let mut keys: Vec<&Value> = Vec::new();
     for s in series {
         let key_text = s.series_key.to_string();
         let gi = *group_index.entry(key_text).or_insert_with(|| {
@@ -114,6 +116,7 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
                 pairs: format::key_pairs(&s.series_key),
                 cells: Vec::new(),
             });
+            keys.push(&s.series_key);
             groups.len() - 1
         });
         let group = &mut groups[gi];
@@ -151,6 +154,22 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
             series_id: s.series_id.clone(),
             current: false,
         });
+    }
+    // Configurations with the same title (the same model measured by one tool on two engine
+    // builds, ...) get the series-key fields that tell them apart.
+    let mut by_title: HashMap<String, Vec<usize>> = HashMap::new();
+    for (gi, g) in groups.iter().enumerate() {
+        by_title.entry(g.title.clone()).or_default().push(gi);
+    }
+    for same in by_title.values().filter(|same| same.len() > 1) {
+        let same_keys: Vec<&Value> = same.iter().map(|gi| keys[*gi]).collect();
+        for (gi, extra) in same.iter().zip(format::distinguishing_parts(&same_keys)) {
+            if !extra.is_empty() {
+                let title = &mut groups[*gi].title;
+                title.push_str(" · ");
+                title.push_str(&extra.join(" · "));
+            }
+        }
     }
     for group in &mut groups {
         for cell in &mut group.cells {
@@ -598,6 +617,8 @@ pub struct FileRow {
     pub size: i64,
     /// SHA-256 of the content.
     pub sha256: String,
+    /// Its first 12 hex digits, as shown (the full hash is in the title).
+    pub short_sha256: String,
 }
 
 /// A metric value of a result.
@@ -853,6 +874,7 @@ impl RunPage {
                     format: f.format.clone(),
                     size: f.size,
                     sha256: f.sha256.clone(),
+                    short_sha256: f.sha256.chars().take(12).collect(),
                 })
                 .collect(),
             warning_count: results.iter().map(|r| r.warnings.len()).sum(),

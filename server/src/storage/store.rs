@@ -380,9 +380,15 @@ impl Store {
         Ok(projects)
     }
 
-    /// Series of a project matching `filter`, ordered by series key, cell key, metric, stat
-    /// (bytewise text order on both databases; series id breaks ties). The cursor is the
-    /// series id of the previous page's last item. `limit` below 1 counts as 1.
+    /// Series of a project matching `filter` that hold at least one value, ordered by series
+    /// key, cell key, metric, stat (bytewise text order on both databases; series id breaks
+    /// ties). The cursor is the series id of the previous page's last item. `limit` below 1
+    /// counts as 1.
+    ///
+    /// A series without values is not listed: the goodput and attainment series of an SLO
+    /// profile that was removed from the settings lose their values then ([`Self::put_settings`]),
+    /// but their rows stay (alerts and pins may name them, and re-adding the profile fills them
+    /// again); [`Self::series`] still finds them by id.
     pub async fn list_series(
         &self,
         project_id: i64,
@@ -395,6 +401,7 @@ impl Store {
             "SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id WHERE s.project_id = "
         ));
         q.bind(Arg::Int(project_id));
+        q.push(" AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_id = s.series_id)");
         push_series_filter(&mut q, filter);
         if let Some(cursor) = cursor {
             // Keyset pagination: rows after the cursor's row in the list order. An unknown
