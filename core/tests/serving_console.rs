@@ -223,12 +223,21 @@ Mean TTFT (ms):                          12.00
         Some(RequestRate::PerSecond(4.0))
     );
     let codes: Vec<_> = r[0].warnings.iter().map(|w| w.code.as_str()).collect();
-    assert_eq!(codes, ["rounded_console_values", "failed_requests"]);
+    // Closed, but without the lines vLLM always prints (`Benchmark duration (s)`, ...).
+    assert_eq!(
+        codes,
+        [
+            "rounded_console_values",
+            "failed_requests",
+            "incomplete_summary"
+        ]
+    );
     // A header with no metric line is an error, not an empty result.
     let empty = "============ Serving Benchmark Result ============\nhello\n";
     assert_eq!(
         parse_file(None, empty, 0).unwrap_err().to_string(),
-        "record 0 (line 1): field ``: the summary block holds no metric line"
+        "record 0 (line 1): field ``: the summary block holds no metric line: it is cut short \
+         (no closing `=====` line)"
     );
 }
 
@@ -273,4 +282,142 @@ fn never_panics_on_random_truncated_or_mutated_input() {
         s.byte_mutations(12, 400);
         s.mutations(13, 400);
     }
+}
+
+/// The warnings of the one result of a text, by code.
+fn warning<'a>(r: &'a BenchResult, code: &str) -> Option<&'a str> {
+    r.warnings
+        .iter()
+        .find(|w| w.code == code)
+        .map(|w| w.message.as_str())
+}
+
+#[test]
+fn a_cut_block_is_stored_with_a_truncated_warning_naming_what_is_missing() {
+    for (path, format) in [
+        ("testdata/console/vllm-0.33.0-mock-baseline-c4.txt", VLLM),
+        (
+            "testdata/console/sglang-0.5.23-mock-baseline-c4.txt",
+            SGLANG,
+        ),
+    ] {
+        let text = read(path);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let (_, whole) = parse_file(None, &text, 0).unwrap();
+        assert_eq!(warning(&whole[0], "truncated"), None, "{path}");
+        assert_eq!(warning(&whole[0], "incomplete_summary"), None, "{path}");
+        // Every cut from the first metric line to just before the closing line: the lines
+        // kept are stored as they are, the warning names the closing line, and a metric
+        // line's value is stored exactly when its line is kept.
+        for n in 2..lines.len() {
+            let cut = lines[..n].concat();
+            let (f, rs) = match parse_file(None, &cut, 0) {
+                Ok(read) => read,
+                Err(e) => {
+                    // SGLang's first line, `Backend:`, is no metric: nothing to store.
+                    assert_eq!(
+                        e.to_string(),
+                        "record 0 (line 1): field ``: the summary block holds no metric line: \
+                         it is cut short (no closing `=====` line)",
+                        "{path} cut after {n} lines"
+                    );
+                    assert!(n <= 4, "{path} cut after {n} lines: {e}");
+                    continue;
+                }
+            };
+            assert_eq!(f, format, "{path} cut after {n} lines");
+            let message = warning(&rs[0], "truncated")
+                .unwrap_or_else(|| panic!("{path} cut after {n} lines: no warning"));
+            assert!(
+                message.contains("it lacks the closing `=====` line"),
+                "{message}"
+            );
+            for m in &rs[0].metrics {
+                assert!(
+                    whole[0].metrics.contains(m),
+                    "{path} cut after {n}: {m:?} is not the whole block's value"
+                );
+            }
+            assert!(rs[0].metrics.len() < whole[0].metrics.len() || n == lines.len() - 1);
+        }
+    }
+    // The trial's paste: `head -n 20` of the vLLM block, cut after the TPOT rule.
+    let text = read("testdata/console/vllm-0.33.0-mock-baseline-c4.txt");
+    let head: String = text.split_inclusive('\n').take(20).collect();
+    let (_, rs) = parse_file(None, &head, 0).unwrap();
+    assert_eq!(
+        warning(&rs[0], "truncated"),
+        Some(
+            "The summary block is cut short, after the `Time per Output Token (excl. 1st token)` \
+             section: it lacks the closing `=====` line, the lines of the `Time per Output Token \
+             (excl. 1st token)` section; the lines before the cut are stored, the metrics after \
+             it are missing."
+        )
+    );
+    assert_eq!(value(&rs[0], "ttft", "p99"), (40.09, Some(60)));
+    assert!(!rs[0].metrics.iter().any(|m| m.name == "tpot"));
+    // SGLang cut after its TTFT section: its ITL section is named as missing.
+    let text = read("testdata/console/sglang-0.5.23-mock-baseline-c4.txt");
+    let at = text.find("-----Time per Output Token").unwrap();
+    let (_, rs) = parse_file(None, &text[..at], 0).unwrap();
+    let message = warning(&rs[0], "truncated").unwrap();
+    assert!(
+        message.contains("it lacks the closing `=====` line, the `Inter-token latency` section;"),
+        "{message}"
+    );
+    // Cut inside the first lines: the always-printed lines are named.
+    let at = text.find("Total input tokens").unwrap();
+    let (_, rs) = parse_file(None, &text[..at], 0).unwrap();
+    let message = warning(&rs[0], "truncated").unwrap();
+    for missing in [
+        "`Total input tokens` line",
+        "`Request throughput (req/s)` line",
+        "`End-to-end latency` section",
+        "`Time to first token` section",
+    ] {
+        assert!(message.contains(missing), "{missing}: {message}");
+    }
+}
+
+#[test]
+fn a_last_line_cut_inside_its_value_is_not_read() {
+    // `P99 TTFT (ms):  40.09` cut to `40.0`, the text ending there: that value may be wrong,
+    // so the line is dropped, and said so.
+    let text = read("testdata/console/vllm-0.33.0-mock-baseline-c4.txt");
+    let at = text.find("40.09").unwrap() + 4;
+    let (_, rs) = parse_file(None, &text[..at], 0).unwrap();
+    assert!(!rs[0]
+        .metrics
+        .iter()
+        .any(|m| m.name == "ttft" && m.stat == Stat::Percentile("99".into())));
+    assert_eq!(value(&rs[0], "ttft", "p95"), (38.87, Some(60)));
+    let message = warning(&rs[0], "truncated").unwrap();
+    assert!(
+        message.contains("the whole last line (`P99 TTFT (ms):")
+            && message.contains(" 40.0`, not read: the text ends inside it)"),
+        "{message}"
+    );
+    // The closed block without a final newline is whole.
+    let (_, rs) = parse_file(None, text.trim_end(), 0).unwrap();
+    assert_eq!(warning(&rs[0], "truncated"), None);
+}
+
+#[test]
+fn a_closed_block_lacking_lines_says_so() {
+    // Lines removed from a closed vLLM block (as when a PR quotes only some lines).
+    let text = read("testdata/console/vllm-0.33.0-mock-baseline-c4.txt");
+    let kept: String = text
+        .split_inclusive('\n')
+        .filter(|l| !l.starts_with("Total ") && !l.contains("ITL"))
+        .collect();
+    let (_, rs) = parse_file(None, &kept, 0).unwrap();
+    assert_eq!(warning(&rs[0], "truncated"), None);
+    assert_eq!(
+        warning(&rs[0], "incomplete_summary"),
+        Some(
+            "The summary block lacks the `Total input tokens` line, the `Total generated tokens` \
+             line, the lines of the `Inter-token Latency` section: lines were removed from it; \
+             what it shows is stored."
+        )
+    );
 }

@@ -878,6 +878,7 @@ async fn openapi_document_and_json_schemas() {
                 "/api/v1/projects",
                 "/api/v1/projects/{project}",
                 "/api/v1/projects/{project}/alerts",
+                "/api/v1/projects/{project}/baselines",
                 "/api/v1/projects/{project}/baselines/{series_id}",
                 "/api/v1/projects/{project}/runs",
                 "/api/v1/projects/{project}/series",
@@ -1084,10 +1085,12 @@ async fn openapi_lists_401_and_403_exactly_where_the_router_answers_them() {
         vec![
             "PATCH /api/v1/alerts/{id}",
             "POST /api/v1/projects",
+            "DELETE /api/v1/projects/{project}/baselines/{series_id}",
             "PUT /api/v1/projects/{project}/baselines/{series_id}",
             "POST /api/v1/projects/{project}/runs",
             "PUT /api/v1/projects/{project}/settings",
             "POST /api/v1/projects/{project}/tokens",
+            "DELETE /api/v1/runs/{id}/exclusion",
             "POST /api/v1/runs/{id}/exclusion",
         ]
     );
@@ -1099,6 +1102,7 @@ async fn openapi_lists_401_and_403_exactly_where_the_router_answers_them() {
             "GET /api/v1/projects",
             "GET /api/v1/projects/{project}",
             "GET /api/v1/projects/{project}/alerts",
+            "GET /api/v1/projects/{project}/baselines",
             "GET /api/v1/projects/{project}/runs",
             "GET /api/v1/projects/{project}/series",
             "GET /api/v1/projects/{project}/series/{series_id}",

@@ -19,6 +19,20 @@
 //! (SGLang prints `Backend:`, `Traffic request rate:`, `E2E Latency`; vLLM prints
 //! `Failed requests:`, `E2EL`), which is how the format is told, by content only.
 //!
+//! A block is complete when it ends with its closing `=====` line and holds the lines both tools
+//! always print ([`ALWAYS_PRINTED`]; SGLang also always prints its E2E latency, TTFT and ITL
+//! sections, while vLLM prints the sections `--percentile-metrics` asks for, so none is
+//! required of it) and no section rule without lines under it. An incomplete block is **stored,
+//! with a warning** naming what is missing (`truncated` when the closing line is missing,
+//! `incomplete_summary` when lines are missing from a closed block), not refused: a console
+//! block is most often pasted from someone else's pull request or issue, so the user cannot
+//! re-run or re-copy the tool's output, and every value that is there is a real, whole printed
+//! value (a missing metric is simply absent, never a zero). The warning travels with the
+//! result to the receipt and the pages, so a cut paste is never silently taken as complete.
+//! The one value that may be wrong is a last line cut in the middle (`40.0` of `40.09`): when
+//! an unclosed block is the end of a text that does not end with a newline, its last line is
+//! dropped and the warning says so.
+//!
 //! `benchmark.name` is the format name: the block holds fewer statistics, rounded, and (for
 //! vLLM) no client backend, so its results form series of their own.
 
@@ -85,10 +99,32 @@ const DISTRIBUTIONS: &[(&str, &str)] = &[
     ("e2e latency", "e2el"),
 ];
 
+/// Lines both tools print in every version (lower-case labels, without the colon).
+const ALWAYS_PRINTED: &[&str] = &[
+    "successful requests",
+    "benchmark duration (s)",
+    "total input tokens",
+    "total generated tokens",
+    "request throughput (req/s)",
+    "output token throughput (tok/s)",
+];
+
+/// Sections SGLang always prints (lower-case titles of the `----Title----` rules).
+const SGLANG_SECTIONS: &[&str] = &[
+    "end-to-end latency",
+    "time to first token",
+    "inter-token latency",
+];
+
 /// One summary block: its lines and the 1-based line of its header.
 struct Block<'a> {
     line: usize,
     lines: Vec<&'a str>,
+    /// Whether its closing `=====` line was seen.
+    closed: bool,
+    /// The last line of an unclosed block at the end of a text without a final newline: maybe
+    /// cut in the middle of its value, so not read.
+    dropped: Option<&'a str>,
 }
 
 fn is_header(line: &str) -> bool {
@@ -99,11 +135,15 @@ fn is_header(line: &str) -> bool {
 fn blocks(text: &str) -> Vec<Block<'_>> {
     let mut out: Vec<Block> = Vec::new();
     let mut open = false;
+    let mut last_in_block = false;
     for (i, line) in text.lines().enumerate() {
+        last_in_block = false;
         if is_header(line) {
             out.push(Block {
                 line: i + 1,
                 lines: Vec::new(),
+                closed: false,
+                dropped: None,
             });
             open = true;
             continue;
@@ -114,11 +154,99 @@ fn blocks(text: &str) -> Vec<Block<'_>> {
         let t = line.trim();
         if t.len() >= 10 && t.chars().all(|c| c == '=') {
             open = false;
+            if let Some(block) = out.last_mut() {
+                block.closed = true;
+            }
         } else if let Some(block) = out.last_mut() {
             block.lines.push(line);
+            last_in_block = true;
+        }
+    }
+    if last_in_block && !text.ends_with('\n') {
+        if let Some(block) = out.last_mut() {
+            block.dropped = block.lines.pop();
         }
     }
     out
+}
+
+/// What an incomplete block lacks, as a warning; `None` for a complete block.
+fn incompleteness(block: &Block, tool: Tool) -> Option<Warning> {
+    let mut missing: Vec<String> = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
+    // (title, lines under it) of each section rule.
+    let mut sections: Vec<(String, usize)> = Vec::new();
+    for line in &block.lines {
+        let t = line.trim();
+        if t.starts_with('-') {
+            let title = t.trim_matches('-').trim();
+            if !title.is_empty() {
+                sections.push((title.to_string(), 0));
+            }
+        } else if let Some((label, _)) = t.split_once(':') {
+            labels.push(label.trim().to_ascii_lowercase());
+            if let Some(section) = sections.last_mut() {
+                section.1 += 1;
+            }
+        }
+    }
+    for label in ALWAYS_PRINTED {
+        if !labels.iter().any(|l| l == label) {
+            missing.push(format!("the `{}` line", capitalized(label)));
+        }
+    }
+    if tool == Tool::Sglang {
+        for title in SGLANG_SECTIONS {
+            if !sections.iter().any(|(t, _)| t.eq_ignore_ascii_case(title)) {
+                missing.push(format!("the `{}` section", capitalized(title)));
+            }
+        }
+    }
+    for (title, n) in &sections {
+        if *n == 0 {
+            missing.push(format!("the lines of the `{title}` section"));
+        }
+    }
+    if let Some(cut) = block.dropped {
+        missing.push(format!(
+            "the whole last line (`{}`, not read: the text ends inside it)",
+            cut.trim()
+        ));
+    }
+    if !block.closed {
+        missing.insert(0, "the closing `=====` line".to_string());
+    } else if missing.is_empty() {
+        return None;
+    }
+    let after = sections
+        .last()
+        .map(|(t, _)| format!(", after the `{t}` section"))
+        .unwrap_or_default();
+    Some(if block.closed {
+        Warning {
+            code: "incomplete_summary".into(),
+            message: format!(
+                "The summary block lacks {}: lines were removed from it; what it shows is stored.",
+                missing.join(", ")
+            ),
+        }
+    } else {
+        Warning {
+            code: "truncated".into(),
+            message: format!(
+                "The summary block is cut short{after}: it lacks {}; the lines before the cut are stored, the metrics after it are missing.",
+                missing.join(", ")
+            ),
+        }
+    })
+}
+
+/// `successful requests` → `Successful requests`.
+fn capitalized(label: &str) -> String {
+    let mut c = label.chars();
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
 }
 
 fn tool_of(block: &Block) -> Tool {
@@ -188,11 +316,19 @@ fn parse(input: &InputFile, format: &str) -> Result<Vec<BenchResult>, AdapterErr
     let mut results = Vec::with_capacity(all.len());
     for (record, block) in all.iter().enumerate() {
         let mut r = read_block(block, format);
+        r.warnings.extend(incompleteness(block, tool_of(block)));
         if r.metrics.is_empty() {
             return Err(AdapterError::Field {
                 record,
                 line: block.line,
-                error: FieldError::new("", "the summary block holds no metric line"),
+                error: FieldError::new(
+                    "",
+                    if block.closed {
+                        "the summary block holds no metric line"
+                    } else {
+                        "the summary block holds no metric line: it is cut short (no closing `=====` line)"
+                    },
+                ),
             });
         }
         r.source = Some(Source {

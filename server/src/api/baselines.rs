@@ -1,6 +1,7 @@
 //! What goes into a baseline: pinning a run as a series' baseline, and excluding a run from
-//! every baseline. Both need a `write` token and recompute the project's analyses before
-//! answering ([`crate::analysis::recompute_project`]).
+//! every baseline, and undoing either. Changes need a `write` token and recompute the
+//! project's analyses before answering ([`crate::analysis::recompute_project`]); the list of
+//! pins is readable like the project.
 
 use super::json::ApiJson;
 use super::project_or_404;
@@ -9,8 +10,9 @@ use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::storage::{BaselinePin, RunExclusion, Scope};
+use crate::storage::{BaselinePin, Page, RunExclusion, Scope};
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use uuid::Uuid;
@@ -25,14 +27,17 @@ pub struct PinBody {
 
 /// `PUT`: pins a run as the baseline of a series. The pin applies to the series' whole result
 /// group (every metric of the same series key and cell): they are compared against the pinned
-/// run's commit only, instead of the default-branch window.
+/// run's commit only, instead of the default-branch window. The run must be a valid baseline:
+/// not excluded, and not invalid by its own health (too many failed or too few completed
+/// requests under the project's detection settings): such a run is no baseline, so pinning
+/// it is refused (422).
 #[utoipa::path(put, path = "/api/v1/projects/{project}/baselines/{series_id}", tag = "alerts",
     params(("project" = String, Path), ("series_id" = String, Path)), request_body = PinBody,
     security(("bearer" = [])),
     responses((status = 200, body = BaselinePin),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The run is not of this project or lacks the series", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "The run is not of this project, lacks the series, is excluded from baselines, or is not valid by its own health (`pointer` `/run_id`)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn pin(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -69,6 +74,32 @@ pub(super) async fn pin(
     if !has {
         return Err(invalid(format!(
             "run {} has no value of series {series_id}",
+            body.run_id
+        )));
+    }
+    if let Some(exclusion) = &run.exclusion {
+        return Err(invalid(format!(
+            "run {} is excluded from baselines ({}), so it cannot be one; remove its exclusion \
+             first (DELETE /api/v1/runs/{}/exclusion) or pin another run",
+            body.run_id, exclusion.reason, body.run_id
+        )));
+    }
+    // The run's health in this group (the counts of its results of the series' cell); a pin
+    // needs at least one valid value.
+    let det = state.store.settings(&project).await?.settings.detection;
+    let history = state
+        .store
+        .series_history(project.id, std::slice::from_ref(&series_id))
+        .await?;
+    let verdicts: Vec<Option<String>> = history
+        .iter()
+        .filter(|p| p.run_id == body.run_id)
+        .map(|p| det.invalid_run(p.completed, p.failed, p.num_prompts))
+        .collect();
+    if !verdicts.is_empty() && verdicts.iter().all(Option::is_some) {
+        let why = verdicts[0].clone().unwrap_or_default();
+        return Err(invalid(format!(
+            "run {} is not valid ({why}), so it cannot be a baseline; pin another run",
             body.run_id
         )));
     }
@@ -121,4 +152,98 @@ pub(super) async fn exclude(
     analysis::recompute_project(&state.store, &project).await?;
     tracing::info!(run = %run.summary.id, "run excluded from baselines");
     Ok(Json(exclusion))
+}
+
+/// `DELETE`: removes the pin of a series, so its group is compared against the default
+/// branch again. 404 when the series has no pin (the detail names the series of its group
+/// that holds one, if any: a pin is removed through the series it was made on).
+#[utoipa::path(delete, path = "/api/v1/projects/{project}/baselines/{series_id}", tag = "alerts",
+    params(("project" = String, Path), ("series_id" = String, Path)), security(("bearer" = [])),
+    responses((status = 204, description = "Removed; the analyses were recomputed"),
+        (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such project, or the series has no pinned baseline", body = Problem, content_type = "application/problem+json")))]
+pub(super) async fn unpin(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path((slug, series_id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer
+        .caller(&state)
+        .await?
+        .require(&project, Scope::Write)?;
+    if !state.store.unpin_baseline(project.id, &series_id).await? {
+        let pins = state.store.baseline_pins(project.id).await?;
+        let holder = state
+            .store
+            .series_group(&series_id)
+            .await?
+            .into_iter()
+            .find(|s| pins.contains_key(&s.series_id));
+        let mut detail = format!("series `{series_id}` of `{slug}` has no pinned baseline");
+        if let Some(h) = holder {
+            detail.push_str(&format!(
+                "; its group is pinned through series `{}`: remove that pin",
+                h.series_id
+            ));
+        }
+        return Err(ApiError::NotFound(detail));
+    }
+    analysis::recompute_project(&state.store, &project).await?;
+    tracing::info!(project = %slug, series = %series_id, "baseline pin removed");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET`: the pinned baselines of a project, by series id (one page: a project has few).
+#[utoipa::path(get, path = "/api/v1/projects/{project}/baselines", tag = "alerts",
+    params(("project" = String, Path)),
+    responses((status = 200, body = Page<BaselinePin>), (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub(super) async fn list(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(slug): Path<String>,
+) -> ApiResult<Json<Page<BaselinePin>>> {
+    let project = project_or_404(&state, &slug).await?;
+    bearer.caller(&state).await?.require_read(&project)?;
+    let mut items: Vec<BaselinePin> = state
+        .store
+        .baseline_pins(project.id)
+        .await?
+        .into_values()
+        .collect();
+    items.sort_by(|a, b| a.series_id.cmp(&b.series_id));
+    Ok(Json(Page {
+        items,
+        next_cursor: None,
+    }))
+}
+
+/// `DELETE`: ends a run's exclusion from baselines. 404 when the run is not excluded.
+#[utoipa::path(delete, path = "/api/v1/runs/{id}/exclusion", tag = "alerts", params(("id" = Uuid, Path)),
+    security(("bearer" = [])),
+    responses((status = 204, description = "Removed; the analyses were recomputed"),
+        (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run, or it is not excluded", body = Problem, content_type = "application/problem+json")))]
+pub(super) async fn unexclude(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    let run = readable_run(&state, &bearer, &id).await?;
+    let project = project_or_404(&state, &run.summary.project).await?;
+    bearer
+        .caller(&state)
+        .await?
+        .require(&project, Scope::Write)?;
+    if !state.store.unexclude_run(run.summary.id).await? {
+        return Err(ApiError::NotFound(format!(
+            "run {} is not excluded from baselines",
+            run.summary.id
+        )));
+    }
+    analysis::recompute_project(&state.store, &project).await?;
+    tracing::info!(run = %run.summary.id, "run exclusion removed");
+    Ok(StatusCode::NO_CONTENT)
 }

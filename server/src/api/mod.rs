@@ -56,9 +56,10 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{project}/series/{series_id}/alerts",
             get(alerts::series_alerts),
         )
+        .route("/api/v1/projects/{project}/baselines", get(baselines::list))
         .route(
             "/api/v1/projects/{project}/baselines/{series_id}",
-            put(baselines::pin),
+            put(baselines::pin).delete(baselines::unpin),
         )
         .route(
             "/api/v1/alerts/{id}",
@@ -68,7 +69,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/runs/{id}/verdict", get(alerts::verdict))
         .route("/api/v1/runs/{id}/analysis", get(alerts::analysis))
         .route("/api/v1/runs/{id}/alerts", get(alerts::run_alerts))
-        .route("/api/v1/runs/{id}/exclusion", post(baselines::exclude))
+        .route(
+            "/api/v1/runs/{id}/exclusion",
+            post(baselines::exclude).delete(baselines::unexclude),
+        )
         .route("/api/v1/runs/{id}/files/{n}", get(runs::file))
         .route("/api/v1/configs/{fingerprint}", get(configs::get_one))
         .route("/api/v1/metrics", get(vocabulary))

@@ -19,6 +19,7 @@ use utoipa::{Modify, OpenApi};
         configs::get_one, series::list, series::points,
         alerts::list, alerts::get_one, alerts::patch, alerts::verdict, alerts::analysis,
         alerts::run_alerts, alerts::series_alerts, baselines::pin, baselines::exclude,
+        baselines::list, baselines::unpin, baselines::unexclude,
     ),
     components(schemas(benchtrail_core::UploadDocument, benchtrail_core::BenchResult, crate::error::Problem)),
     modifiers(&BearerAuth),

@@ -18,6 +18,7 @@
 
 pub mod alerts;
 pub mod assets;
+pub mod baselines;
 pub mod format;
 mod views;
 
@@ -297,6 +298,7 @@ async fn series_page(
         },
         &profiles,
     );
+    baselines::mark_pinned(&state.store, &project, &series.series_id, &mut page.points).await?;
     if let Some(text) = tool_text {
         page.series.profile_thresholds = text;
     }
@@ -419,6 +421,7 @@ async fn run_page(State(state): State<AppState>, Path(id): Path<String>) -> Page
     let run_alerts = state.store.run_alerts(run.summary.id).await?;
     page.verdict = alerts::run_verdict(&state.store, &project, &run, &run_alerts).await?;
     page.alerts = alerts::alert_views(&run_alerts, &project, &state.store).await?;
+    page.baselines = baselines::run_baselines(&state.store, &project, &run).await?;
     Ok(Html(page.render()?))
 }
 

@@ -422,6 +422,10 @@ pub struct PointRow {
     pub n: String,
     /// Its confidence interval, where computed.
     pub ci: Option<CiView>,
+    /// Its run is excluded from baselines.
+    pub excluded: bool,
+    /// Its run is the pinned baseline of the series' group.
+    pub pinned: bool,
 }
 
 /// The commit order index of each point: points come in commit order, and every point of a
@@ -542,6 +546,8 @@ impl SeriesPage {
                 value_display: display_number(p.value),
                 value_exact: exact(p.value),
                 n: p.n.map(|n| n.to_string()).unwrap_or_default(),
+                excluded: p.excluded,
+                pinned: false,
             })
             .collect();
         SeriesPage {
@@ -786,6 +792,8 @@ pub struct RunPage {
     pub alerts: Vec<AlertView>,
     /// Its verdict, when the run was analyzed.
     pub verdict: Option<VerdictView>,
+    /// Its exclusion from baselines and the pins naming it.
+    pub baselines: super::baselines::RunBaselines,
 }
 
 impl RunPage {
@@ -880,6 +888,7 @@ impl RunPage {
             warning_count: results.iter().map(|r| r.warnings.len()).sum(),
             alerts: Vec::new(),
             verdict: None,
+            baselines: Default::default(),
             warning_codes: {
                 let mut codes: Vec<(String, usize, i64)> = Vec::new();
                 for r in &results {

@@ -158,6 +158,15 @@ impl Store {
         })
     }
 
+    /// Ends a run's exclusion from baselines; false when it was not excluded.
+    pub async fn unexclude_run(&self, run_id: Uuid) -> Result<bool, StorageError> {
+        let done = sqlx::query("DELETE FROM run_exclusions WHERE run_id = $1")
+            .bind(run_id.to_string())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     /// A run's exclusion, if it is excluded.
     pub async fn run_exclusion(&self, run_id: Uuid) -> Result<Option<RunExclusion>, StorageError> {
         let row: Option<(String, String)> =
@@ -209,6 +218,21 @@ impl Store {
             commit_sha,
             created_at: at,
         })
+    }
+
+    /// Removes the pin of `series_id`; false when it had none.
+    pub async fn unpin_baseline(
+        &self,
+        project_id: i64,
+        series_id: &str,
+    ) -> Result<bool, StorageError> {
+        let done =
+            sqlx::query("DELETE FROM baseline_pins WHERE project_id = $1 AND series_id = $2")
+                .bind(project_id)
+                .bind(series_id)
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected() > 0)
     }
 
     /// The pinned baselines of a project, by series id.

@@ -301,6 +301,9 @@ pub struct StoredRun {
     pub files: Vec<StoredFileInfo>,
     /// Its results.
     pub results: Vec<StoredResult>,
+    /// Its exclusion from baselines (`POST /api/v1/runs/{id}/exclusion`), or `null` when it
+    /// is not excluded.
+    pub exclusion: Option<super::RunExclusion>,
 }
 
 /// A stored configuration.
@@ -406,6 +409,8 @@ pub struct SeriesPoint {
     pub value: f64,
     /// Samples behind it.
     pub n: Option<u64>,
+    /// The run is excluded from baselines (`POST /api/v1/runs/{id}/exclusion`).
+    pub excluded: bool,
 }
 
 /// A page of a list: items plus the cursor of the next page (opaque text), if any.

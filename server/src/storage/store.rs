@@ -274,6 +274,7 @@ impl Store {
             summary,
             files: self.run_files(&run_id).await?,
             results: self.run_results(&run_id).await?,
+            exclusion: self.run_exclusion(id).await?,
         }))
     }
 
@@ -436,14 +437,16 @@ impl Store {
 
     /// The points of a series on a branch, in commit order (commit time, then run time, then
     /// upload order); several runs of one commit give several points. A run without a commit
-    /// time sorts by its run time in place of the commit time.
+    /// time sorts by its run time in place of the commit time. Each point says whether its run
+    /// is excluded from baselines.
     pub async fn series_points(
         &self,
         series_id: &str,
         branch: &str,
     ) -> Result<Vec<SeriesPoint>, StorageError> {
         let rows = sqlx::query(
-            "SELECT r.commit_sha, r.commit_time, r.commit_subject, r.id, r.run_at, r.repeat_index, mv.value, mv.n \
+            "SELECT r.commit_sha, r.commit_time, r.commit_subject, r.id, r.run_at, r.repeat_index, mv.value, mv.n, \
+             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
              FROM metric_values mv JOIN runs r ON r.id = mv.run_id \
              WHERE mv.series_id = $1 AND r.branch = $2 \
              ORDER BY COALESCE(r.commit_time, r.run_at), r.run_at, r.seq, mv.result_id",
@@ -1087,6 +1090,7 @@ fn series_point(row: &AnyRow) -> Result<SeriesPoint, StorageError> {
         repeat_index: row.try_get("repeat_index")?,
         value: row.try_get("value")?,
         n: count_from_db(row.try_get("n")?)?,
+        excluded: row.try_get::<i64, _>("excluded")? > 0,
     })
 }
 
