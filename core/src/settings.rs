@@ -8,9 +8,19 @@
 //! tunables and the verdict rules, [`DetectionSettings`]; optional, defaults when absent).
 //! Later work adds its own key beside them, so nothing is ever renamed and a document written
 //! today stays valid. A key not known yet is rejected rather than silently dropped.
+//!
+//! `PUT` replaces the whole document: `slo_profiles` is required (send it as GET returns it),
+//! `detection` and each of its fields take the defaults when left out.
+//!
+//! A fault is named by an RFC 6901 JSON pointer to the very field: a wrong type or an unknown
+//! key through [`serde_path_to_error`] (`/detection/engine/min_effect_pct`: "invalid type:
+//! string \"five\", expected a number"), a value out of its bounds by the checks below. Every
+//! bound is documented on its field with its reason: [`regression::Settings`],
+//! [`ChangePointSettings`], [`DetectionSettings`], [`SloProfile`].
 
-use crate::regression;
+use crate::regression::{self, edivisive::ChangePointSettings, SETTINGS_VERSION};
 use crate::slo::{SloProfile, TOOL_PROFILE};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -19,7 +29,9 @@ use serde_json::Value;
 #[serde(deny_unknown_fields)]
 pub struct ProjectSettings {
     /// SLO profiles under which goodput and SLO attainment are computed from per-request
-    /// samples. Names are unique.
+    /// samples. Required: PUT replaces the whole document, so send them as GET returns them.
+    /// Names are unique. At most 20 profiles: each one adds two series (goodput and
+    /// attainment) to every result with samples, all recomputed when the profiles change.
     pub slo_profiles: Vec<SloProfile>,
     /// Regression detection and verdict rules; the defaults when absent.
     #[serde(default)]
@@ -64,8 +76,8 @@ pub struct DetectionSettings {
     /// fields take the engine's defaults.
     #[schema(value_type = Object)]
     pub engine: regression::Settings,
-    /// Vocabulary metrics whose significant regression fails the verdict (others warn).
-    /// Default [`DEFAULT_FAIL_METRICS`].
+    /// Vocabulary metrics whose significant regression fails the verdict (others warn), each
+    /// once. Default [`DEFAULT_FAIL_METRICS`].
     pub fail_metrics: Vec<String>,
     /// Lowest severity of such a regression that fails: `warn` (every significant regression,
     /// the default) or `fail` (only those of at least `engine.fail_effect_pct`).
@@ -100,63 +112,45 @@ impl Default for DetectionSettings {
 }
 
 impl DetectionSettings {
-    /// Reads and checks the `detection` section (`at` is its JSON pointer).
+    /// Reads and checks the `detection` section (`at` is its JSON pointer): the type of every
+    /// field, unknown keys, and every bound ([`DetectionSettings::check`]).
     pub fn from_json(at: &str, v: &Value) -> Result<DetectionSettings, SettingsError> {
-        let d: DetectionSettings =
-            serde_json::from_value(v.clone()).map_err(|e| fault(at, e.to_string()))?;
-        for (i, m) in d.fail_metrics.iter().enumerate() {
+        let d: DetectionSettings = deserialize(at, v)?;
+        d.check().map_err(|e| e.under(at))?;
+        Ok(d)
+    }
+
+    /// The first field out of its documented bounds, the pointer relative to the section.
+    pub fn check(&self) -> Result<(), SettingsError> {
+        for (i, m) in self.fail_metrics.iter().enumerate() {
             if crate::metric::lookup(m).is_none() {
                 return Err(fault(
-                    format!("{at}/fail_metrics/{i}"),
+                    format!("/fail_metrics/{i}"),
                     format!("`{m}` is not a metric of the vocabulary"),
                 ));
             }
-        }
-        if !matches!(d.fail_severity.as_str(), "warn" | "fail") {
-            return Err(fault(
-                format!("{at}/fail_severity"),
-                "expected `warn` or `fail`",
-            ));
-        }
-        let e = &d.engine;
-        let checks: [(&str, bool, &str); 6] = [
-            (
-                "engine/alpha",
-                e.alpha > 0.0 && e.alpha < 1.0,
-                "a level in (0, 1)",
-            ),
-            (
-                "engine/confidence_level",
-                e.confidence_level > 0.0 && e.confidence_level < 1.0,
-                "a level in (0, 1)",
-            ),
-            (
-                "engine/min_effect_pct",
-                e.min_effect_pct >= 0.0,
-                "a percentage ≥ 0",
-            ),
-            (
-                "engine/baseline_window",
-                e.baseline_window >= 1,
-                "at least 1",
-            ),
-            (
-                "max_error_rate_pct",
-                (0.0..=100.0).contains(&d.max_error_rate_pct),
-                "a percentage in [0, 100]",
-            ),
-            (
-                "min_completed_pct",
-                (0.0..=100.0).contains(&d.min_completed_pct),
-                "a percentage in [0, 100]",
-            ),
-        ];
-        for (path, ok, what) in checks {
-            if !ok {
-                return Err(fault(format!("{at}/{path}"), format!("expected {what}")));
+            if self.fail_metrics[..i].contains(m) {
+                return Err(fault(
+                    format!("/fail_metrics/{i}"),
+                    format!("`{m}` is listed twice"),
+                ));
             }
         }
-        Ok(d)
+        if !matches!(self.fail_severity.as_str(), "warn" | "fail") {
+            return Err(fault("/fail_severity", "expected `warn` or `fail`"));
+        }
+        for (path, value) in [
+            ("/max_error_rate_pct", self.max_error_rate_pct),
+            ("/min_completed_pct", self.min_completed_pct),
+        ] {
+            if !(0.0..=100.0).contains(&value) {
+                return Err(fault(
+                    path,
+                    format!("expected a percentage in [0, 100], found {value}"),
+                ));
+            }
+        }
+        check_engine(&self.engine).map_err(|e| e.under("/engine"))
     }
 
     /// Whether a result with these counts is a failed or partial run that must not enter a
@@ -191,10 +185,18 @@ impl DetectionSettings {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{pointer}: {message}")]
 pub struct SettingsError {
-    /// JSON pointer, e.g. `/slo_profiles/1/ttft_ms`.
+    /// JSON pointer (RFC 6901), e.g. `/slo_profiles/1/ttft_ms`.
     pub pointer: String,
     /// What is wrong.
     pub message: String,
+}
+
+impl SettingsError {
+    /// The same fault, its pointer taken as relative to the value at pointer `at`.
+    pub fn under(mut self, at: &str) -> SettingsError {
+        self.pointer.insert_str(0, at);
+        self
+    }
 }
 
 fn fault(pointer: impl Into<String>, message: impl Into<String>) -> SettingsError {
@@ -207,112 +209,346 @@ fn fault(pointer: impl Into<String>, message: impl Into<String>) -> SettingsErro
 /// Top-level keys of the document that are read-only on output and ignored on input.
 pub const READ_ONLY_KEYS: &[&str] = &["version", "updated_at"];
 
+/// Most SLO profiles of a project (see [`ProjectSettings::slo_profiles`]).
+pub const MAX_SLO_PROFILES: usize = 20;
+/// Largest SLO threshold, ms: 10 000 s, about 2.8 hours (see [`SloProfile`]).
+pub const MAX_THRESHOLD_MS: f64 = 1e7;
+/// Largest [`regression::Settings::baseline_window`].
+pub const MAX_BASELINE_WINDOW: usize = 100;
+/// Largest [`regression::Settings::min_effect_pct`] and `fail_effect_pct`, percent.
+pub const MAX_EFFECT_PCT: f64 = 1000.0;
+/// Largest [`regression::Settings::alpha`].
+pub const MAX_ALPHA: f64 = 0.1;
+/// Largest [`regression::Settings::confirm_commits`].
+pub const MAX_CONFIRM_COMMITS: usize = 10;
+/// Bounds of [`regression::Settings::per_request_max_per_side`].
+pub const PER_REQUEST_PER_SIDE: std::ops::RangeInclusive<usize> = 20..=5000;
+/// Bounds of [`ChangePointSettings::permutations`].
+pub const PERMUTATIONS: std::ops::RangeInclusive<u32> = 99..=9999;
+/// Bounds of [`ChangePointSettings::min_segment`].
+pub const MIN_SEGMENT: std::ops::RangeInclusive<usize> = 2..=50;
+
 impl ProjectSettings {
-    /// Reads and checks a settings document, naming the first fault with a pointer: unknown
-    /// keys, a missing or non-list `slo_profiles`, a profile without a name or without any
-    /// threshold, an unknown threshold key, a threshold that is not a positive finite number
-    /// of ms, a duplicate or reserved (`tool`) or malformed name. `version` and `updated_at`
-    /// (as GET returns them) are ignored.
+    /// Reads and checks a settings document, naming the first fault with a JSON pointer to the
+    /// field: a wrong type or an unknown key anywhere, a missing `slo_profiles`, then every
+    /// bound (profiles: a name that is malformed, reserved (`tool`) or taken by an earlier
+    /// profile, no threshold, a threshold out of (0, 1e7] ms; detection: see
+    /// [`DetectionSettings::check`]). `version` and `updated_at` (as GET returns them) are
+    /// ignored; `"detection": null` means the defaults.
     pub fn from_json(doc: &Value) -> Result<ProjectSettings, SettingsError> {
         let obj = doc
             .as_object()
             .ok_or_else(|| fault("", "settings are a JSON object"))?;
-        for key in obj.keys() {
-            if !matches!(key.as_str(), "slo_profiles" | "detection")
-                && !READ_ONLY_KEYS.contains(&key.as_str())
-            {
-                return Err(fault(
-                    format!("/{}", escape(key)),
-                    format!("unknown setting `{key}`: expected slo_profiles or detection"),
-                ));
-            }
+        let mut obj = obj.clone();
+        for key in READ_ONLY_KEYS {
+            obj.remove(*key);
         }
-        let list = obj
-            .get("slo_profiles")
-            .ok_or_else(|| fault("/slo_profiles", "missing"))?
-            .as_array()
-            .ok_or_else(|| fault("/slo_profiles", "expected a list of profiles"))?;
-        let mut profiles: Vec<SloProfile> = Vec::with_capacity(list.len());
-        for (i, p) in list.iter().enumerate() {
+        if obj.get("detection").is_some_and(Value::is_null) {
+            obj.remove("detection");
+        }
+        let doc = Value::Object(obj);
+        objects_where_expected(&doc)?;
+        let settings: ProjectSettings = deserialize("", &doc).map_err(|e| {
+            if e.pointer == "/slo_profiles" && e.message.starts_with("missing field") {
+                fault(
+                    "/slo_profiles",
+                    "missing: PUT replaces the whole settings document; send `slo_profiles` as \
+                     GET returns them",
+                )
+            } else {
+                e
+            }
+        })?;
+        settings.check()?;
+        Ok(settings)
+    }
+
+    /// The first field out of its documented bounds, with its pointer in the document.
+    pub fn check(&self) -> Result<(), SettingsError> {
+        if self.slo_profiles.len() > MAX_SLO_PROFILES {
+            return Err(fault(
+                format!("/slo_profiles/{MAX_SLO_PROFILES}"),
+                format!(
+                    "at most {MAX_SLO_PROFILES} profiles, found {}: each adds goodput and \
+                     attainment series to every result with samples",
+                    self.slo_profiles.len()
+                ),
+            ));
+        }
+        for (i, profile) in self.slo_profiles.iter().enumerate() {
             let at = format!("/slo_profiles/{i}");
-            let profile = read_profile(&at, p)?;
-            if profiles.iter().any(|q| q.name == profile.name) {
+            check_profile(profile).map_err(|e| e.under(&at))?;
+            if self.slo_profiles[..i]
+                .iter()
+                .any(|q| q.name == profile.name)
+            {
                 return Err(fault(
                     format!("{at}/name"),
                     format!("duplicate profile name `{}`", profile.name),
                 ));
             }
-            profiles.push(profile);
         }
-        let detection = match obj.get("detection") {
-            None | Some(Value::Null) => DetectionSettings::default(),
-            Some(d) => DetectionSettings::from_json("/detection", d)?,
-        };
-        Ok(ProjectSettings {
-            slo_profiles: profiles,
-            detection,
-        })
+        self.detection.check().map_err(|e| e.under("/detection"))
     }
 }
 
-fn read_profile(at: &str, p: &Value) -> Result<SloProfile, SettingsError> {
-    let obj = p
-        .as_object()
-        .ok_or_else(|| fault(at, "expected a profile object"))?;
-    let mut profile = SloProfile {
-        name: String::new(),
-        ttft_ms: None,
-        tpot_ms: None,
-        e2el_ms: None,
-    };
-    let name = obj
-        .get("name")
-        .ok_or_else(|| fault(format!("{at}/name"), "missing"))?
-        .as_str()
-        .ok_or_else(|| fault(format!("{at}/name"), "expected a string"))?;
-    if !valid_name(name) {
-        return Err(fault(
-            format!("{at}/name"),
-            "a profile name is 1–64 of a-z, 0-9, `-`, `_`, starting with a letter or digit",
-        ));
-    }
-    if name == TOOL_PROFILE {
-        return Err(fault(
-            format!("{at}/name"),
-            "`tool` is reserved for the benchmark tool's own goodput",
-        ));
-    }
-    profile.name = name.to_string();
-    for (key, value) in obj {
-        let slot = match key.as_str() {
-            "name" => continue,
-            "ttft_ms" => &mut profile.ttft_ms,
-            "tpot_ms" => &mut profile.tpot_ms,
-            "e2el_ms" => &mut profile.e2el_ms,
-            _ => {
-                return Err(fault(
-                    format!("{at}/{}", escape(key)),
-                    format!("unknown threshold `{key}`: expected ttft_ms, tpot_ms or e2el_ms"),
-                ))
+/// Deserializes `v` (the value at pointer `at`), naming a wrong type, an unknown key or a
+/// missing field by the pointer to that very field.
+fn deserialize<T: DeserializeOwned>(at: &str, v: &Value) -> Result<T, SettingsError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let mut pointer = at.to_string();
+        for segment in e.path() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => {
+                    pointer.push('/');
+                    pointer.push_str(&index.to_string());
+                }
+                serde_path_to_error::Segment::Map { key }
+                | serde_path_to_error::Segment::Enum { variant: key } => {
+                    pointer.push('/');
+                    pointer.push_str(&escape(key));
+                }
+                serde_path_to_error::Segment::Unknown => break,
             }
-        };
-        match value.as_f64() {
-            Some(v) if v > 0.0 && v.is_finite() => *slot = Some(v),
-            _ => {
-                return Err(fault(
-                    format!("{at}/{key}"),
-                    format!("a threshold is a positive number of ms, found {value}"),
-                ))
+        }
+        let message = plain_types(&e.inner().to_string());
+        // serde points a missing field at the object that lacks it: point at the field.
+        if let Some(field) = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        {
+            pointer.push('/');
+            pointer.push_str(&escape(field));
+        }
+        fault(pointer, message)
+    })
+}
+
+/// serde reads a struct from an array too (its fields by position): every object of the
+/// document must be a JSON object, an array there is a fault rather than positional settings.
+fn objects_where_expected(doc: &Value) -> Result<(), SettingsError> {
+    let mut at: Vec<(String, &Value)> = Vec::new();
+    if let Some(Value::Array(profiles)) = doc.get("slo_profiles") {
+        for (i, p) in profiles.iter().enumerate() {
+            at.push((format!("/slo_profiles/{i}"), p));
+        }
+    }
+    if let Some(d) = doc.get("detection") {
+        at.push(("/detection".into(), d));
+        if let Some(e) = d.get("engine") {
+            at.push(("/detection/engine".into(), e));
+            if let Some(c) = e.get("change_points") {
+                at.push(("/detection/engine/change_points".into(), c));
             }
         }
     }
-    if profile.thresholds().is_empty() {
+    match at.into_iter().find(|(_, v)| v.is_array()) {
+        Some((pointer, _)) => Err(fault(pointer, "expected an object, found an array")),
+        None => Ok(()),
+    }
+}
+
+/// serde's message with Rust's type names said in JSON's words (`expected f64` → `expected a
+/// number`).
+fn plain_types(message: &str) -> String {
+    for (rust, json) in [
+        ("f64", "a number"),
+        ("usize", "a whole number ≥ 0"),
+        ("u32", "a whole number ≥ 0"),
+        ("u64", "a whole number ≥ 0"),
+    ] {
+        if let Some(head) = message.strip_suffix(&format!("expected {rust}")) {
+            return format!("{head}expected {json}");
+        }
+    }
+    message.to_string()
+}
+
+/// The first bound [`SloProfile`] documents that `p` breaks, relative to the profile.
+fn check_profile(p: &SloProfile) -> Result<(), SettingsError> {
+    if !valid_name(&p.name) {
         return Err(fault(
-            at,
+            "/name",
+            "a profile name is 1–64 of a-z, 0-9, `-`, `_`, starting with a letter or digit",
+        ));
+    }
+    if p.name == TOOL_PROFILE {
+        return Err(fault(
+            "/name",
+            "`tool` is reserved for the benchmark tool's own goodput",
+        ));
+    }
+    for (key, value) in [
+        ("ttft_ms", p.ttft_ms),
+        ("tpot_ms", p.tpot_ms),
+        ("e2el_ms", p.e2el_ms),
+    ] {
+        match value {
+            Some(v) if !(v > 0.0 && v <= MAX_THRESHOLD_MS) => {
+                return Err(fault(
+                    format!("/{key}"),
+                    format!(
+                        "a threshold is a number of ms in (0, {MAX_THRESHOLD_MS:e}], found {v}: \
+                         no request runs longer"
+                    ),
+                ))
+            }
+            _ => {}
+        }
+    }
+    if p.thresholds().is_empty() {
+        return Err(fault(
+            "",
             "a profile needs at least one of ttft_ms, tpot_ms, e2el_ms",
         ));
     }
-    Ok(profile)
+    Ok(())
+}
+
+/// The first bound [`regression::Settings`] documents that `e` breaks, relative to `engine`.
+fn check_engine(e: &regression::Settings) -> Result<(), SettingsError> {
+    if e.version != SETTINGS_VERSION {
+        return Err(fault(
+            "/version",
+            format!(
+                "settings version {} is not supported: this server reads version \
+                 {SETTINGS_VERSION} (leave `version` out to mean it)",
+                e.version
+            ),
+        ));
+    }
+    let checks: [(&str, bool, String); 8] = [
+        (
+            "/baseline_window",
+            (1..=MAX_BASELINE_WINDOW).contains(&e.baseline_window),
+            format!(
+                "expected 1 to {MAX_BASELINE_WINDOW} commits, found {}: a longer baseline mixes \
+                 old regimes into the normal",
+                e.baseline_window
+            ),
+        ),
+        (
+            "/min_baseline_commits",
+            (1..=e.baseline_window).contains(&e.min_baseline_commits),
+            format!(
+                "expected 1 to baseline_window ({}) commits, found {}: otherwise no series could \
+                 ever be tested",
+                e.baseline_window, e.min_baseline_commits
+            ),
+        ),
+        (
+            "/min_effect_pct",
+            (0.0..=MAX_EFFECT_PCT).contains(&e.min_effect_pct),
+            format!(
+                "expected a percentage in [0, {MAX_EFFECT_PCT}], found {}",
+                e.min_effect_pct
+            ),
+        ),
+        (
+            "/fail_effect_pct",
+            (e.min_effect_pct..=MAX_EFFECT_PCT).contains(&e.fail_effect_pct),
+            format!(
+                "expected a percentage in [min_effect_pct ({}), {MAX_EFFECT_PCT}], found {}: \
+                 below min_effect_pct every finding would fail",
+                e.min_effect_pct, e.fail_effect_pct
+            ),
+        ),
+        (
+            "/alpha",
+            e.alpha > 0.0 && e.alpha <= MAX_ALPHA,
+            format!(
+                "expected a level in (0, {MAX_ALPHA}], found {}: every commit is a test, so a \
+                 larger level alerts on noise",
+                e.alpha
+            ),
+        ),
+        (
+            "/confidence_level",
+            e.confidence_level >= 0.5 && e.confidence_level < 1.0,
+            format!("expected a level in [0.5, 1), found {}", e.confidence_level),
+        ),
+        (
+            "/confirm_commits",
+            e.confirm_commits <= MAX_CONFIRM_COMMITS,
+            format!(
+                "expected at most {MAX_CONFIRM_COMMITS} commits, found {}: each one holds a real \
+                 regression back one more commit",
+                e.confirm_commits
+            ),
+        ),
+        (
+            "/per_request_max_per_side",
+            PER_REQUEST_PER_SIDE.contains(&e.per_request_max_per_side),
+            format!(
+                "expected {} to {} requests, found {}: the pairwise differences grow with its \
+                 square",
+                PER_REQUEST_PER_SIDE.start(),
+                PER_REQUEST_PER_SIDE.end(),
+                e.per_request_max_per_side
+            ),
+        ),
+    ];
+    for (pointer, ok, message) in checks {
+        if !ok {
+            return Err(fault(pointer, message));
+        }
+    }
+    check_change_points(&e.change_points).map_err(|err| err.under("/change_points"))
+}
+
+/// The first bound [`ChangePointSettings`] documents that `c` breaks, relative to it.
+fn check_change_points(c: &ChangePointSettings) -> Result<(), SettingsError> {
+    if !PERMUTATIONS.contains(&c.permutations) {
+        return Err(fault(
+            "/permutations",
+            format!(
+                "expected {} to {} permutations, found {}: each one is a full scan of the \
+                 history",
+                PERMUTATIONS.start(),
+                PERMUTATIONS.end(),
+                c.permutations
+            ),
+        ));
+    }
+    let smallest_p = 1.0 / (1.0 + c.permutations as f64);
+    if !(c.alpha > 0.0 && c.alpha <= MAX_ALPHA) {
+        return Err(fault(
+            "/alpha",
+            format!("expected a level in (0, {MAX_ALPHA}], found {}", c.alpha),
+        ));
+    }
+    // 1e-9: alpha 0.001 with 999 permutations is exactly reachable.
+    if c.alpha < smallest_p * (1.0 - 1e-9) {
+        return Err(fault(
+            "/alpha",
+            format!(
+                "{} can never be reached with {} permutations (the smallest p-value is \
+                 1/(1 + permutations) = {smallest_p}): no change point could ever be found",
+                c.alpha, c.permutations
+            ),
+        ));
+    }
+    if !MIN_SEGMENT.contains(&c.min_segment) {
+        return Err(fault(
+            "/min_segment",
+            format!(
+                "expected {} to {} commits, found {}",
+                MIN_SEGMENT.start(),
+                MIN_SEGMENT.end(),
+                c.min_segment
+            ),
+        ));
+    }
+    if !(c.exponent > 0.0 && c.exponent < 2.0) {
+        return Err(fault(
+            "/exponent",
+            format!(
+                "expected an exponent in (0, 2), found {}: the energy distance needs it",
+                c.exponent
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn valid_name(name: &str) -> bool {
@@ -322,6 +558,7 @@ fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
+/// A key as one reference token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
 fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
@@ -384,7 +621,7 @@ mod tests {
         assert_eq!(err(json!({"slo_profiles": [], "other": {}})).0, "/other");
         assert_eq!(
             err(json!({"slo_profiles": [], "detection": {"nope": 1}})).0,
-            "/detection"
+            "/detection/nope"
         );
         assert_eq!(
             err(json!({"slo_profiles": [], "detection": {"fail_metrics": ["ttft", "x"]}})).0,

@@ -25,19 +25,23 @@ const NATIVE_FORMAT: &str = "benchtrail";
 /// The profile name of goodput computed by the benchmark tool itself under its own thresholds.
 pub const TOOL_PROFILE: &str = "tool";
 
-/// Thresholds of one SLO profile, in ms. At least one is set.
+/// Thresholds of one SLO profile, in ms. At least one is set; each is a number of ms in
+/// (0, 1e7]: 1e7 ms is 10 000 s, about 2.8 hours, longer than any request of a serving
+/// benchmark, so a larger value is a unit slip (µs, ns), not an SLO. A threshold left out or
+/// `null` is not set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SloProfile {
-    /// Name, unique within a project: `[a-z0-9][a-z0-9_-]*`, at most 64; `tool` is reserved.
+    /// Name, unique within a project: `[a-z0-9][a-z0-9_-]*`, at most 64; `tool` is reserved
+    /// (the benchmark tool's own goodput).
     pub name: String,
-    /// Time to first token threshold, ms.
+    /// Time to first token threshold, ms, in (0, 1e7].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
-    /// Time per output token threshold, ms.
+    /// Time per output token threshold, ms, in (0, 1e7].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpot_ms: Option<f64>,
-    /// End-to-end latency threshold, ms.
+    /// End-to-end latency threshold, ms, in (0, 1e7].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2el_ms: Option<f64>,
 }

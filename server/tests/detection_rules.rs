@@ -264,9 +264,10 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
         assert!(sides.iter().any(|s| s.starts_with("per request, TTFT shift +")), "{db}: {sides:#?}");
         assert!(sides.iter().any(|s| s.starts_with("per request, E2E latency shift -")), "{db}: {sides:#?}");
 
-        // A minimum effect of 200 %: nothing is a finding any more, the trade-off is superseded
-        // and the candidate's verdict, recomputed with the new version, passes.
-        let body = settings(json!({"engine": {"min_effect_pct": 200}}));
+        // A minimum effect of 200 % (and a fail level at least as high, as settings require):
+        // nothing is a finding any more, the trade-off is superseded and the candidate's
+        // verdict, recomputed with the new version, passes.
+        let body = settings(json!({"engine": {"min_effect_pct": 200, "fail_effect_pct": 200}}));
         let (status, stored) = server
             .send("PUT", "/api/v1/projects/demo/settings", ADMIN_TOKEN, &body)
             .await;

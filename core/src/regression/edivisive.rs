@@ -22,25 +22,34 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-/// Parameters of [`e_divisive`]. Defaults in [`ChangePointSettings::default`].
+/// Parameters of [`e_divisive`]. Defaults in [`ChangePointSettings::default`]. Each field is
+/// bounded in project settings (`crate::settings`), with the reason on the field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ChangePointSettings {
     /// Run the change-point scan at all.
     pub enabled: bool,
     /// Significance level of the permutation test. Default 0.001, the `max_pvalue` Otava uses by
-    /// default: one false change point per thousand noise-only segments tested.
+    /// default: one false change point per thousand noise-only segments tested. In (0, 0.1],
+    /// and at least `1 / (1 + permutations)`, the smallest p-value the test can give: a
+    /// smaller level could never be met and no change point would ever be found.
     pub alpha: f64,
     /// Permutations per test. Default 999, so the smallest attainable p-value is 1/1000 =
-    /// `alpha`.
+    /// `alpha`. In [99, 9999]: each permutation is a full best-split scan of the segment
+    /// (quadratic in its length), so 9999 keeps a scan of a long history within seconds, and
+    /// fewer than 99 cannot resolve a p-value below 0.01.
     pub permutations: u32,
     /// Seed of the ChaCha8 generator that draws the permutations (fixed: results reproduce).
     pub seed: u64,
     /// Fewest commits on each side of a change point. Default 5: the downstream Orion reports
     /// (cloud-bulldozer/orion #263, #269) show change points flagged at the 2nd sample of a short
-    /// window; about 5 commits on each side keeps a single outlier from being a "regime".
+    /// window; about 5 commits on each side keeps a single outlier from being a "regime". In
+    /// [2, 50]: a segment needs two values for a within-segment distance (a smaller value is
+    /// read as 2), and above 50 no change could be found before 100 commits of history.
     pub min_segment: usize,
-    /// Exponent `a` of the distance `|x − y|^a`, in (0, 2). Default 1 (Matteson & James).
+    /// Exponent `a` of the distance `|x − y|^a`, in (0, 2) (Matteson & James: at 2 the
+    /// divergence only compares means and the test loses its power; at 0 it is constant).
+    /// Default 1.
     pub exponent: f64,
 }
 

@@ -52,39 +52,55 @@ use std::collections::HashMap;
 /// stored finding can be explained by the settings it records.
 pub const SETTINGS_VERSION: u32 = 1;
 
-/// Every tunable of detection, stored in project settings as `"detection": {...}`. Each
-/// finding records the settings that produced it. Missing fields take the defaults below.
+/// Every tunable of detection, stored in project settings as `"detection": {"engine": {...}}`.
+/// Each finding records the settings that produced it. Missing fields take the defaults below.
+/// Project settings bound every field (`crate::settings`), the bound and its reason on the
+/// field: a document that could never test anything, or that would make one analysis
+/// arbitrarily expensive, is refused when it is written rather than obeyed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
-    /// [`SETTINGS_VERSION`] the settings were written for.
+    /// [`SETTINGS_VERSION`] the settings were written for. Only the current version is
+    /// accepted: a stored finding is explained by the meaning of the version it records.
     pub version: u32,
-    /// Baseline = the last this many base-branch commits with a valid run. Default 10.
+    /// Baseline = the last this many base-branch commits with a valid run. Default 10. In
+    /// [1, 100]: a longer baseline mixes older regimes into the normal and makes every upload
+    /// read that much more history.
     pub baseline_window: usize,
     /// Fewer baseline commits than this → `insufficient_data`. Default 3 (PyTorch's HUD reports
     /// insufficient data as its own state; three commits is the least that shows a spread).
+    /// In [1, `baseline_window`]: 0 would test against an empty baseline, and more than the
+    /// window holds would leave every series `insufficient_data` forever.
     pub min_baseline_commits: usize,
     /// Smallest relative change, in percent of the baseline mean, that can be a finding.
     /// Default 2 %: below it a change is not worth a person's time, however significant.
+    /// In [0, 1000]: a floor above a tenfold change finds nothing.
     pub min_effect_pct: f64,
     /// A regression of at least this many percent is severity `fail`, a smaller one `warn`.
-    /// Default 5 %.
+    /// Default 5 %. In [`min_effect_pct`, 1000]: below `min_effect_pct` every finding would
+    /// be `fail` and `warn` would mean nothing.
     pub fail_effect_pct: f64,
     /// Two-sided significance level of the Welch and prediction-interval tests. Default 0.001:
     /// a series is tested at every commit (about 50 looks for a 50-commit history), so the
     /// level per look must be small for the share of noise-only series that ever get a finding
     /// to stay near 1 % (measured in `core/tests/regression_rates.rs`). For comparison,
     /// Conbench's default lookback z-score threshold of 5 is a two-sided level of 6e-7.
+    /// In (0, 0.1]: above it most noise-only series would get a finding.
     pub alpha: f64,
-    /// Level of the reported confidence and prediction intervals. Default 0.95.
+    /// Level of the reported confidence and prediction intervals. Default 0.95. In [0.5, 1):
+    /// an interval of less than even odds describes nothing, and at 1 it is unbounded.
     pub confidence_level: f64,
     /// Require the next this many commits to show the same significant change before reporting
-    /// it (PyTorch's "≥ 2 trailing violations"). Default 0 = off.
+    /// it (PyTorch's "≥ 2 trailing violations"). Default 0 = off. At most 10 (the default
+    /// baseline window): each one holds a real regression back one more commit, and a change
+    /// confirmed that late is no longer news.
     pub confirm_commits: usize,
     /// Per-request shift: at most this many requests per side (thinned evenly), since the
-    /// Hodges–Lehmann estimate needs every pairwise difference. Default 1000.
+    /// Hodges–Lehmann estimate needs every pairwise difference. Default 1000. In [20, 5000]:
+    /// the pairwise differences grow quadratically (5000 per side is 25 million per series and
+    /// upload), and fewer than 20 requests give no useful interval.
     pub per_request_max_per_side: usize,
-    /// Change points over history.
+    /// Change points over history; each field bounded as [`ChangePointSettings`] says.
     pub change_points: ChangePointSettings,
 }
 

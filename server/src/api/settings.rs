@@ -34,16 +34,18 @@ pub(super) async fn get(
 }
 
 /// `PUT`: a whole settings document (as GET returns it; `version`, when given, must be the
-/// current version, `updated_at` is ignored). Needs a `write` token of the project or the
-/// admin token.
+/// current version, `updated_at` is ignored). It replaces the stored document: `slo_profiles`
+/// is required, a `detection` field left out takes its default. A fault (a wrong type, an
+/// unknown key, a value out of its documented bounds) answers 422 with the JSON pointer of the
+/// field and stores nothing. Needs a `write` token of the project or the admin token.
 #[utoipa::path(put, path = "/api/v1/projects/{project}/settings", tag = "projects",
-    request_body(content = ProjectSettings, description = "The settings; may carry `version` (the version being replaced) for optimistic concurrency"),
+    request_body(content = ProjectSettings, description = "The whole settings document, as GET returns it: it replaces the stored one, so `slo_profiles` is required and a `detection` field left out takes its default. May carry `version` (the version being replaced) for optimistic concurrency"),
     params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
     responses((status = 200, description = "Stored as a new version", body = StoredSettings),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`version` is not the current version", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid settings; `pointer` names the fault", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "Invalid settings, nothing stored: a wrong type, an unknown key, a missing `slo_profiles` or a value out of its documented bounds; `pointer` is the JSON pointer of the field", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn put(
     State(state): State<AppState>,
     bearer: Bearer,
