@@ -469,3 +469,96 @@ fn a_tradeoff_whose_worse_side_is_small_is_a_warning() {
         "output throughput +10.0 % but median TTFT +3.0 %."
     );
 }
+
+#[test]
+fn a_pinned_commit_of_one_run_takes_its_spread_from_the_history() {
+    // History about 100 ± 1 ms; the pinned commit measured 90 once; the candidate 100.
+    let mut base = history(&[100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8]);
+    base.push(CommitRuns::new("pin", &[90.0]));
+    let mut g = one(ttft(base, Some(CommitRuns::new("c", &[100.0]))));
+    g.pinned_baseline = Some("pin".into());
+    let r = analyze(&g, &Settings::default());
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!((f.kind, f.test), (FindingKind::Regression, "pinned_t"));
+    assert_eq!(f.baseline_commits, ["pin"]);
+    assert_eq!(
+        (f.baseline_value, f.candidate_value),
+        (Some(90.0), Some(100.0))
+    );
+    // Spread of the 7 history values (s = 0.6737...), df 6: t = 10 / (s · sqrt(2)).
+    assert_eq!(f.df, Some(6.0));
+    let vals = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8];
+    let m = vals.iter().sum::<f64>() / 7.0;
+    let sd = (vals.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / 6.0).sqrt();
+    assert!((f.statistic.unwrap() - 10.0 / (sd * 2f64.sqrt())).abs() < 1e-9);
+    assert!(
+        f.summary
+            .ends_with("against the pinned baseline, with the run-to-run spread of 7 recent runs."),
+        "{}",
+        f.summary
+    );
+    // Without any history besides the pin, one value per side: effect only.
+    let mut g = one(ttft(
+        vec![CommitRuns::new("pin", &[90.0])],
+        Some(CommitRuns::new("c", &[100.0])),
+    ));
+    g.pinned_baseline = Some("pin".into());
+    assert_eq!(
+        analyze(&g, &Settings::default()).findings[0].test,
+        "effect_only"
+    );
+}
+
+#[test]
+fn only_tested_statistics_are_findings_and_missing_series_are_one_finding() {
+    let series = |id: &str, stat: Stat, cand: Option<f64>| SeriesInput {
+        series_id: id.into(),
+        metric: "ttft".into(),
+        stat,
+        slo_profile: None,
+        history: history(&[100.0, 100.0, 100.0]),
+        candidate: cand.map(|v| CommitRuns::new("c", &[v])),
+        following: Vec::new(),
+    };
+    let group = |s: Vec<SeriesInput>| GroupInput {
+        series_key: "k".into(),
+        cell_key: "c".into(),
+        pinned_baseline: None,
+        series: s,
+    };
+    // min and p50 both +20 %: only p50 is tested.
+    let r = analyze(
+        &group(vec![
+            series("min", Stat::Min, Some(120.0)),
+            series("p50", p50(), Some(120.0)),
+        ]),
+        &Settings::default(),
+    );
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].series_ids, ["p50"]);
+    assert_eq!(r.series[0].state, SeriesState::Descriptive);
+    // Three series absent from the candidate (min is not tested): one finding for both others.
+    let r = analyze(
+        &group(vec![
+            series("min", Stat::Min, None),
+            series("p50", p50(), None),
+            series("p99", Stat::Percentile("99".into()), None),
+        ]),
+        &Settings::default(),
+    );
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(f.kind, FindingKind::Missing);
+    assert_eq!(f.series_ids, ["p50", "p99"]);
+    assert_eq!(
+        f.summary,
+        "2 series are missing from the candidate run but present in up to 3 baseline commit(s): TTFT (p50, p99)."
+    );
+    // A latency statistic at 0 ms is not a state to leave: no finding from a zero baseline.
+    let mut zero = series("p50", p50(), Some(0.6));
+    zero.history = history(&[0.0, 0.0, 0.0]);
+    assert!(analyze(&group(vec![zero]), &Settings::default())
+        .findings
+        .is_empty());
+}

@@ -416,7 +416,9 @@ async fn excluding_and_pinning_recompute_the_analysis() {
             .await;
         assert_eq!(verdict["verdict"], "warn", "{db}: {verdict}");
         // Pinning the second baseline run as the baseline of the throughput series: the
-        // group is compared against that commit alone, and the trade-off is back.
+        // group is compared against that commit's level; with one run there, and only one other
+        // valid baseline run to measure the spread with, the comparison is effect only: the
+        // trade-off is described, not alerted.
         let sid = t["series_id"].as_str().unwrap();
         let pin_path = format!("/api/v1/projects/demo/baselines/{sid}");
         let pin = json!({"run_id": runs[1]});
@@ -425,12 +427,30 @@ async fn excluding_and_pinning_recompute_the_analysis() {
         assert_eq!(status, 200, "{stored}");
         assert_eq!(stored["commit_sha"], format!("{:040x}", 1));
         let t = &server.alerts("demo", "?kind=tradeoff").await[0];
-        assert_eq!(t["status"], "open", "{db}: {t}");
-        assert_eq!(t["baseline_commits"], json!([format!("{:040x}", 1)]));
-        assert!(t["finding"]["baseline_rule"]
-            .as_str()
+        assert_eq!(t["status"], "resolved", "{db}: {t}");
+        let (_, verdict) = server
+            .get(&format!("/api/v1/runs/{}/verdict", runs[3]))
+            .await;
+        assert_eq!(verdict["verdict"], "warn", "{db}: {verdict}");
+        let (_, analysis) = server
+            .get(&format!("/api/v1/runs/{}/analysis", runs[3]))
+            .await;
+        let group = &analysis["analysis"]["groups"][0];
+        assert_eq!(
+            group["baseline_rule"],
+            format!(
+                "pinned: commit {:040x} (run-to-run spread from the default branch `main` before this commit)",
+                1
+            )
+        );
+        let described: Vec<&Value> = group["effect_only"]
+            .as_array()
             .unwrap()
-            .starts_with("pinned"));
+            .iter()
+            .filter(|f| f["kind"] == "tradeoff")
+            .collect();
+        assert_eq!(described.len(), 1, "{db}: {group}");
+        assert_eq!(described[0]["baseline_commits"], json!([format!("{:040x}", 1)]));
         let bad = json!({"run_id": "00000000-0000-0000-0000-000000000000"});
         assert_eq!(server.send("PUT", &pin_path, &write, &bad).await.0, 422);
     })

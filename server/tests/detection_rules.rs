@@ -411,3 +411,73 @@ async fn an_alert_links_the_run_that_holds_its_series_and_a_retry_answers_the_st
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_pinned_run_sets_the_level_and_the_history_the_spread() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let write = server.token("demo", "write").await;
+        // Seven commits about 100 ms, then a good day: 90 ms (commit 7, one run).
+        let history = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 90.0];
+        let mut receipts = Vec::new();
+        for (i, ttft) in history.into_iter().enumerate() {
+            let (status, r) = server
+                .upload("demo", &token, &chat_upload(i, ttft, 1000.0, 100.0, 0.0))
+                .await;
+            assert_eq!(status, 201, "{r}");
+            receipts.push(r);
+        }
+        // The candidate: 100 ms, ordinary against the window.
+        let (_, candidate) = server
+            .upload("demo", &token, &chat_upload(8, 100.0, 1000.0, 100.0, 0.0))
+            .await;
+        assert!(
+            server.alerts("demo", "?kind=regression").await.is_empty(),
+            "{db}"
+        );
+        // Pinning the good day as the baseline: +11.1 % against its level, tested with the
+        // spread of the seven other baseline runs.
+        let (_, c) = server
+            .get(&format!(
+                "/api/v1/runs/{}",
+                candidate["run_id"].as_str().unwrap()
+            ))
+            .await;
+        let ttft = c["results"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "ttft")
+            .unwrap()["series_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let path = format!("/api/v1/projects/demo/baselines/{ttft}");
+        let body = json!({"run_id": receipts[7]["run_id"]});
+        let (status, pin) = server.send("PUT", &path, &write, &body).await;
+        assert_eq!(status, 200, "{db}: {pin}");
+        let list = server.alerts("demo", "?kind=regression").await;
+        assert_eq!(list.len(), 1, "{db}: {list:#?}");
+        let f = &list[0]["finding"];
+        assert_eq!(f["test"], "pinned_t", "{db}: {f}");
+        assert_eq!(list[0]["commit"], commit(8));
+        assert_eq!(list[0]["baseline_commits"], json!([commit(7)]));
+        assert_eq!(
+            f["df"], 6.0,
+            "{db}: seven other baseline runs give the spread"
+        );
+        let summary = list[0]["summary"].as_str().unwrap();
+        assert!(
+            summary.starts_with("median TTFT +11.1 % (90.00 → 100.0 ms): t = "),
+            "{db}: {summary}"
+        );
+        assert!(
+            summary.ends_with(
+                "against the pinned baseline, with the run-to-run spread of 7 recent runs."
+            ),
+            "{db}: {summary}"
+        );
+    })
+    .await;
+}

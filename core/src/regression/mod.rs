@@ -18,6 +18,10 @@
 //!   one valid run (excluded/failed runs never enter it); a pinned baseline commit overrides the
 //!   window. Fewer than [`Settings::min_baseline_commits`] such commits → state
 //!   `insufficient_data` (a state, never an alert and never a pass).
+//! * **Tested statistics**: only [`Settings::tested_stats`] (value, mean, p50, p90, p95, p99
+//!   by default); the others are descriptive. A change from a baseline of exactly 0 (no failed
+//!   request) is a finding for counts and percentages, with no percent.
+//! * **Missing series** of a result are one `missing` finding, listing them.
 //! * **Tests**: a change is a finding when its relative effect is at least
 //!   [`Settings::min_effect_pct`] **and** it is significant at [`Settings::alpha`] against
 //!   run-to-run variation: Welch's t-test (Welch 1947) of the candidate's repeats against the
@@ -42,7 +46,7 @@ pub mod edivisive;
 pub mod significance;
 pub mod synthetic;
 
-use crate::metric::{lookup, Direction, Stat};
+use crate::metric::{lookup, Direction, Stat, Unit};
 use edivisive::ChangePointSettings;
 use serde::{Deserialize, Serialize};
 use significance::{RequestShift, TestOutcome};
@@ -100,8 +104,22 @@ pub struct Settings {
     /// the pairwise differences grow quadratically (5000 per side is 25 million per series and
     /// upload), and fewer than 20 requests give no useful interval.
     pub per_request_max_per_side: usize,
+    /// Statistics that are tested for a change (as [`Stat`] writes them: `value`, `mean`,
+    /// `p50`, ...); every other statistic (min, max, std, p25, p99.9, ...) is kept, plotted and
+    /// described, never a finding: one change shows in every statistic of a metric, and a tool
+    /// that reports twenty percentiles would otherwise open twenty alerts for it. Default
+    /// value, mean, p50, p90, p95 and p99, the statistics vLLM's and SGLang's summaries report.
+    pub tested_stats: Vec<String>,
     /// Change points over history; each field bounded as [`ChangePointSettings`] says.
     pub change_points: ChangePointSettings,
+}
+
+impl Settings {
+    /// Whether `stat` is among [`Settings::tested_stats`].
+    pub fn tests(&self, stat: &Stat) -> bool {
+        let name = stat.to_string();
+        self.tested_stats.iter().any(|t| *t == name)
+    }
 }
 
 impl Default for Settings {
@@ -116,6 +134,10 @@ impl Default for Settings {
             confidence_level: 0.95,
             confirm_commits: 0,
             per_request_max_per_side: 1000,
+            tested_stats: ["value", "mean", "p50", "p90", "p95", "p99"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             change_points: ChangePointSettings::default(),
         }
     }
@@ -496,6 +518,9 @@ struct Baseline {
     samples: Vec<f64>,
     /// Pooled within-commit variance Σ(nᵢ−1)sᵢ² / Σ(nᵢ−1) over commits with ≥ 2 runs (0 if none).
     within_var: f64,
+    /// With a pinned baseline: the valid runs of the window's other commits, whose spread
+    /// stands in for the run-to-run variation a pin of one run cannot show.
+    spread: Vec<f64>,
 }
 
 fn baseline_of(s: &SeriesInput, pinned: Option<&str>, window: usize) -> Baseline {
@@ -525,11 +550,23 @@ fn baseline_of(s: &SeriesInput, pinned: Option<&str>, window: usize) -> Baseline
             dof += (v.len() - 1) as f64;
         }
     }
+    let spread: Vec<f64> = match pinned {
+        Some(p) => s
+            .history
+            .iter()
+            .rev()
+            .filter(|c| c.commit != p && !c.valid().is_empty())
+            .take(window)
+            .flat_map(|c| c.valid())
+            .collect(),
+        None => Vec::new(),
+    };
     Baseline {
         within_var: if dof > 0.0 { ss / dof } else { 0.0 },
         commits: chosen.iter().map(|c| c.commit.clone()).collect(),
         runs: chosen.iter().flat_map(|c| c.valid()).collect(),
         samples: chosen.iter().flat_map(|c| c.valid_samples()).collect(),
+        spread,
     }
 }
 
@@ -539,14 +576,18 @@ fn direction_of(metric: &str) -> Direction {
 
 /// Runs the test that fits the data and applies the thresholds.
 fn compare_values(
-    base: &[f64],
-    within_var: f64,
+    metric: &str,
+    baseline: &Baseline,
     cand: &[f64],
     direction: Direction,
     settings: &Settings,
 ) -> (TestOutcome, Option<f64>, bool, Option<bool>) {
+    let base = baseline.runs.as_slice();
     let outcome = if cand.len() >= 2 && base.len() >= 2 {
-        significance::welch(base, cand, settings.confidence_level, within_var)
+        significance::welch(base, cand, settings.confidence_level, baseline.within_var)
+    } else if baseline.spread.len() >= 2 && !base.is_empty() {
+        // A pinned commit of one run: its level, the history's spread.
+        significance::pinned(base, cand, &baseline.spread, settings.confidence_level)
     } else if base.len() >= 2 {
         significance::prediction(base, cand[0], settings.confidence_level)
     } else {
@@ -554,11 +595,14 @@ fn compare_values(
     };
     let b = outcome.baseline_mean;
     let delta_pct = (b != 0.0).then(|| outcome.delta_abs / b.abs() * 100.0);
-    // From a baseline of exactly 0 (no failed request in any baseline run) every change is an
-    // unbounded relative change: 0 → 3 failed requests is a finding, not a silent `None`.
+    // From a baseline of exactly 0 (no failed request in any baseline run) a count's change is
+    // unbounded in percent: 0 → 3 failed requests is a finding, not a silent `None`. Only for
+    // counts and percentages, where 0 means "none": a latency statistic at 0 ms (a min ITL of
+    // two chunks in one packet) is a measurement artefact, not a state to leave.
+    let countable = lookup(metric).is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent));
     let big = match delta_pct {
         Some(d) => d.abs() >= settings.min_effect_pct,
-        None => outcome.delta_abs != 0.0,
+        None => countable && outcome.delta_abs != 0.0,
     };
     let sig = match outcome.p_value {
         Some(p) => p < settings.alpha,
@@ -608,6 +652,13 @@ fn test_phrase(o: &TestOutcome, k: usize) -> String {
                 fmt_p(o.p_value.unwrap_or(1.0))
             )
         }
+        "pinned_t" => format!(
+            "t = {:.2}, df = {:.0}, p = {} against the pinned baseline, with the run-to-run spread of {} recent runs",
+            o.statistic.unwrap_or(0.0),
+            o.df.unwrap_or(0.0),
+            fmt_p(o.p_value.unwrap_or(1.0)),
+            o.df.unwrap_or(0.0) + 1.0
+        ),
         "zero_spread" => format!(
             "zero run-to-run spread in {k} baseline commits, so decided on the effect alone"
         ),
@@ -710,9 +761,16 @@ pub fn compare_pair(
         candidate: Some(CommitRuns::new(candidate.0, &[candidate.1])),
         following: Vec::new(),
     };
+    let one = Baseline {
+        commits: vec![baseline.0.to_string()],
+        runs: vec![baseline.1],
+        samples: Vec::new(),
+        within_var: 0.0,
+        spread: Vec::new(),
+    };
     let (outcome, delta_pct, significant, better) = compare_values(
-        &[baseline.1],
-        0.0,
+        metric,
+        &one,
         &[candidate.1],
         direction_of(metric),
         settings,
@@ -735,6 +793,7 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
     // Every statistic of a metric (mean, p50, p99, ...) reads the same requests: the shift is
     // computed once per (metric, baseline commits, candidate).
     let mut shifts: HashMap<(String, Vec<String>, String), Option<RequestShift>> = HashMap::new();
+    let mut missing: Vec<(&SeriesInput, Vec<String>)> = Vec::new();
     for s in &group.series {
         let direction = direction_of(&s.metric);
         let base = baseline_of(
@@ -751,11 +810,20 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
             comparison: None,
             per_request: None,
         };
+        if !settings.tests(&s.stat) {
+            report.state = SeriesState::Descriptive;
+            report.reason = Some(format!(
+                "statistic `{}` is not among the tested statistics: descriptive, never a finding",
+                s.stat
+            ));
+            reports.push(report);
+            continue;
+        }
         let Some(candidate) = &s.candidate else {
             if !base.commits.is_empty() {
                 report.state = SeriesState::Missing;
                 report.reason = Some("absent from the candidate run".into());
-                findings.push(missing_finding(s, &base, settings));
+                missing.push((s, base.commits.clone()));
             }
             reports.push(report);
             continue;
@@ -789,7 +857,7 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
             continue;
         }
         let (outcome, delta_pct, significant, better) =
-            compare_values(&base.runs, base.within_var, &cand, direction, settings);
+            compare_values(&s.metric, &base, &cand, direction, settings);
         let shift_key = (
             s.metric.clone(),
             base.commits.clone(),
@@ -839,13 +907,8 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
                     for f in &s.following[..n] {
                         let v = f.valid();
                         let ok = !v.is_empty() && {
-                            let (_, _, sig, b) = compare_values(
-                                &base.runs,
-                                base.within_var,
-                                &v,
-                                direction,
-                                settings,
-                            );
+                            let (_, _, sig, b) =
+                                compare_values(&s.metric, &base, &v, direction, settings);
                             sig && b == better
                         };
                         if !ok {
@@ -871,6 +934,7 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
         report.comparison = Some(cmp);
         reports.push(report);
     }
+    findings.extend(missing_finding(&missing, settings));
     let tradeoff = tradeoff_finding(group, &reports, settings);
     if let Some(t) = &tradeoff {
         findings.retain(|f| !t.series_ids.contains(&f.series_ids[0]));
@@ -893,18 +957,58 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
     }
 }
 
-fn missing_finding(s: &SeriesInput, base: &Baseline, settings: &Settings) -> Finding {
-    Finding {
+/// One finding for every series of the group that is in the baseline but absent from the
+/// candidate (a file left out of an upload drops dozens of series at once: one alert, not one
+/// per series). Headline: the first missing series.
+fn missing_finding(
+    missing: &[(&SeriesInput, Vec<String>)],
+    settings: &Settings,
+) -> Option<Finding> {
+    let (first, _) = missing.first()?;
+    // The longest baseline among them (series of one result share their commits).
+    let baseline = missing
+        .iter()
+        .map(|(_, b)| b)
+        .max_by_key(|b| b.len())
+        .cloned()
+        .unwrap_or_default();
+    let commits = baseline.len();
+    // Metrics in input order, each with its statistics: `TTFT (mean, p50)`.
+    let mut metrics: Vec<(String, Vec<String>)> = Vec::new();
+    for (s, _) in missing {
+        let name = describe(&s.metric, &Stat::Value);
+        match metrics.iter_mut().find(|(m, _)| *m == name) {
+            Some((_, stats)) => stats.push(s.stat.to_string()),
+            None => metrics.push((name, vec![s.stat.to_string()])),
+        }
+    }
+    let listed: Vec<String> = metrics
+        .iter()
+        .map(|(m, stats)| format!("{m} ({})", stats.join(", ")))
+        .collect();
+    let summary = if missing.len() == 1 {
+        format!(
+            "{} is missing from the candidate run but present in {commits} baseline commit(s).",
+            describe(&first.metric, &first.stat)
+        )
+    } else {
+        format!(
+            "{} series are missing from the candidate run but present in up to {commits} baseline commit(s): {}.",
+            missing.len(),
+            listed.join(", ")
+        )
+    };
+    Some(Finding {
         kind: FindingKind::Missing,
         severity: Some(Severity::Warn),
-        series_ids: vec![s.series_id.clone()],
-        metric: s.metric.clone(),
-        stat: s.stat.clone(),
-        slo_profile: s.slo_profile.clone(),
-        direction: direction_of(&s.metric),
-        baseline_commits: base.commits.clone(),
+        series_ids: missing.iter().map(|(s, _)| s.series_id.clone()).collect(),
+        metric: first.metric.clone(),
+        stat: first.stat.clone(),
+        slo_profile: first.slo_profile.clone(),
+        direction: direction_of(&first.metric),
+        baseline_commits: baseline,
         candidate_commit: None,
-        baseline_value: (!base.runs.is_empty()).then(|| significance::mean(&base.runs)),
+        baseline_value: None,
         candidate_value: None,
         delta_pct: None,
         effect: None,
@@ -917,17 +1021,13 @@ fn missing_finding(s: &SeriesInput, base: &Baseline, settings: &Settings) -> Fin
             min_effect_pct: settings.min_effect_pct,
             alpha: settings.alpha,
         },
-        summary: format!(
-            "{} is missing from the candidate run but present in {} baseline commit(s).",
-            describe(&s.metric, &s.stat),
-            base.commits.len()
-        ),
+        summary,
         parts: Vec::new(),
         per_request: None,
         confirmed_by: Vec::new(),
         notes: Vec::new(),
         settings: settings.clone(),
-    }
+    })
 }
 
 /// The trade-off rule over one group's comparisons (see the module documentation).
@@ -1100,7 +1200,10 @@ fn tradeoff_finding(
 /// interval is Welch's between the per-commit values of the two regimes.
 pub fn change_point_findings(s: &SeriesInput, settings: &Settings) -> Vec<Finding> {
     let direction = direction_of(&s.metric);
-    if !settings.change_points.enabled || direction == Direction::Neutral {
+    if !settings.change_points.enabled
+        || direction == Direction::Neutral
+        || !settings.tests(&s.stat)
+    {
         return Vec::new();
     }
     let points: Vec<(&str, f64)> = s

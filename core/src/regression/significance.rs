@@ -10,7 +10,7 @@ use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 /// The result of one test of "candidate differs from baseline".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestOutcome {
-    /// `welch_t`, `prediction_interval`, `zero_spread` or `effect_only`.
+    /// `welch_t`, `prediction_interval`, `pinned_t`, `zero_spread` or `effect_only`.
     pub test: &'static str,
     /// Mean of the baseline values, in the metric's unit.
     pub baseline_mean: f64,
@@ -182,6 +182,50 @@ pub fn prediction(base: &[f64], cand: f64, level: f64) -> TestOutcome {
         n_baseline: base.len(),
         n_candidate: 1,
         note: None,
+    }
+}
+
+/// A pinned baseline with too few runs to show a spread of its own, against the candidate's
+/// runs: the level comes from the pinned runs, the run-to-run spread from the base branch's
+/// recent history (`spread`: the history's per-run values, ≥ 2 of them).
+///
+/// `t = (mean_c − mean_p) / (s_h · sqrt(1/n_p + 1/n_c))` with `n_h − 1` degrees of freedom,
+/// where `s_h` is the sample standard deviation of the history's values: the difference of two
+/// means of independent runs with a common run-to-run variance that the history estimates
+/// (the two-sample t with a variance from an external sample). Zero spread in the history gives
+/// `zero_spread`.
+pub fn pinned(pin: &[f64], cand: &[f64], spread: &[f64], level: f64) -> TestOutcome {
+    assert!(
+        !pin.is_empty() && !cand.is_empty() && spread.len() >= 2,
+        "a pinned test needs pinned and candidate values and two history values"
+    );
+    let s = sample_var(spread).sqrt();
+    if s <= 0.0 {
+        return zero_spread(pin, cand, level);
+    }
+    let (b, c) = (mean(pin), mean(cand));
+    let (n_p, n_c) = (pin.len() as f64, cand.len() as f64);
+    let se = s * (1.0 / n_p + 1.0 / n_c).sqrt();
+    let df = (spread.len() - 1) as f64;
+    let t = (c - b) / se;
+    let q = t_quantile(level, df);
+    TestOutcome {
+        test: "pinned_t",
+        baseline_mean: b,
+        candidate_mean: c,
+        delta_abs: c - b,
+        delta_ci: Some((c - b - q * se, c - b + q * se)),
+        statistic: Some(t),
+        df: Some(df),
+        p_value: Some(two_sided_p(t, df)),
+        prediction_interval: None,
+        level,
+        n_baseline: pin.len(),
+        n_candidate: cand.len(),
+        note: Some(format!(
+            "the pinned baseline's level, with the run-to-run spread of {} recent base-branch runs",
+            spread.len()
+        )),
     }
 }
 
@@ -374,6 +418,21 @@ mod tests {
         assert!((o.statistic.unwrap() - 2.0 / se).abs() < 1e-12);
         assert!(o.p_value.unwrap() > 0.0 && o.p_value.unwrap() < 0.2);
         assert!(o.delta_ci.unwrap().0 < 2.0 && o.delta_ci.unwrap().1 > 2.0);
+    }
+
+    #[test]
+    fn pinned_uses_the_historys_spread_around_the_pinned_level() {
+        // Pinned 100, candidate 110, history spread s = 2 (values 98, 100, 102; df 2):
+        // t = 10 / (2 · sqrt(1 + 1)) = 3.5355...
+        let o = pinned(&[100.0], &[110.0], &[98.0, 100.0, 102.0], 0.95);
+        assert_eq!(o.test, "pinned_t");
+        assert_eq!((o.baseline_mean, o.delta_abs, o.df), (100.0, 10.0, Some(2.0)));
+        assert!((o.statistic.unwrap() - 10.0 / (2.0 * 2f64.sqrt())).abs() < 1e-12);
+        let p = o.p_value.unwrap();
+        // Student's t, df 2: P(|T| > 3.5355) = 1 − t/sqrt(t² + 2) = 0.0714...
+        let t = o.statistic.unwrap();
+        assert!((p - (1.0 - t / (t * t + 2.0).sqrt())).abs() < 1e-9, "{p}");
+        assert_eq!(pinned(&[5.0], &[6.0], &[3.0, 3.0], 0.95).test, "zero_spread");
     }
 
     #[test]

@@ -135,9 +135,17 @@ impl Context<'_> {
         };
         let order = commits_of(self.default_branch);
         let branch_order = commits_of(self.branch);
-        let (base_commits, rule): (Vec<String>, String) = if let Some(pin) = pinned {
-            (vec![pin.to_string()], format!("pinned: commit {pin}"))
-        } else if self.branch == self.default_branch {
+        // A pin is the baseline of what comes after it: default-branch commits after the pinned
+        // one (earlier ones, and the pinned commit itself, keep their own baseline) and every
+        // other branch.
+        let pinned = pinned.filter(|pin| {
+            let at = |c: &str| order.iter().position(|o| o == c);
+            self.branch != self.default_branch
+                || matches!((at(pin), at(self.commit)), (Some(p), Some(c)) if p < c)
+        });
+        let (mut base_commits, mut rule): (Vec<String>, String) = if self.branch
+            == self.default_branch
+        {
             let end = order
                 .iter()
                 .position(|c| c == self.commit)
@@ -168,6 +176,13 @@ impl Context<'_> {
                 format!("the default branch `{}`", self.default_branch),
             )
         };
+        if let Some(pin) = pinned {
+            // The pinned commit gives the level; the commits the baseline would otherwise come
+            // from give the run-to-run spread when the pin has too few runs to show one.
+            base_commits.retain(|c| c != pin);
+            base_commits.push(pin.to_string());
+            rule = format!("pinned: commit {pin} (run-to-run spread from {rule})");
+        }
         Plan {
             order,
             branch_order,
@@ -269,8 +284,25 @@ impl Context<'_> {
             pinned_baseline: plan.pinned.clone(),
             series: inputs,
         };
-        let report = analyze(&input, &self.det.engine);
-        let effect_only = if plan.pinned.is_none()
+        let mut report = analyze(&input, &self.det.engine);
+        // A pinned baseline commit with one run (or a candidate compared with one value) gives
+        // effect-only findings: one value per side, no significance test. They describe and
+        // never become alerts, as with too little history.
+        let (untested, tested): (Vec<Finding>, Vec<Finding>) =
+            report.findings.drain(..).partition(is_effect_only);
+        report.findings = tested;
+        for s in report.series.iter_mut() {
+            if untested.iter().any(|f| f.series_ids.contains(&s.series_id))
+                && matches!(s.state, SeriesState::Regression | SeriesState::Improvement)
+            {
+                s.state = SeriesState::InsufficientData;
+                s.reason = Some(
+                    "one value per side (a pinned baseline commit with one run): effect only, not tested"
+                        .into(),
+                );
+            }
+        }
+        let mut effect_only = if plan.pinned.is_none()
             && report.series.iter().any(|s| {
                 s.state == SeriesState::InsufficientData
                     && s.reason
@@ -281,6 +313,7 @@ impl Context<'_> {
         } else {
             Vec::new()
         };
+        effect_only.extend(untested);
         let mut invalid_runs = Vec::new();
         let mut seen = HashSet::new();
         for p in points
@@ -314,6 +347,12 @@ impl Context<'_> {
             input,
         }
     }
+}
+
+/// A finding decided on its effect alone (one value per side), or a trade-off with such a
+/// side.
+fn is_effect_only(f: &Finding) -> bool {
+    f.test == "effect_only" || f.parts.iter().any(|p| p.test == "effect_only")
 }
 
 /// The engine's findings when each series' baseline is reduced to one value (the mean of its

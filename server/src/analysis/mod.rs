@@ -26,8 +26,12 @@
 //! * A pull request (another branch with a `merge_base`): the default branch's commits up to
 //!   and including the merge base, the same window.
 //! * Another branch without a merge base: the default branch's commits, the same window.
-//! * A pinned run (`PUT .../baselines/{series_id}`): the baseline of that series' whole group
-//!   (every metric of the same series key and cell) is the pinned run's commit only.
+//! * A pinned run (`PUT .../baselines/{series_id}`): for the default branch's commits after
+//!   the pinned one and for every other branch, the baseline of that series' whole group (every
+//!   metric of the same series key and cell) is the pinned commit's level; when it has fewer
+//!   than two valid runs, the run-to-run spread comes from the window the baseline would
+//!   otherwise be (a t test with the pinned level, `pinned_t`), and with no such spread the
+//!   comparison is effect only (described, never an alert).
 //! * Never in a baseline (nor a valid candidate): runs excluded by a person, and results with
 //!   more than `detection.max_error_rate_pct` (5 %) failed requests or fewer than
 //!   `detection.min_completed_pct` (90 %) of the cell's `num_prompts` completed.
