@@ -118,7 +118,7 @@ impl Settings {
     /// Whether `stat` is among [`Settings::tested_stats`].
     pub fn tests(&self, stat: &Stat) -> bool {
         let name = stat.to_string();
-        self.tested_stats.iter().any(|t| *t == name)
+        self.tested_stats.contains(&name)
     }
 }
 
