@@ -61,6 +61,22 @@ pub struct Normalized {
     pub results: Vec<BenchResult>,
     /// The format each file was read as, in file order.
     pub file_formats: Vec<&'static str>,
+    /// Files counted once because an earlier file of the upload holds the same measurement.
+    pub duplicates: Vec<DuplicateFile>,
+}
+
+/// A file whose results were not counted: an earlier file of the same upload holds the same
+/// measurement (see [`UploadDocument::read`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateFile {
+    /// Index of the file not counted.
+    pub index: usize,
+    /// Index of the earlier file it repeats, whose results are kept.
+    pub same_as: usize,
+    /// True when the two files' contents are byte-identical; false when they differ but give
+    /// the same results (AIPerf's `phases/profiling/profile_export_aiperf.json` beside the
+    /// run folder's `profile_export_aiperf.json`, which adds only `warmup_metrics`).
+    pub identical: bool,
 }
 
 /// A fault in an upload, located by a JSON pointer into the upload document.
@@ -101,6 +117,16 @@ impl UploadDocument {
 
     /// [`Self::normalize`], also telling the format each file was read as.
     ///
+    /// One measurement counts once: a file whose content is byte-identical to an earlier
+    /// file's (the same file twice, a copy in another folder), or whose results equal an
+    /// earlier file's in everything but where they were read from, adds no result; the
+    /// earlier file's results are kept, under its name, with a `duplicate_file` warning naming
+    /// both files, and the repeat is listed in [`Normalized::duplicates`]. Every file is still
+    /// read (a repeated per-request file may be the companion of another folder's summary) and
+    /// kept as sent. Deduplicating is right for every format: two files of one upload are
+    /// one run, so the same numbers twice are never two independent repeats (repeats are
+    /// separate runs, told apart by `run.repeat_index`).
+    ///
     /// # Errors
     /// As [`Self::normalize`].
     pub fn read(&self) -> Result<Normalized, UploadError> {
@@ -112,18 +138,46 @@ impl UploadDocument {
                 "an upload needs at least one file or result",
             ));
         }
-        let specs: Vec<FileSpec> = self
+        // A file byte-identical to an earlier one is not read at all (a per-request file twice
+        // in one folder would otherwise be paired twice with its summary).
+        let hashes: Vec<String> = self
             .files
             .iter()
+            .map(|f| crate::sha256_hex(f.content.as_bytes()))
+            .collect();
+        let first_of: Vec<usize> = (0..self.files.len())
+            .map(|i| (0..i).find(|&j| hashes[j] == hashes[i]).unwrap_or(i))
+            .collect();
+        let unique: Vec<usize> = (0..self.files.len())
+            .filter(|&i| first_of[i] == i)
+            .collect();
+        let specs: Vec<FileSpec> = unique
+            .iter()
+            .map(|&i| &self.files[i])
             .map(|f| FileSpec {
                 name: &f.name,
                 format: f.format.as_deref(),
                 text: &f.content,
             })
             .collect();
-        let read = adapters::read_files(&specs).map_err(|(i, e)| file_error(i, e))?;
-        let file_formats = read.iter().map(|f| f.format).collect();
-        let mut out: Vec<BenchResult> = read.into_iter().flat_map(|f| f.results).collect();
+        let read = adapters::read_files(&specs).map_err(|(k, e)| file_error(unique[k], e))?;
+        let mut per_file: Vec<Vec<BenchResult>> = vec![Vec::new(); self.files.len()];
+        let mut formats: Vec<&'static str> = vec![""; self.files.len()];
+        for (k, mut file) in read.into_iter().enumerate() {
+            let i = unique[k];
+            for r in &mut file.results {
+                if let Some(source) = &mut r.source {
+                    source.file = i;
+                }
+            }
+            formats[i] = file.format;
+            per_file[i] = file.results;
+        }
+        let file_formats = (0..self.files.len())
+            .map(|i| formats[first_of[i]])
+            .collect();
+        let duplicates = self.count_once(&first_of, &mut per_file);
+        let mut out: Vec<BenchResult> = per_file.into_iter().flatten().collect();
         for (i, result) in self.results.iter().enumerate() {
             adapters::validate_native(result).map_err(|e| UploadError {
                 pointer: format!("/results/{i}{}", e.field),
@@ -142,8 +196,78 @@ impl UploadDocument {
         Ok(Normalized {
             results: out,
             file_formats,
+            duplicates,
         })
     }
+
+    /// Empties the results of every file that repeats an earlier one (see [`Self::read`]) and
+    /// warns on the kept results.
+    /// `first_of[i]` is the first file with file `i`'s content (`i` itself when none before).
+    fn count_once(
+        &self,
+        first_of: &[usize],
+        per_file: &mut [Vec<BenchResult>],
+    ) -> Vec<DuplicateFile> {
+        let mut duplicates = Vec::new();
+        for i in 0..per_file.len() {
+            let found = Some(first_of[i])
+                .filter(|&j| j != i)
+                .map(|j| (j, true))
+                .or_else(|| {
+                    (0..i)
+                        .find(|&j| same_measurements(&per_file[j], &per_file[i]))
+                        .map(|j| (j, false))
+                });
+            let Some((j, identical)) = found else {
+                continue;
+            };
+            per_file[i].clear();
+            duplicates.push(DuplicateFile {
+                index: i,
+                same_as: j,
+                identical,
+            });
+            let how = if identical {
+                "the same content as"
+            } else {
+                "the same results as"
+            };
+            let message = format!(
+                "`/files/{i}` ({:?}) has {how} `/files/{j}` ({:?}): one measurement, counted once, as {:?}.",
+                self.files[i].name, self.files[j].name, self.files[j].name
+            );
+            // On the kept file's results; for a per-request file (no result of its own), on
+            // every result of the upload.
+            let targets: Vec<usize> = if per_file[j].is_empty() {
+                (0..per_file.len()).collect()
+            } else {
+                vec![j]
+            };
+            for t in targets {
+                for r in &mut per_file[t] {
+                    r.warnings.push(crate::result::Warning {
+                        code: "duplicate_file".into(),
+                        message: message.clone(),
+                    });
+                }
+            }
+        }
+        duplicates
+    }
+}
+
+/// Whether two files' results are the same measurement: as many, each equal in everything
+/// but its source (file index) and per-request samples (a summary read beside its per-request
+/// file has them, the same summary elsewhere does not). Files without results never match.
+fn same_measurements(a: &[BenchResult], b: &[BenchResult]) -> bool {
+    let bare = |r: &BenchResult| {
+        let mut r = r.clone();
+        r.source = None;
+        r.samples = None;
+        r.warnings.retain(|w| w.code != "duplicate_file");
+        r
+    };
+    !a.is_empty() && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| bare(x) == bare(y))
 }
 
 /// Shortest commit id accepted: git's default abbreviation. Shorter ones are ambiguous in any
