@@ -721,7 +721,7 @@ fn long_text(unit: &str, n: usize) -> String {
 }
 
 /// The trade-off history uploaded with [`long_cell`], then one more run on a 5,000-character
-/// branch with a long commit subject, file name and tag, and the trade-off acknowledged with a
+/// branch with a long commit subject, file name, tag and tag name, and the trade-off acknowledged with a
 /// 2,000-character reason (the most accepted) of one word: at a 1200 px wide window no page
 /// that shows them (run, alerts, project, series on either branch) or the configuration
 /// scrolls sideways, and the long values are there in full (wrapped, or cut with the whole
@@ -773,7 +773,8 @@ async fn drive_long_cell(client: Client, f: UploadFixture) {
     );
     doc["run"]["branch"] = json!(branch);
     doc["run"]["commit"]["subject"] = json!(subject);
-    doc["run"]["tags"] = json!({ "note": tag });
+    let tag_key = long_text("tag_key_", 300);
+    doc["run"]["tags"] = json!({ "note": tag, tag_key.clone(): "x" });
     doc["files"][0]["name"] = json!(file_name);
     doc["cell"] = long_cell();
     let (status, receipt) = f.server.upload("demo", &f.token, &doc).await;
@@ -864,7 +865,7 @@ async fn drive_long_cell(client: Client, f: UploadFixture) {
         let full = |value: &str| text.contains(value) || titles.contains(&value);
         match label {
             "branch-run" => {
-                for value in [&branch, &subject, &file_name, &tag] {
+                for value in [&branch, &subject, &file_name, &tag, &tag_key] {
                     assert!(text.contains(value.as_str()), "{label}: {value} is cut");
                 }
                 assert!(
