@@ -264,6 +264,27 @@ mod tests {
     }
 
     #[test]
+    fn equal_titles_are_told_apart_by_the_fields_that_differ() {
+        let vllm =
+            serde_json::json!({"model.name": "mock-llm", "benchmark.name": "vllm-bench-serve"});
+        let seqs = serde_json::json!({"model.name": "mock-llm", "benchmark.name": "vllm-bench-serve", "scheduler.max_num_seqs": 64});
+        let tp = serde_json::json!({"model.name": "mock-llm", "benchmark.name": "vllm-bench-serve", "scheduler.max_num_seqs": 128, "sampling.temperature": 0.0});
+        assert_eq!(key_title(&vllm), "mock-llm · benchmark vllm-bench-serve");
+        assert_eq!(key_title(&vllm), key_title(&tp));
+        assert_eq!(
+            distinguishing_parts(&[&vllm, &seqs, &tp]),
+            [
+                vec![],
+                vec!["scheduler.max_num_seqs 64".to_string()],
+                vec![
+                    "scheduler.max_num_seqs 128".to_string(),
+                    "sampling.temperature 0.0".to_string()
+                ],
+            ]
+        );
+    }
+
+    #[test]
     fn stats_sort_by_meaning() {
         let mut s = vec!["max", "p99.9", "p50", "mean", "p99", "std", "p90"];
         s.sort_by_key(|s| stat_order(s));
