@@ -481,3 +481,65 @@ async fn a_pinned_run_sets_the_level_and_the_history_the_spread() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_step_is_one_alert_that_later_commits_continue_and_only_its_undoing_resolves() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // Eight commits of three repeats about 100 ms, then a step to about 110 ms for two
+        // commits, a commit still 4 % above (not significant with this spread, but there),
+        // and one back at 100 ms.
+        let around = |v: f64| [v - 0.5, v, v + 0.5];
+        let mut levels = vec![100.0; 8];
+        levels.extend([110.0, 110.0, 104.0, 100.0]);
+        let mut last = Vec::new();
+        for (i, level) in levels.into_iter().enumerate() {
+            last.clear();
+            for v in around(level) {
+                let (status, r) = server
+                    .upload("demo", &token, &chat_upload(i, v, 1000.0, 100.0, 0.0))
+                    .await;
+                assert_eq!(status, 201, "{r}");
+                last.push(r);
+            }
+            let regressions = server.alerts("demo", "?kind=regression").await;
+            match i {
+                0..=7 => assert!(regressions.is_empty(), "{db} {i}: {regressions:#?}"),
+                8 => {
+                    assert_eq!(regressions.len(), 1, "{db}: {regressions:#?}");
+                    assert_eq!(regressions[0]["commit"], commit(8));
+                    assert_eq!(last[2]["verdict"], "fail");
+                }
+                9 => {
+                    // The same step seen again: no second alert; the run warns, naming it.
+                    assert_eq!(regressions.len(), 1, "{db}: {regressions:#?}");
+                    let v = verdict(&server, &last[2]).await;
+                    assert_eq!(v["verdict"], "warn", "{db}: {v}");
+                    let reasons = v["reasons"].as_array().unwrap();
+                    assert!(
+                        reasons.iter().any(|r| r["code"] == "continuing"
+                            && r["alert_id"] == regressions[0]["id"]
+                            && r["message"].as_str().unwrap().starts_with(&format!(
+                                "still there, from commit {} (open alert): median TTFT +",
+                                &commit(8)[..12]
+                            ))),
+                        "{db}: {v}"
+                    );
+                }
+                10 => {
+                    // +4 % is not significant here, but the change has not gone away.
+                    assert_eq!(regressions[0]["status"], "open", "{db}: {regressions:#?}");
+                }
+                _ => {
+                    assert_eq!(
+                        regressions[0]["status"], "resolved",
+                        "{db}: {regressions:#?}"
+                    );
+                    assert_eq!(regressions[0]["resolved_by"], commit(11));
+                }
+            }
+        }
+    })
+    .await;
+}

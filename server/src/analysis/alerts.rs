@@ -7,13 +7,14 @@ use crate::storage::{
     AlertKind, AlertStatus, GroupSeries, NewAlert, Project, StorageError, Store, StoredRun,
 };
 use benchtrail_core::regression::{
-    analyze, change_point_findings, Finding, FindingKind, GroupInput, SeriesInput, Severity,
+    analyze, change_point_findings, Comparison, Finding, FindingKind, GroupInput, SeriesInput,
+    Severity,
 };
 use benchtrail_core::settings::DetectionSettings;
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 
-fn kind_of(k: FindingKind) -> AlertKind {
+pub(super) fn kind_of(k: FindingKind) -> AlertKind {
     match k {
         FindingKind::Regression => AlertKind::Regression,
         FindingKind::Improvement => AlertKind::Improvement,
@@ -161,9 +162,27 @@ pub(super) async fn resolve_returned(
                     ..ga.input.clone()
                 };
                 let report = analyze(&input, &s);
-                report.findings.iter().any(|f| {
-                    kind_of(f.kind) == kind && f.series_ids.first() == Some(&alert.series_id)
-                })
+                // Returned means the change itself went away, not that it lost significance:
+                // a persistent 4.5 % regression measured with three repeats is often not
+                // significant at α = 0.001 on a given commit, and must stay open. So: still
+                // worse than the alert's baseline by at least the minimum effect. A trade-off
+                // is still there while any of its worsened sides is.
+                let worse_sides: Vec<&str> = match kind {
+                    AlertKind::Tradeoff => alert.finding["parts"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|p| p["change"] == "worsened")
+                        .filter_map(|p| p["series_id"].as_str())
+                        .collect(),
+                    _ => vec![alert.series_id.as_str()],
+                };
+                report
+                    .series
+                    .iter()
+                    .filter(|r| worse_sides.contains(&r.series_id.as_str()))
+                    .filter_map(|r| r.comparison.as_ref())
+                    .any(|c| still_worse(c, s.min_effect_pct))
             }
         };
         if !still {
@@ -179,6 +198,12 @@ pub(super) async fn resolve_returned(
         }
     }
     Ok(())
+}
+
+/// Whether a comparison with an alert's baseline still shows a worsening of at least
+/// `min_effect_pct` (any worsening, from a baseline of 0).
+fn still_worse(c: &Comparison, min_effect_pct: f64) -> bool {
+    c.better == Some(false) && c.delta_pct.is_none_or(|d| d.abs() >= min_effect_pct)
 }
 
 /// The background change-point scan of the default-branch histories of `groups`.

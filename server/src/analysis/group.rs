@@ -40,6 +40,9 @@ pub(super) struct GroupAnalysis {
     pub effect_only: Vec<Finding>,
     /// Candidate runs that are not valid.
     pub invalid_runs: Vec<InvalidRun>,
+    /// Findings that continue a standing alert of an earlier commit (`alert_id`, `commit`,
+    /// `status`, `summary`), filled by the caller.
+    pub continuing: Vec<serde_json::Value>,
     /// The baseline rule used.
     pub baseline_rule: String,
     /// Default-branch history through the candidate, for the change-point scan.
@@ -337,6 +340,7 @@ impl Context<'_> {
             report,
             effect_only,
             invalid_runs,
+            continuing: Vec::new(),
             baseline_rule: plan.rule.clone(),
             scan_input: GroupInput {
                 series_key,

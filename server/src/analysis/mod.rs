@@ -53,7 +53,8 @@ mod verdict;
 
 pub use verdict::{verdict_of, Reason, Verdict};
 
-use crate::storage::{AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
+use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
+use benchtrail_core::regression::Finding;
 use alerts::{change_point_scan, new_alert, resolve_returned};
 use group::{Context, GroupAnalysis};
 use serde_json::{json, Value};
@@ -68,6 +69,21 @@ const COMMIT_KINDS: [AlertKind; 4] = [
     AlertKind::Tradeoff,
     AlertKind::Missing,
 ];
+
+/// Kinds whose finding at a later commit can be the same change as an earlier alert.
+const CONTINUABLE: [AlertKind; 3] = [AlertKind::Regression, AlertKind::Tradeoff, AlertKind::Missing];
+
+/// The standing alert of an earlier commit that finding `f` of `commit` continues: same kind,
+/// same headline series, and (but for a missing series, absent from the earlier commit too)
+/// raised at a commit inside `f`'s baseline.
+fn continued<'a>(standing: &'a [Alert], f: &Finding, commit: &str) -> Option<&'a Alert> {
+    standing.iter().find(|a| {
+        a.commit != commit
+            && a.kind == alerts::kind_of(f.kind)
+            && f.series_ids.first() == Some(&a.series_id)
+            && (a.kind == AlertKind::Missing || f.baseline_commits.contains(&a.commit))
+    })
+}
 
 /// Why an alert disappeared when its commit was analyzed again.
 const SUPERSEDED: &str = "no longer found when the commit's analysis was recomputed";
@@ -148,6 +164,12 @@ async fn analyze_one(
         merge_base: merge_base.as_deref(),
         det: &det,
     };
+    // Alerts of earlier commits that are not resolved: a finding that is the same change seen
+    // again (its alert's commit is in this finding's baseline window) continues that alert
+    // instead of opening another at every commit until the window has moved past the step.
+    let standing = store
+        .standing_alerts(project.id, branch, &CONTINUABLE)
+        .await?;
     let mut alerts = Vec::new();
     let mut analyzed: HashMap<(String, String), GroupAnalysis> = HashMap::new();
     let mut scans = Vec::new();
@@ -160,14 +182,22 @@ async fn analyze_one(
         let samples = store
             .samples_of_results(&plan.sample_results(&ctx, series, &points))
             .await?;
-        let ga = ctx.group(series, &points, &plan, &samples);
+        let mut ga = ctx.group(series, &points, &plan, &samples);
         for c in plan.previous(commit_sha, det.engine.confirm_commits) {
             if !previous.contains(&c) {
                 previous.push(c);
             }
         }
         for f in &ga.report.findings {
-            alerts.push(new_alert(f, key, branch, commit_sha, &ga, version, &runs));
+            match continued(&standing, f, commit_sha) {
+                Some(earlier) => ga.continuing.push(json!({
+                    "alert_id": earlier.id,
+                    "commit": earlier.commit,
+                    "status": earlier.status.as_str(),
+                    "summary": f.summary,
+                })),
+                None => alerts.push(new_alert(f, key, branch, commit_sha, &ga, version, &runs)),
+            }
         }
         if scan && branch == project.default_branch && det.engine.change_points.enabled {
             scans.push(ga.scan_input.clone());
@@ -257,6 +287,7 @@ fn run_document(
                 "invalid_runs": ga.invalid_runs,
                 "report": ga.report,
                 "effect_only": ga.effect_only,
+                "continuing": ga.continuing,
             })
         })
         .collect();

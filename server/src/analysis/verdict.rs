@@ -14,7 +14,8 @@ pub struct Reason {
     /// `fail` or `warn`.
     pub level: String,
     /// `regression`, `tradeoff`, `missing`, `change_point`, `insufficient_data`,
-    /// `effect_only`, `invalid_run`, `pending_confirmation`, `not_analyzed`.
+    /// `effect_only`, `invalid_run`, `pending_confirmation`, `continuing` (a change an
+    /// earlier commit's standing alert already holds), `not_analyzed`.
     pub code: String,
     /// One sentence.
     pub message: String,
@@ -94,6 +95,21 @@ pub fn verdict_of(
                 code: "invalid_run".into(),
                 message: w["message"].as_str().unwrap_or_default().to_string(),
                 alert_id: None,
+                cell: cell.clone(),
+            });
+        }
+        for c in g["continuing"].as_array().into_iter().flatten() {
+            let commit = c["commit"].as_str().unwrap_or_default();
+            reasons.push(Reason {
+                level: "warn".into(),
+                code: "continuing".into(),
+                message: format!(
+                    "still there, from commit {} ({} alert): {}",
+                    &commit[..commit.len().min(12)],
+                    c["status"].as_str().unwrap_or_default(),
+                    c["summary"].as_str().unwrap_or_default()
+                ),
+                alert_id: c["alert_id"].as_str().and_then(|id| id.parse().ok()),
                 cell: cell.clone(),
             });
         }

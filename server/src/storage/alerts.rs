@@ -419,13 +419,41 @@ impl Store {
         branch: &str,
         kinds: &[AlertKind],
     ) -> Result<Vec<Alert>, StorageError> {
+        self.alerts_with_status(project_id, branch, "('open', 'acknowledged')", kinds)
+            .await
+    }
+
+    /// Alerts of `kinds` on `branch` that are not resolved (open, acknowledged or dismissed),
+    /// oldest first: the changes a later commit may still carry.
+    pub async fn standing_alerts(
+        &self,
+        project_id: i64,
+        branch: &str,
+        kinds: &[AlertKind],
+    ) -> Result<Vec<Alert>, StorageError> {
+        self.alerts_with_status(
+            project_id,
+            branch,
+            "('open', 'acknowledged', 'dismissed')",
+            kinds,
+        )
+        .await
+    }
+
+    async fn alerts_with_status(
+        &self,
+        project_id: i64,
+        branch: &str,
+        statuses: &str,
+        kinds: &[AlertKind],
+    ) -> Result<Vec<Alert>, StorageError> {
         let mut q = SqlBuilder::new(&format!(
             "SELECT {ALERT_COLUMNS} FROM alerts a JOIN projects p ON p.id = a.project_id WHERE a.project_id = "
         ));
         q.bind(Arg::Int(project_id))
             .push(" AND a.branch = ")
             .bind(Arg::Text(branch.into()))
-            .push(" AND a.status IN ('open', 'acknowledged') AND a.kind IN ('-'");
+            .push(&format!(" AND a.status IN {statuses} AND a.kind IN ('-'"));
         for k in kinds {
             q.push(", ").bind(Arg::Text(k.as_str().into()));
         }
