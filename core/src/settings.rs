@@ -493,6 +493,28 @@ fn check_engine(e: &regression::Settings) -> Result<(), SettingsError> {
             return Err(fault(pointer, message));
         }
     }
+    for (i, name) in e.tested_stats.iter().enumerate() {
+        // As series name them: `p50`, not `median` or `p50.0`.
+        let canonical = name
+            .parse::<crate::metric::Stat>()
+            .map(|s| s.to_string())
+            .ok();
+        if canonical.as_deref() != Some(name.as_str()) {
+            return Err(fault(
+                format!("/tested_stats/{i}"),
+                format!(
+                    "`{name}` is not a statistic as series name them (`value`, `mean`, `std`, \
+                     `min`, `max`, `p50`, `p99.9`, ...)"
+                ),
+            ));
+        }
+        if e.tested_stats[..i].contains(name) {
+            return Err(fault(
+                format!("/tested_stats/{i}"),
+                format!("`{name}` is listed twice"),
+            ));
+        }
+    }
     check_change_points(&e.change_points).map_err(|err| err.under("/change_points"))
 }
 

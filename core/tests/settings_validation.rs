@@ -553,3 +553,22 @@ fn detection_from_json_prefixes_its_own_pointer() {
     let e = DetectionSettings::from_json("/x", &json!({"engine": {"alpha": 0.5}})).unwrap_err();
     assert_eq!(e.pointer, "/x/engine/alpha");
 }
+
+#[test]
+fn tested_stats_must_be_statistics_as_series_name_them() {
+    use benchtrail_core::settings::ProjectSettings;
+    let doc = |stats: serde_json::Value| serde_json::json!({"slo_profiles": [], "detection": {"engine": {"tested_stats": stats}}});
+    let err = ProjectSettings::from_json(&doc(serde_json::json!(["p50", "median"]))).unwrap_err();
+    assert_eq!(err.pointer, "/detection/engine/tested_stats/1");
+    assert_eq!(
+        err.message,
+        "`median` is not a statistic as series name them (`value`, `mean`, `std`, `min`, `max`, `p50`, `p99.9`, ...)"
+    );
+    let err = ProjectSettings::from_json(&doc(serde_json::json!(["p50", "p50"]))).unwrap_err();
+    assert_eq!(
+        (err.pointer.as_str(), err.message.as_str()),
+        ("/detection/engine/tested_stats/1", "`p50` is listed twice")
+    );
+    let ok = ProjectSettings::from_json(&doc(serde_json::json!(["mean", "p99.9"]))).unwrap();
+    assert_eq!(ok.detection.engine.tested_stats, ["mean", "p99.9"]);
+}

@@ -138,6 +138,10 @@ async fn an_exclusion_and_a_pin_are_undone_and_the_analysis_follows() {
 
         // Excluded: shown on the run and on the series' points.
         let path = format!("/api/v1/runs/{}/exclusion", runs[0]);
+        let long = json!({"reason": "x".repeat(2001)});
+        let (status, problem) = server.send("POST", &path, &write, &long).await;
+        assert_eq!((status, problem["pointer"].as_str()), (422, Some("/reason")), "{problem}");
+        assert_eq!(problem["detail"], "the reason has 2001 characters; at most 2000 are accepted");
         let reason = json!({"reason": "noisy neighbour"});
         let (status, ex) = server.send("POST", &path, &write, &reason).await;
         assert_eq!(status, 200, "{ex}");

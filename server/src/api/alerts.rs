@@ -122,6 +122,21 @@ pub(super) async fn get_one(
 /// paragraph with a link, not a log. Longer reasons are refused (422, pointer `/reason`).
 pub const MAX_REASON_CHARS: usize = 2000;
 
+/// A 422 naming `/reason` when a (trimmed) triage or exclusion reason is longer than
+/// [`MAX_REASON_CHARS`].
+pub(super) fn check_reason_length(reason: &str) -> ApiResult<()> {
+    let n = reason.chars().count();
+    if n > MAX_REASON_CHARS {
+        return Err(ApiError::Invalid {
+            pointer: "/reason".into(),
+            field: None,
+            record: None,
+            detail: format!("the reason has {n} characters; at most {MAX_REASON_CHARS} are accepted"),
+        });
+    }
+    Ok(())
+}
+
 /// Body of `PATCH /api/v1/alerts/{id}`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -175,14 +190,8 @@ pub(super) async fn patch(
     if status == AlertStatus::Dismissed && reason.is_none() {
         return Err(invalid("/reason", "dismissing an alert needs a reason"));
     }
-    if let Some(n) = reason
-        .map(|r| r.chars().count())
-        .filter(|n| *n > MAX_REASON_CHARS)
-    {
-        return Err(invalid(
-            "/reason",
-            &format!("the reason has {n} characters; at most {MAX_REASON_CHARS} are accepted"),
-        ));
+    if let Some(r) = reason {
+        check_reason_length(r)?;
     }
     let updated = state
         .store

@@ -148,6 +148,7 @@ pub(super) async fn exclude(
             detail: "an exclusion needs a reason".into(),
         });
     }
+    super::alerts::check_reason_length(reason)?;
     let exclusion = state.store.exclude_run(run.summary.id, reason).await?;
     analysis::recompute_project(&state.store, &project).await?;
     tracing::info!(run = %run.summary.id, "run excluded from baselines");
