@@ -219,10 +219,20 @@ impl Context<'_> {
         };
         // Per-request samples for the comparison's inputs; the change-point scan and the
         // confirmation read values only.
+        // The points of each (series, commit), in history order: one pass, so building the
+        // input is linear in the history rather than series × commits × points.
+        let mut by_commit: HashMap<(&str, &str), Vec<&HistoryPoint>> = HashMap::new();
+        for p in points {
+            by_commit
+                .entry((p.series_id.as_str(), p.commit_sha.as_str()))
+                .or_default()
+                .push(p);
+        }
         let runs_of = |s: &GroupSeries, commit: &str, branch: Option<&str>, with_samples| {
-            let runs: Vec<RunValue> = points
-                .iter()
-                .filter(|p| p.series_id == s.series_id && p.commit_sha == commit)
+            let runs: Vec<RunValue> = by_commit
+                .get(&(s.series_id.as_str(), commit))
+                .into_iter()
+                .flatten()
                 .filter(|p| branch.is_none_or(|b| p.branch == b))
                 .map(|p| run_value(p, with_samples))
                 .collect();

@@ -92,10 +92,6 @@ impl Store {
         }
         let mut q = SqlBuilder::new(
             "SELECT mv.series_id, mv.result_id, r.id, r.commit_sha, r.branch, r.seq, mv.value, res.cell_json, \
-             (SELECT v.value FROM metric_values v JOIN series s ON s.series_id = v.series_id \
-              WHERE v.result_id = mv.result_id AND s.metric = 'completed' AND s.stat = 'value') AS completed, \
-             (SELECT v.value FROM metric_values v JOIN series s ON s.series_id = v.series_id \
-              WHERE v.result_id = mv.result_id AND s.metric = 'failed' AND s.stat = 'value') AS failed, \
              (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
              FROM metric_values mv JOIN runs r ON r.id = mv.run_id JOIN results res ON res.id = mv.result_id \
              WHERE r.project_id = ",
@@ -109,7 +105,8 @@ impl Store {
         }
         q.push(") ORDER BY COALESCE(r.commit_time, r.run_at), r.run_at, r.seq, mv.result_id");
         let rows = q.query().fetch_all(&self.pool).await?;
-        rows.iter()
+        let mut points = rows
+            .iter()
             .map(|row| {
                 let run_id: String = row.try_get("id")?;
                 let cell: String = row.try_get("cell_json")?;
@@ -122,13 +119,48 @@ impl Store {
                     branch: row.try_get("branch")?,
                     seq: row.try_get("seq")?,
                     value: row.try_get("value")?,
-                    completed: row.try_get("completed")?,
-                    failed: row.try_get("failed")?,
+                    completed: None,
+                    failed: None,
                     num_prompts: cell["num_prompts"].as_f64(),
                     excluded: row.try_get::<i64, _>("excluded")? > 0,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, StorageError>>()?;
+        // The health counts of those results, read by result id in a second query (a
+        // correlated subquery per row scanned `series` once per row on Postgres).
+        let mut result_ids: Vec<i64> = points.iter().map(|p| p.result_id).collect();
+        result_ids.sort_unstable();
+        result_ids.dedup();
+        let mut health: HashMap<i64, (Option<f64>, Option<f64>)> = HashMap::new();
+        for chunk in result_ids.chunks(1000) {
+            let mut q = SqlBuilder::new(
+                "SELECT v.result_id, s.metric, v.value FROM metric_values v \
+                 JOIN series s ON s.series_id = v.series_id \
+                 WHERE s.stat = 'value' AND s.metric IN ('completed', 'failed') AND v.result_id IN (",
+            );
+            for (i, id) in chunk.iter().enumerate() {
+                if i > 0 {
+                    q.push(", ");
+                }
+                q.bind(Arg::Int(*id));
+            }
+            q.push(")");
+            for row in q.query().fetch_all(&self.pool).await? {
+                let entry = health.entry(row.try_get("result_id")?).or_default();
+                let value: f64 = row.try_get("value")?;
+                match row.try_get::<String, _>("metric")?.as_str() {
+                    "completed" => entry.0 = Some(value),
+                    _ => entry.1 = Some(value),
+                }
+            }
+        }
+        for p in &mut points {
+            if let Some((completed, failed)) = health.get(&p.result_id) {
+                p.completed = *completed;
+                p.failed = *failed;
+            }
+        }
+        Ok(points)
     }
 
     /// Excludes a run from baselines (again: the reason is replaced).
