@@ -543,3 +543,57 @@ async fn a_step_is_one_alert_that_later_commits_continue_and_only_its_undoing_re
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_background_scan_finds_the_commit_where_a_series_shifted() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // Median TTFT about 100 ms for eight commits, then about 120 ms for eight, uploaded
+        // back to back: the scans they ask for are merged (a scan may already see the shift
+        // before the last commits arrive).
+        let noise = [0.4, -0.3, 0.1, -0.5, 0.2, 0.0, -0.1, 0.3];
+        for i in 0..16 {
+            let level = if i < 8 { 100.0 } else { 120.0 };
+            let (status, r) = server
+                .upload(
+                    "demo",
+                    &token,
+                    &chat_upload(i, level + noise[i % 8], 1000.0, 100.0, 0.0),
+                )
+                .await;
+            assert_eq!(status, 201, "{r}");
+        }
+        // The scan runs in the background: wait until the open change points of TTFT are
+        // what the whole history gives (scans of the history so far may have placed the
+        // shift early while the new regime was short; the last scan supersedes them). This
+        // waits for the task, it does not time it.
+        let open_ttft = |alerts: &[Value]| -> Vec<String> {
+            alerts
+                .iter()
+                .filter(|a| a["metric"] == "ttft")
+                .map(|a| a["commit"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let mut found = Vec::new();
+        for _ in 0..300 {
+            found = server
+                .alerts("demo", "?kind=change_point&status=open")
+                .await;
+            if open_ttft(&found) == [commit(8)] {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(open_ttft(&found), [commit(8)], "{db}: {found:#?}");
+        let ttft: Vec<&Value> = found.iter().filter(|a| a["metric"] == "ttft").collect();
+        assert_eq!(ttft[0]["finding"]["test"], "e_divisive");
+        let summary = ttft[0]["summary"].as_str().unwrap();
+        assert!(
+            summary.starts_with("median TTFT shifted +20.0 % at commit ")
+                && summary.contains("(100.0 → 120.0 ms, 8 commits before, "),
+            "{db}: {summary}"
+        );
+    })
+    .await;
+}

@@ -216,6 +216,10 @@ pub(super) async fn change_point_scan(
     version: i64,
 ) -> Result<(), StorageError> {
     let settings = det.engine.clone();
+    let scanned: Vec<String> = groups
+        .iter()
+        .flat_map(|g| g.series.iter().map(|s| s.series_id.clone()))
+        .collect();
     let found = tokio::task::spawn_blocking(move || {
         let mut out = Vec::new();
         for g in &groups {
@@ -229,6 +233,35 @@ pub(super) async fn change_point_scan(
     })
     .await
     .map_err(|e| StorageError::Corrupt(format!("change-point scan panicked: {e}")))?;
+    // A scan of a longer history places a shift better (E-Divisive needs `min_segment` commits
+    // on each side, so while a new regime is short its change point lands early): earlier
+    // change points of the scanned series that this scan no longer finds are superseded.
+    let now_found: Vec<(&str, &str)> = found
+        .iter()
+        .filter_map(|(_, _, f)| {
+            Some((
+                f.series_ids.first()?.as_str(),
+                f.candidate_commit.as_deref()?,
+            ))
+        })
+        .collect();
+    for a in store
+        .active_alerts(project_id, branch, &[AlertKind::ChangePoint])
+        .await?
+    {
+        if scanned.contains(&a.series_id)
+            && !now_found.contains(&(a.series_id.as_str(), a.commit.as_str()))
+        {
+            store
+                .set_alert_status(
+                    a.id,
+                    AlertStatus::Resolved,
+                    Some("superseded: the latest scan of a longer history no longer finds this change point"),
+                    None,
+                )
+                .await?;
+        }
+    }
     for (series_key, cell, f) in found {
         let commit = f.candidate_commit.clone().unwrap_or_default();
         let alert = NewAlert {

@@ -10,7 +10,8 @@
 //! * **In the background** (a tokio task started by [`analyze_commit`], default branch only):
 //!   the E-Divisive change-point scan of each analyzed series' default-branch history
 //!   ([`change_point_findings`], 999 permutations per test: too slow to sit in front of an
-//!   upload's response for long histories). Its findings become `change_point` alerts.
+//!   upload's response for long histories). Its findings become `change_point` alerts. At most
+//!   one scan runs per project; requests arriving meanwhile are merged (`scan_queue`).
 //! * **On exclusion, pinning or a change of project settings** ([`recompute_project`]): every
 //!   commit of the project is analyzed again, in upload order, synchronously, before the
 //!   response.
@@ -49,13 +50,14 @@
 
 mod alerts;
 mod group;
+mod scan_queue;
 mod verdict;
 
 pub use verdict::{verdict_of, Reason, Verdict};
 
 use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
 use benchtrail_core::regression::Finding;
-use alerts::{change_point_scan, new_alert, resolve_returned};
+use alerts::{new_alert, resolve_returned};
 use group::{Context, GroupAnalysis};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -227,16 +229,7 @@ async fn analyze_one(
             .await?;
     }
     if !scans.is_empty() {
-        let store = store.clone();
-        let project_id = project.id;
-        let branch = branch.to_string();
-        tokio::spawn(async move {
-            if let Err(e) =
-                change_point_scan(&store, project_id, &branch, scans, det, version).await
-            {
-                tracing::warn!(error = %e, "change-point scan failed");
-            }
-        });
+        scan_queue::request(store, project.id, branch, scans, det, version);
     }
     Ok(previous)
 }

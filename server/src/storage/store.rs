@@ -52,7 +52,11 @@ const SERIES_COLUMNS: &str =
 pub struct Store {
     pub(super) pool: sqlx::AnyPool,
     backend: Backend,
+    instance: u64,
 }
+
+/// Numbers the stores of this process ([`Store::instance`]).
+static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Store {
     /// Connects to `url` (`sqlite://path?mode=rwc`, `sqlite::memory:`, `postgres://...`),
@@ -65,7 +69,18 @@ impl Store {
             Backend::Postgres => (connect_postgres(url).await?, &POSTGRES_MIGRATIONS),
         };
         migrations.run(&pool).await?;
-        Ok(Store { pool, backend })
+        let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Store {
+            pool,
+            backend,
+            instance,
+        })
+    }
+
+    /// A number unique to this store (and its clones) within the process: what keeps state
+    /// kept per project apart when one process holds several databases (tests do).
+    pub fn instance(&self) -> u64 {
+        self.instance
     }
 
     /// Which database this is.
