@@ -148,6 +148,11 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         assert_eq!(server.alerts("demo", "?metric=output_throughput&kind=tradeoff").await.len(), 1);
         assert!(server.alerts("demo", "?branch=other").await.is_empty());
         assert_eq!(server.get("/api/v1/projects/demo/alerts?kind=nope").await.0, 400);
+        // A query parameter of the wrong type is named, as every other parameter fault is.
+        let (status, problem) = server.get("/api/v1/projects/demo/alerts?limit=abc").await;
+        assert_eq!(status, 400, "{problem}");
+        assert_eq!(problem["parameter"], "limit", "{problem}");
+        assert_eq!(problem["detail"], "`limit`: invalid digit found in string");
         let (_, page) = server.get("/api/v1/projects/demo/alerts?limit=1").await;
         assert_eq!(page["items"].as_array().unwrap().len(), 1);
         // The alert is reachable from its run and its series.

@@ -6,6 +6,7 @@
 //! Reading needs read access to the project; `PATCH` needs a `write` token (or the admin token).
 
 use super::json::ApiJson;
+use super::query::ApiQuery;
 use super::runs::readable_run;
 use super::{page_limit, project_or_404};
 use crate::analysis::{verdict_of, Verdict};
@@ -13,7 +14,7 @@ use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Page, Scope, StoredAnalysis};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
 use uuid::Uuid;
@@ -50,7 +51,7 @@ pub(super) async fn list(
     State(state): State<AppState>,
     bearer: Bearer,
     Path(slug): Path<String>,
-    Query(q): Query<ListAlerts>,
+    ApiQuery(q): ApiQuery<ListAlerts>,
 ) -> ApiResult<Json<Page<Alert>>> {
     let project = project_or_404(&state, &slug).await?;
     bearer.caller(&state).await?.require_read(&project)?;

@@ -9,6 +9,7 @@ mod configs;
 pub mod json;
 pub mod openapi;
 mod projects;
+mod query;
 mod runs;
 mod series;
 mod settings;

@@ -1,13 +1,14 @@
 //! Runs: upload, list, read, and the files they were read from.
 
 use super::json::ApiJson;
+use super::query::ApiQuery;
 use super::{page_limit, project_or_404};
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{Inserted, Page, Project, RunSummary, Scope, StoredRun};
 use crate::{analysis, ingest};
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
@@ -200,7 +201,7 @@ pub(super) async fn list(
     State(state): State<AppState>,
     bearer: Bearer,
     Path(slug): Path<String>,
-    Query(q): Query<ListRuns>,
+    ApiQuery(q): ApiQuery<ListRuns>,
 ) -> ApiResult<Json<Page<RunSummary>>> {
     let project = project_or_404(&state, &slug).await?;
     bearer.caller(&state).await?.require_read(&project)?;

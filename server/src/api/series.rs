@@ -1,11 +1,12 @@
 //! Series: listing with filters, and the points of one series on a branch.
 
 use super::{page_limit, project_or_404};
+use super::query::ApiQuery;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{Page, SeriesFilter, SeriesInfo, SeriesPoint};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +32,7 @@ pub(super) async fn list(
     State(state): State<AppState>,
     bearer: Bearer,
     Path(slug): Path<String>,
-    Query(q): Query<ListSeries>,
+    ApiQuery(q): ApiQuery<ListSeries>,
 ) -> ApiResult<Json<Page<SeriesInfo>>> {
     let project = project_or_404(&state, &slug).await?;
     bearer.caller(&state).await?.require_read(&project)?;
@@ -98,7 +99,7 @@ pub(super) async fn points(
     State(state): State<AppState>,
     bearer: Bearer,
     Path((slug, series_id)): Path<(String, String)>,
-    Query(q): Query<PointsQuery>,
+    ApiQuery(q): ApiQuery<PointsQuery>,
 ) -> ApiResult<Json<SeriesPoints>> {
     let project = project_or_404(&state, &slug).await?;
     bearer.caller(&state).await?.require_read(&project)?;
