@@ -36,7 +36,8 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Upload benchmark result files as one run (or print the normalized run with --dry-run).
+    /// Upload benchmark result files, folders or standard input (`-`) as one run (or print the
+    /// chosen files and the normalized run with --dry-run).
     Upload(UploadArgs),
     /// Manage projects (admin token).
     #[command(subcommand)]
@@ -87,7 +88,8 @@ pub struct UploadArgs {
     /// input_len, output_len, dataset, num_prompts. Fields a file states win. Repeatable.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub cell: Vec<String>,
-    /// Format of every FILE (e.g. `vllm-bench-serve`). Default: the server detects it.
+    /// Format of every FILE (e.g. `vllm-bench-serve`). Default: detected from the content.
+    /// With a FOLDER, only its files readable as this format are uploaded.
     #[arg(long, value_name = "NAME")]
     pub format: Option<String>,
     /// Client-chosen run id: re-sending the same id stores nothing new.
@@ -103,14 +105,22 @@ pub struct UploadArgs {
     /// Free run tag. Repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
-    /// Print the normalized run instead of uploading it.
+    /// Print the files chosen and the normalized run instead of uploading it.
     #[arg(long)]
     pub dry_run: bool,
     /// Print the outcome as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Result files, read as text.
-    #[arg(required = true, value_name = "FILE")]
+    /// Name under which `-` (standard input) is stored. Default: `stdin`.
+    #[arg(long, value_name = "NAME")]
+    pub stdin_name: Option<String>,
+    /// Result files (read as text; one named explicitly must be a result), `-` for standard
+    /// input, or folders: a folder (e.g. an AIPerf or GenAI-Perf artifact directory) is walked
+    /// in sorted order and its files in a known result format are uploaded, named by their
+    /// path so per-request files pair with their summary; warm-up phases, inputs.json, logs
+    /// and undetected files are skipped and listed on stderr. A folder without a result file
+    /// is an error.
+    #[arg(required = true, value_name = "FILE|FOLDER|-")]
     pub files: Vec<PathBuf>,
 }
 

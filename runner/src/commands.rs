@@ -92,16 +92,25 @@ pub struct UploadResponse {
     pub verdict: Option<String>,
 }
 
-/// What `upload --dry-run` prints: the run metadata, then the results as the server would
-/// store them.
+/// What `upload --dry-run` prints: the files chosen, the run metadata, then the results as
+/// the server would store them.
 #[derive(Serialize)]
 struct DryRun<'a> {
+    files: &'a [DryRunFile<'a>],
     run: &'a benchtrail_core::RunMeta,
     results: &'a [benchtrail_core::BenchResult],
 }
 
-/// `benchtrail upload`: builds the document; with `--dry-run` prints
-/// `{"run": ..., "results": [...]}` normalized, else uploads it and prints the run URL (or,
+/// A file of the upload as `--dry-run` lists it: its name and the format it was read as.
+#[derive(Serialize)]
+struct DryRunFile<'a> {
+    name: &'a str,
+    format: &'a str,
+}
+
+/// `benchtrail upload`: builds the document (listing on `err` the files chosen from and
+/// skipped in folders); with `--dry-run` prints `{"files": [...], "run": ..., "results": [...]}`
+/// normalized, else uploads it and prints the run URL (or,
 /// with `--json`, `{"run_id", "url", "created", "results", "status"}`).
 ///
 /// # Errors
@@ -117,9 +126,15 @@ pub fn upload(
     for note in &built.notes {
         writeln!(err, "note: {note}")?;
     }
+    for (name, format) in &built.chosen {
+        writeln!(err, "using {name} ({format})")?;
+    }
+    for (name, reason) in &built.skipped {
+        writeln!(err, "skipped {name}: {reason}")?;
+    }
     let document = built.document;
     if args.dry_run {
-        let results = document.normalize().map_err(|e| {
+        let read = document.read().map_err(|e| {
             let mut message = format!("invalid upload at {}: {}", e.pointer, e.message);
             if let Some(index) = e
                 .pointer
@@ -132,7 +147,18 @@ pub fn upload(
             }
             anyhow!(message)
         })?;
+        let files: Vec<DryRunFile> = document
+            .files
+            .iter()
+            .zip(&read.file_formats)
+            .map(|(file, format)| DryRunFile {
+                name: &file.name,
+                format,
+            })
+            .collect();
+        let results = read.results;
         let printed = DryRun {
+            files: &files,
             run: &document.run,
             results: &results,
         };

@@ -6,11 +6,11 @@
 
 use crate::cell_arg::parse_cells;
 use crate::cli::UploadArgs;
-use crate::{git, gpu};
+use crate::{git, gpu, inputs};
 use anyhow::{bail, Context, Result};
 use benchtrail_core::config::Hardware;
 use benchtrail_core::run::{PullRequest, RunMeta};
-use benchtrail_core::{Configuration, UploadDocument, UploadFile};
+use benchtrail_core::{Configuration, UploadDocument};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -53,29 +53,40 @@ pub struct Built {
     pub document: UploadDocument,
     /// Notes, e.g. "nvidia-smi not found".
     pub notes: Vec<String>,
+    /// Files chosen from folders, `(name, format)`.
+    pub chosen: Vec<(String, String)>,
+    /// Files skipped in folders, `(name, reason)`.
+    pub skipped: Vec<(String, String)>,
 }
 
-/// Builds the upload document.
+/// Builds the upload document; `-` among the files is read from standard input (see
+/// [`inputs::gather`] for files, folders and `-`).
 ///
 /// # Errors
-/// A file that cannot be read as UTF-8 text, a bad `--cell`, `--tag`, `--config` or
-/// `--hardware` file, a failing `nvidia-smi`, or no commit (not a git checkout and no
-/// `--commit`). Messages name the file or flag at fault.
+/// A file that cannot be read as UTF-8 text, a folder without a result file, a bad `--cell`,
+/// `--tag`, `--config` or `--hardware` file, a failing `nvidia-smi`, or no commit (not a git
+/// checkout and no `--commit`). Messages name the file or flag at fault.
 pub fn build_document(args: &UploadArgs, env: &Environment) -> Result<Built> {
+    build_document_with_stdin(args, env, &mut std::io::stdin())
+}
+
+/// [`build_document`] reading `-` from `stdin`.
+///
+/// # Errors
+/// As [`build_document`].
+pub fn build_document_with_stdin(
+    args: &UploadArgs,
+    env: &Environment,
+    stdin: &mut dyn std::io::Read,
+) -> Result<Built> {
     let mut notes = Vec::new();
-    let files = args
-        .files
-        .iter()
-        .map(|path| {
-            let content = std::fs::read_to_string(env.cwd.join(path))
-                .with_context(|| format!("cannot read result file `{}`", path.display()))?;
-            Ok(UploadFile {
-                name: path.display().to_string(),
-                format: args.format.clone(),
-                content,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let gathered = inputs::gather(
+        &args.files,
+        args.format.as_deref(),
+        args.stdin_name.as_deref(),
+        &env.cwd,
+        stdin,
+    )?;
     let cell = parse_cells(&args.cell)?;
     let configuration = configuration(args, env, &mut notes)?;
     let run = run_meta(args, env)?;
@@ -84,10 +95,12 @@ pub fn build_document(args: &UploadArgs, env: &Environment) -> Result<Built> {
             run,
             configuration,
             cell,
-            files,
+            files: gathered.files,
             results: Vec::new(),
         },
         notes,
+        chosen: gathered.chosen,
+        skipped: gathered.skipped,
     })
 }
 

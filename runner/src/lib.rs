@@ -11,6 +11,7 @@ pub mod commands;
 pub mod document;
 pub mod git;
 pub mod gpu;
+pub mod inputs;
 
 /// Exit status when the command succeeded (for `upload`: the data is stored).
 pub const EXIT_OK: u8 = 0;
