@@ -22,10 +22,11 @@ struct Pending {
     groups: BTreeMap<(String, String), GroupInput>,
 }
 
-/// Per (store, project): `None` while a scan runs with nothing pending, `Some` when input
-/// waits; absent when idle.
-static QUEUES: LazyLock<Mutex<HashMap<(u64, i64), Option<Pending>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Per (store instance, project id): `None` while a scan runs with nothing pending, `Some`
+/// when input waits; absent when idle.
+type Queues = HashMap<(u64, i64), Option<Pending>>;
+
+static QUEUES: LazyLock<Mutex<Queues>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// Asks for a scan of `groups` (default-branch histories through the analyzed commit). Starts
 /// a task when none runs for the project; otherwise leaves the input for the running task.
@@ -74,9 +75,15 @@ pub(super) fn request(
                 }
             };
             let groups: Vec<GroupInput> = next.groups.into_values().collect();
-            if let Err(e) =
-                change_point_scan(&store, project_id, &next.branch, groups, next.det, next.version)
-                    .await
+            if let Err(e) = change_point_scan(
+                &store,
+                project_id,
+                &next.branch,
+                groups,
+                next.det,
+                next.version,
+            )
+            .await
             {
                 tracing::warn!(error = %e, "change-point scan failed");
             }
