@@ -13,6 +13,9 @@
 //! `configuration` and `cell` apply to every result: configuration fields given here win over
 //! what a file says; cell fields fill only what a file leaves unset. A run needs at least one
 //! file or result.
+//!
+//! A repeated upload is idempotent: with `run.id`, by that id; without it, by the id
+//! [`UploadDocument::derived_run_id`] derives from the upload's content.
 
 use crate::adapters::{self, AdapterError, FileSpec};
 use crate::cell::WorkloadCell;
@@ -35,6 +38,13 @@ pub struct UploadFile {
 }
 
 /// The upload body.
+///
+/// A repeated upload is idempotent. Without `run.id`, the run's id is derived from the upload
+/// (a UUID v5 over the project, branch, commit, pull-request number, `run.repeat_index`, every
+/// file's name and SHA-256 and the inline `results`): sending the same upload again answers
+/// 200 with the same run id and stores nothing, while another `repeat_index` or other files or
+/// results make a new run. Files of one upload with identical content (or giving the same
+/// results) count once, with a `duplicate_file` warning.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadDocument {
@@ -268,6 +278,43 @@ fn same_measurements(a: &[BenchResult], b: &[BenchResult]) -> bool {
         r
     };
     !a.is_empty() && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| bare(x) == bare(y))
+}
+
+/// Namespace of derived run ids (UUID v5). Fixed: changing it would give a retry of an upload
+/// stored before the change a new id.
+const RUN_ID_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x5d0c_7a3e_41b2_4f6a_9e18_c2b7_0a4d_93f1);
+
+impl UploadDocument {
+    /// The id of a run uploaded without `run.id`: a UUID v5 over what tells one measurement
+    /// from another: the project, the branch the run is stored on (the project's default
+    /// branch when none is given), the commit (lower case), the pull-request number,
+    /// `run.repeat_index`, every file's name and SHA-256 in order, and the inline results. So
+    /// an identical retry gets the same id (and is answered "already stored"), while another
+    /// repeat (another `repeat_index`) or another measurement (other file content, other
+    /// results) is a new run. Not part of it, as they describe a run rather than tell it
+    /// apart: `configuration`, `cell`, `tags`, `run_at`, `ci_job_url`, the commit's time,
+    /// parents and subject, and the files' `format`.
+    pub fn derived_run_id(&self, project: &str, branch: &str) -> uuid::Uuid {
+        let files: Vec<serde_json::Value> = self
+            .files
+            .iter()
+            .map(|f| serde_json::json!([f.name, crate::sha256_hex(f.content.as_bytes())]))
+            .collect();
+        let results = serde_json::to_value(&self.results).expect("results serialize");
+        let name = serde_json::json!([
+            "benchtrail-run-id/1",
+            project,
+            branch,
+            self.run.commit.sha.to_ascii_lowercase(),
+            self.run.pull_request.as_ref().map(|pr| pr.number),
+            self.run.repeat_index,
+            files,
+            results,
+        ])
+        .to_string();
+        uuid::Uuid::new_v5(&RUN_ID_NAMESPACE, name.as_bytes())
+    }
 }
 
 /// Shortest commit id accepted: git's default abbreviation. Shorter ones are ambiguous in any

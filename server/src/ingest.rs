@@ -16,7 +16,6 @@ use chrono::{DateTime, Utc};
 use flate2::{write::GzEncoder, Compression};
 use serde_json::{Map, Value};
 use std::io::Write;
-use uuid::Uuid;
 
 /// [`prepare_with`] under the default project settings.
 ///
@@ -55,18 +54,23 @@ pub fn prepare_with(
         .map(|(file, format)| keep_file(&file.name, format, &file.content))
         .collect();
     let run = &doc.run;
+    let branch = run
+        .branch
+        .clone()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| project.default_branch.clone());
     Ok(NewRun {
-        id: run.id.unwrap_or_else(Uuid::new_v4),
+        // Without a client id, one derived from the upload: an identical retry finds its
+        // stored run (a repeated upload is idempotent).
+        id: run
+            .id
+            .unwrap_or_else(|| doc.derived_run_id(&project.slug, &branch)),
         project_id: project.id,
         commit_sha: run.commit.sha.to_ascii_lowercase(),
         parent_shas: run.commit.parents.clone(),
         commit_time: run.commit.time,
         commit_subject: run.commit.subject.clone(),
-        branch: run
-            .branch
-            .clone()
-            .filter(|b| !b.is_empty())
-            .unwrap_or_else(|| project.default_branch.clone()),
+        branch,
         pr_number: run.pull_request.as_ref().map(|pr| pr.number as i64),
         merge_base_sha: run
             .pull_request
