@@ -197,6 +197,27 @@ fn v0_8_append_result_with_colon_goodput_and_metadata() {
     assert!(!has(&results[0], "failed", "value"));
     assert_eq!(results[0].configuration.metadata["framework"], "vllm");
     assert_eq!(results[6].configuration.metadata["framework"], "sgl");
+    // Every `--metadata` key is a per-run fact too, not only `date`.
+    assert_eq!(results[0].facts["framework"], "vllm");
+    assert_eq!(results[6].facts["framework"], "sgl");
+    assert_eq!(results[0].facts["date"], "20250414-165148");
+    // `framework` names the engine: vLLM's and SGLang's results are different series, at
+    // every rate, without the project declaring a key field.
+    for (i, r) in results.iter().enumerate() {
+        let engine = if i < 6 { "vllm" } else { "sglang" };
+        assert_eq!(r.configuration.engine.name.as_deref(), Some(engine), "{i}");
+        assert_eq!(r.configuration.benchmark.backend.as_deref(), Some("vllm"));
+    }
+    for i in 0..6 {
+        let (v, s) = (&results[i], &results[i + 6]);
+        assert_eq!(v.cell.key(), s.cell.key(), "the same rates");
+        assert_ne!(
+            v.configuration.series_key(&[]),
+            s.configuration.series_key(&[]),
+            "{i}"
+        );
+        assert_eq!(s.configuration.series_key(&[])["engine.name"], "sglang");
+    }
     assert_eq!(
         results[0].configuration.model.name.as_deref(),
         Some("meta-llama/Llama-3.1-8B-Instruct")

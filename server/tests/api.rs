@@ -740,7 +740,8 @@ async fn declared_metadata_key_fields_split_series() {
         let server = TestServer::start(store).await;
         let path =
             "testdata/vllm/nerdalert-benchmark_serving-v0.8-append-result-llama31-8b-2025-04.jsonl";
-        // Without the key field, framework=vllm and framework=sgl collide in one series per rate.
+        // `framework` names the engine (`engine.name`, a key field): framework=vllm and
+        // framework=sgl are different series per rate even without the key field declared.
         let t1 = server.project_with_token("plain", json!({})).await;
         let t2 = server
             .project_with_token("split", json!({"key_fields": ["framework"]}))
@@ -766,7 +767,7 @@ async fn declared_metadata_key_fields_split_series() {
                 list["items"].as_array().unwrap().len()
             }
         };
-        assert_eq!(count("plain").await, 6);
+        assert_eq!(count("plain").await, 12);
         assert_eq!(count("split").await, 12);
     })
     .await;

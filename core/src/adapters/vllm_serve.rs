@@ -7,6 +7,10 @@
 //! `mean_m_ms`, `median_m_ms`, `std_m_ms`, `p{P}_m_ms`. With `--save-detailed` the per-request
 //! arrays (`input_lens`, `output_lens`, `ttfts` in s, `itls` in s, `errors`, ...) are present.
 //!
+//! `--metadata` pairs are kept both in `configuration.metadata` (a series-key field only when the
+//! project declares it a key field) and as per-run facts; a pair naming the engine
+//! (`framework=sgl`) sets `engine.name` ([`ENGINE_METADATA_KEYS`]).
+//!
 //! Version traps handled here: v0.8 wrote `"request_goodput:"` (with a colon); `failed` appears
 //! only from 2026; `request_rate` is the string `"inf"` when unlimited; with nothing completed
 //! every statistic is a placeholder 0.0.
@@ -281,7 +285,41 @@ fn read_configuration(obj: &Map<String, Value>) -> Configuration {
             config.metadata.insert(key.clone(), s.clone());
         }
     }
+    config.engine.name = engine_from_metadata(&config.metadata);
     config
+}
+
+/// `--metadata` keys that name the inference engine measured (`framework=sgl` in
+/// nerdalert/vllm-benchmark-graphs, comparing vLLM and SGLang servers with one client). Not
+/// `backend`: that is the client's request backend, a setup key.
+const ENGINE_METADATA_KEYS: &[&str] = &[
+    "framework",
+    "engine",
+    "engine_name",
+    "inference_engine",
+    "serving_engine",
+];
+
+/// The engine name a result's metadata gives (the first of [`ENGINE_METADATA_KEYS`] set), in
+/// the configuration's spelling (`sgl` → `sglang`): `engine.name` is a series-key field, so
+/// results of different engines never merge into one series. An upload's own
+/// `configuration.engine.name` still wins over it.
+fn engine_from_metadata(metadata: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    let given = ENGINE_METADATA_KEYS
+        .iter()
+        .find_map(|k| metadata.get(*k))
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())?;
+    let lower = given.to_ascii_lowercase();
+    Some(
+        match lower.as_str() {
+            "sgl" | "sglang" => "sglang",
+            "vllm" => "vllm",
+            "trtllm" | "trt-llm" | "trt_llm" | "tensorrt-llm" | "tensorrt_llm" => "trt-llm",
+            other => other,
+        }
+        .to_string(),
+    )
 }
 
 fn is_known_key(key: &str) -> bool {
@@ -512,8 +550,9 @@ fn read_facts(obj: &Map<String, Value>, result: &mut BenchResult) {
             result.facts.insert(key.to_string(), v.clone());
         }
     }
+    // Every other key, `--metadata` pairs (top-level strings) included: per-run facts.
     for (key, value) in obj {
-        if !is_known_key(key) && !value.is_string() {
+        if !is_known_key(key) {
             result.facts.insert(key.clone(), value.clone());
         }
     }
