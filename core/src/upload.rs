@@ -464,6 +464,61 @@ mod tests {
     }
 
     #[test]
+    fn derived_run_id_tells_measurements_and_repeats_apart_only() {
+        let base = json!({"run": {"commit": {"sha": "ABCDEF1"}, "tags": {"a": "1"}},
+            "files": [{"name": "r.json", "content": FILE}]});
+        let id = |v: serde_json::Value| doc(v).derived_run_id("demo", "main");
+        let first = id(base.clone());
+        assert_eq!(first.get_version_num(), 5);
+        assert_eq!(first, id(base.clone()), "deterministic");
+        // Not part of it: tags, run time, CI link, configuration, cell, a file's format, the
+        // commit's case.
+        for (pointer, value) in [
+            ("/run/tags", json!({"a": "2"})),
+            ("/run/commit/sha", json!("abcdef1")),
+        ] {
+            let mut v = base.clone();
+            *v.pointer_mut(pointer).unwrap() = value;
+            assert_eq!(id(v), first, "{pointer}");
+        }
+        let mut v = base.clone();
+        v["run"]["run_at"] = json!("2026-11-01T00:00:00Z");
+        v["run"]["ci_job_url"] = json!("https://ci/1");
+        v["configuration"] = json!({"hardware": {"accelerator": "H100"}});
+        v["cell"] = json!({"scenario": "chat"});
+        v["files"][0]["format"] = json!("vllm-bench-serve");
+        assert_eq!(id(v), first);
+        // Part of it: repeat index, commit, pull request, a file's name or content, the
+        // inline results, the project and the branch.
+        let mut changed = Vec::new();
+        for (pointer, value) in [
+            ("/run/commit/sha", json!("abcdef2")),
+            ("/files/0/name", json!("s.json")),
+            ("/files/0/content", json!(FILE.replace("1.0}", "2.0}"))),
+        ] {
+            let mut v = base.clone();
+            *v.pointer_mut(pointer).unwrap() = value;
+            changed.push(id(v));
+        }
+        let mut v = base.clone();
+        v["run"]["repeat_index"] = json!(1);
+        changed.push(id(v));
+        let mut v = base.clone();
+        v["run"]["pull_request"] = json!({"number": 3});
+        changed.push(id(v));
+        let mut v = base.clone();
+        v["results"] =
+            json!([{"metrics": [{"name": "ttft", "stat": "p50", "unit": "ms", "value": 1.0}]}]);
+        changed.push(id(v));
+        changed.push(doc(base.clone()).derived_run_id("other", "main"));
+        changed.push(doc(base.clone()).derived_run_id("demo", "feature"));
+        for (i, c) in changed.iter().enumerate() {
+            assert_ne!(*c, first, "change {i}");
+            assert!(!changed[..i].contains(c), "change {i}");
+        }
+    }
+
+    #[test]
     fn nul_characters_are_refused_outside_file_contents() {
         let files = json!([{"name": "r.json", "content": FILE}]);
         assert_eq!(
