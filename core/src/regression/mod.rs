@@ -599,7 +599,8 @@ fn compare_values(
     // unbounded in percent: 0 → 3 failed requests is a finding, not a silent `None`. Only for
     // counts and percentages, where 0 means "none": a latency statistic at 0 ms (a min ITL of
     // two chunks in one packet) is a measurement artefact, not a state to leave.
-    let countable = lookup(metric).is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent));
+    let countable =
+        lookup(metric).is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent));
     let big = match delta_pct {
         Some(d) => d.abs() >= settings.min_effect_pct,
         None => countable && outcome.delta_abs != 0.0,
@@ -768,13 +769,8 @@ pub fn compare_pair(
         within_var: 0.0,
         spread: Vec::new(),
     };
-    let (outcome, delta_pct, significant, better) = compare_values(
-        metric,
-        &one,
-        &[candidate.1],
-        direction_of(metric),
-        settings,
-    );
+    let (outcome, delta_pct, significant, better) =
+        compare_values(metric, &one, &[candidate.1], direction_of(metric), settings);
     let cmp = Comparison {
         outcome,
         delta_pct,

@@ -296,9 +296,9 @@ impl RequestShift {
     /// 60 candidate requests, which are not independent)`. `name` is the metric's short name
     /// (`TTFT`), `unit` its unit (`ms`).
     pub fn describe(&self, name: &str, unit: &str) -> String {
-        let pct = self
-            .shift_pct
-            .map_or(String::new(), |p| format!(", {p:+.0} % of the baseline median"));
+        let pct = self.shift_pct.map_or(String::new(), |p| {
+            format!(", {p:+.0} % of the baseline median")
+        });
         format!(
             "per request, {name} shift {:+.1} {unit} ({:.0} % interval {:+.1} to {:+.1} {unit}{pct}; \
              Hodges–Lehmann over {} baseline and {} candidate requests, which are not independent)",
@@ -426,13 +426,19 @@ mod tests {
         // t = 10 / (2 · sqrt(1 + 1)) = 3.5355...
         let o = pinned(&[100.0], &[110.0], &[98.0, 100.0, 102.0], 0.95);
         assert_eq!(o.test, "pinned_t");
-        assert_eq!((o.baseline_mean, o.delta_abs, o.df), (100.0, 10.0, Some(2.0)));
+        assert_eq!(
+            (o.baseline_mean, o.delta_abs, o.df),
+            (100.0, 10.0, Some(2.0))
+        );
         assert!((o.statistic.unwrap() - 10.0 / (2.0 * 2f64.sqrt())).abs() < 1e-12);
         let p = o.p_value.unwrap();
         // Student's t, df 2: P(|T| > 3.5355) = 1 − t/sqrt(t² + 2) = 0.0714...
         let t = o.statistic.unwrap();
         assert!((p - (1.0 - t / (t * t + 2.0).sqrt())).abs() < 1e-9, "{p}");
-        assert_eq!(pinned(&[5.0], &[6.0], &[3.0, 3.0], 0.95).test, "zero_spread");
+        assert_eq!(
+            pinned(&[5.0], &[6.0], &[3.0, 3.0], 0.95).test,
+            "zero_spread"
+        );
     }
 
     #[test]

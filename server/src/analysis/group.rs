@@ -146,39 +146,38 @@ impl Context<'_> {
             self.branch != self.default_branch
                 || matches!((at(pin), at(self.commit)), (Some(p), Some(c)) if p < c)
         });
-        let (mut base_commits, mut rule): (Vec<String>, String) = if self.branch
-            == self.default_branch
-        {
-            let end = order
-                .iter()
-                .position(|c| c == self.commit)
-                .unwrap_or(order.len());
-            (
-                order[..end].to_vec(),
-                format!(
-                    "the default branch `{}` before this commit",
-                    self.default_branch
-                ),
-            )
-        } else if let Some(mb) = self.merge_base.filter(|mb| order.iter().any(|c| c == mb)) {
-            let end = order.iter().position(|c| c == mb).unwrap_or(0) + 1;
-            (
-                order[..end].to_vec(),
-                format!(
-                    "the default branch `{}` up to the merge base {mb}",
-                    self.default_branch
-                ),
-            )
-        } else {
-            (
-                order
+        let (mut base_commits, mut rule): (Vec<String>, String) =
+            if self.branch == self.default_branch {
+                let end = order
                     .iter()
-                    .filter(|c| *c != self.commit)
-                    .cloned()
-                    .collect(),
-                format!("the default branch `{}`", self.default_branch),
-            )
-        };
+                    .position(|c| c == self.commit)
+                    .unwrap_or(order.len());
+                (
+                    order[..end].to_vec(),
+                    format!(
+                        "the default branch `{}` before this commit",
+                        self.default_branch
+                    ),
+                )
+            } else if let Some(mb) = self.merge_base.filter(|mb| order.iter().any(|c| c == mb)) {
+                let end = order.iter().position(|c| c == mb).unwrap_or(0) + 1;
+                (
+                    order[..end].to_vec(),
+                    format!(
+                        "the default branch `{}` up to the merge base {mb}",
+                        self.default_branch
+                    ),
+                )
+            } else {
+                (
+                    order
+                        .iter()
+                        .filter(|c| *c != self.commit)
+                        .cloned()
+                        .collect(),
+                    format!("the default branch `{}`", self.default_branch),
+                )
+            };
         if let Some(pin) = pinned {
             // The pinned commit gives the level; the commits the baseline would otherwise come
             // from give the run-to-run spread when the pin has too few runs to show one.

@@ -56,8 +56,8 @@ mod verdict;
 pub use verdict::{verdict_of, Reason, Verdict};
 
 use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
-use benchtrail_core::regression::Finding;
 use alerts::{new_alert, resolve_returned};
+use benchtrail_core::regression::Finding;
 use group::{Context, GroupAnalysis};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -73,7 +73,11 @@ const COMMIT_KINDS: [AlertKind; 4] = [
 ];
 
 /// Kinds whose finding at a later commit can be the same change as an earlier alert.
-const CONTINUABLE: [AlertKind; 3] = [AlertKind::Regression, AlertKind::Tradeoff, AlertKind::Missing];
+const CONTINUABLE: [AlertKind; 3] = [
+    AlertKind::Regression,
+    AlertKind::Tradeoff,
+    AlertKind::Missing,
+];
 
 /// The standing alert of an earlier commit that finding `f` of `commit` continues: same kind,
 /// same headline series, and (but for a missing series, absent from the earlier commit too)

@@ -132,7 +132,9 @@ pub(super) fn check_reason_length(reason: &str) -> ApiResult<()> {
             pointer: "/reason".into(),
             field: None,
             record: None,
-            detail: format!("the reason has {n} characters; at most {MAX_REASON_CHARS} are accepted"),
+            detail: format!(
+                "the reason has {n} characters; at most {MAX_REASON_CHARS} are accepted"
+            ),
         });
     }
     Ok(())

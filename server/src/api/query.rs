@@ -20,7 +20,11 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
             .map(ApiQuery)
             .map_err(|e| {
                 let parameter = e.path().to_string();
-                let parameter = if parameter == "." { String::new() } else { parameter };
+                let parameter = if parameter == "." {
+                    String::new()
+                } else {
+                    parameter
+                };
                 ApiError::BadParameter {
                     detail: format!("`{parameter}`: {}", e.into_inner()),
                     parameter,

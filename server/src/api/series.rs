@@ -1,7 +1,7 @@
 //! Series: listing with filters, and the points of one series on a branch.
 
-use super::{page_limit, project_or_404};
 use super::query::ApiQuery;
+use super::{page_limit, project_or_404};
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};

@@ -79,7 +79,10 @@ pub struct AlertView {
 fn per_request_sentences(finding: &serde_json::Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let parts = finding["parts"].as_array().into_iter().flatten();
-    for shift in std::iter::once(finding).chain(parts).map(|f| &f["per_request"]) {
+    for shift in std::iter::once(finding)
+        .chain(parts)
+        .map(|f| &f["per_request"])
+    {
         if let Some(s) = shift["summary"].as_str().filter(|s| !s.is_empty()) {
             if !out.iter().any(|o| o == s) {
                 out.push(s.to_string());
