@@ -473,12 +473,7 @@ impl Store {
         if !ids.is_empty() {
             let mut q =
                 SqlBuilder::new("SELECT alert_id, series_id FROM alert_series WHERE alert_id IN (");
-            for (i, id) in ids.iter().enumerate() {
-                if i > 0 {
-                    q.push(", ");
-                }
-                q.bind(Arg::Text(id.clone()));
-            }
+            q.bind_list(ids.iter().map(|id| Arg::Text(id.clone())));
             q.push(") ORDER BY alert_id, series_id");
             for row in q.query().fetch_all(&self.pool).await? {
                 series

@@ -97,12 +97,7 @@ impl Store {
              WHERE r.project_id = ",
         );
         q.bind(Arg::Int(project_id)).push(" AND mv.series_id IN (");
-        for (i, s) in series_ids.iter().enumerate() {
-            if i > 0 {
-                q.push(", ");
-            }
-            q.bind(Arg::Text(s.clone()));
-        }
+        q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
         q.push(") ORDER BY COALESCE(r.commit_time, r.run_at), r.run_at, r.seq, mv.result_id");
         let rows = q.query().fetch_all(&self.pool).await?;
         let mut points = rows
@@ -138,12 +133,7 @@ impl Store {
                  JOIN series s ON s.series_id = v.series_id \
                  WHERE s.stat = 'value' AND s.metric IN ('completed', 'failed') AND v.result_id IN (",
             );
-            for (i, id) in chunk.iter().enumerate() {
-                if i > 0 {
-                    q.push(", ");
-                }
-                q.bind(Arg::Int(*id));
-            }
+            q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
             q.push(")");
             for row in q.query().fetch_all(&self.pool).await? {
                 let entry = health.entry(row.try_get("result_id")?).or_default();
@@ -354,12 +344,7 @@ impl Store {
         for chunk in result_ids.chunks(1000) {
             let mut q =
                 SqlBuilder::new("SELECT result_id, data FROM result_samples WHERE result_id IN (");
-            for (i, id) in chunk.iter().enumerate() {
-                if i > 0 {
-                    q.push(", ");
-                }
-                q.bind(Arg::Int(*id));
-            }
+            q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
             q.push(")");
             for row in q.query().fetch_all(&self.pool).await? {
                 let data: Vec<u8> = row.try_get("data")?;

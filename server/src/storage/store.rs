@@ -1180,6 +1180,17 @@ impl SqlBuilder {
         self
     }
 
+    /// Appends `$i, $j, ...`, one placeholder per value: the inside of an `IN (...)` list.
+    pub(super) fn bind_list(&mut self, args: impl IntoIterator<Item = Arg>) -> &mut SqlBuilder {
+        for (i, arg) in args.into_iter().enumerate() {
+            if i > 0 {
+                self.sql.push_str(", ");
+            }
+            self.bind(arg);
+        }
+        self
+    }
+
     pub(super) fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
         self.args
             .iter()
