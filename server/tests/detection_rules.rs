@@ -597,3 +597,42 @@ async fn the_background_scan_finds_the_commit_where_a_series_shifted() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn concurrent_uploads_each_get_their_analysis() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        quiet_history(&server, "demo", &token).await;
+        // Twelve commits uploaded at once, while the background scans of the history run:
+        // every upload's analysis must be stored (a writer that loses a race on SQLite must
+        // wait for the lock, not fail).
+        let mut uploads = tokio::task::JoinSet::new();
+        for i in 5..17 {
+            let (http, url, token) = (
+                server.http.clone(),
+                server.url("/api/v1/projects/demo/runs"),
+                token.clone(),
+            );
+            let doc = chat_upload(i, 100.0 + (i % 3) as f64 * 0.3, 1000.0, 100.0, 0.0);
+            uploads.spawn(async move {
+                let r = http
+                    .post(url)
+                    .bearer_auth(token)
+                    .json(&doc)
+                    .send()
+                    .await
+                    .unwrap();
+                (r.status().as_u16(), r.json::<Value>().await.unwrap())
+            });
+        }
+        let mut verdicts = Vec::new();
+        while let Some(done) = uploads.join_next().await {
+            let (status, receipt) = done.unwrap();
+            assert_eq!(status, 201, "{db}: {receipt}");
+            verdicts.push(receipt["verdict"].as_str().map(str::to_string));
+        }
+        assert!(verdicts.iter().all(Option::is_some), "{db}: {verdicts:?}");
+    })
+    .await;
+}

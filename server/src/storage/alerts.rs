@@ -386,7 +386,7 @@ impl Store {
         alerts: &[NewAlert],
         superseded_reason: &str,
     ) -> Result<(), StorageError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let outcome = write_commit_alerts(
             &mut tx,
             project_id,

@@ -161,7 +161,7 @@ impl Store {
     ) -> Result<RunExclusion, StorageError> {
         let at = now();
         let id = run_id.to_string();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_exclusions WHERE run_id = $1")
             .bind(&id)
             .execute(&mut *tx)
@@ -214,7 +214,7 @@ impl Store {
         run_id: Uuid,
     ) -> Result<BaselinePin, StorageError> {
         let at = now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM baseline_pins WHERE project_id = $1 AND series_id = $2")
             .bind(project_id)
             .bind(series_id)
@@ -293,7 +293,7 @@ impl Store {
         analysis: &Value,
     ) -> Result<(), StorageError> {
         let id = run_id.to_string();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_analyses WHERE run_id = $1")
             .bind(&id)
             .execute(&mut *tx)

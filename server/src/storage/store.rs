@@ -83,6 +83,20 @@ impl Store {
         self.instance
     }
 
+    /// Begins a transaction that will write. On SQLite it takes the write lock at once
+    /// (`BEGIN IMMEDIATE`): a deferred transaction that read first and then writes after
+    /// another connection committed fails at once with "database is locked"
+    /// (`SQLITE_BUSY_SNAPSHOT` in WAL mode, which `busy_timeout` does not retry), and uploads,
+    /// analyses and the background change-point scan do write concurrently.
+    pub(super) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, StorageError> {
+        Ok(match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        })
+    }
+
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         self.backend
@@ -201,7 +215,7 @@ impl Store {
     /// up front (SQLite) and waits for a concurrent insert of the same id to finish (Postgres),
     /// so racing uploads of one run resolve to one `Created` and `AlreadyStored`/`Conflict`.
     pub async fn insert_run(&self, run: &NewRun) -> Result<Inserted, StorageError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         // Roll back explicitly on failure rather than on drop: the in-memory SQLite pool has a
         // single connection and the next query must find it clean.
         match write_run(&mut tx, run).await {
@@ -237,7 +251,7 @@ impl Store {
         expected_version: Option<i64>,
         rows: impl Fn(&ResultSamples) -> Result<Vec<NewMetric>, String>,
     ) -> Result<StoredSettings, StorageError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         match write_settings(&mut tx, project, settings, expected_version, rows).await {
             Ok(stored) => {
                 tx.commit().await?;
