@@ -228,8 +228,17 @@ impl UploadDocument {
                         .find(|&j| same_measurements(&per_file[j], &per_file[i]))
                         .map(|j| (j, false))
                 });
-            let Some((j, identical)) = found else {
+            let Some((earlier, identical)) = found else {
                 continue;
+            };
+            // Keep the copy that carries per-request samples (the summary read beside its
+            // per-request file), whichever comes first: sorted paths put AIPerf's
+            // `phases/profiling/` copy before the run folder's own summary.
+            let with_samples = |r: &[BenchResult]| r.iter().any(|r| r.samples.is_some());
+            let (j, i) = if with_samples(&per_file[i]) && !with_samples(&per_file[earlier]) {
+                (i, earlier)
+            } else {
+                (earlier, i)
             };
             per_file[i].clear();
             duplicates.push(DuplicateFile {

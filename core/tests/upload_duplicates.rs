@@ -96,6 +96,32 @@ fn aiperf_profiling_phase_copy_counts_once() {
         .warnings
         .iter()
         .any(|w| w.code == "duplicate_file" && w.message.contains("has the same results as")));
+    // The other way round (sorted paths put `phases/` first): the run folder's result, with
+    // its samples, is still the one kept.
+    let reversed = doc(&[
+        (
+            "run/phases/profiling/profile_export_aiperf.json",
+            &profiling,
+        ),
+        ("run/profile_export_aiperf.json", &summary()),
+        (
+            "run/profile_export.jsonl",
+            &format!("{RUN}/profile_export.jsonl"),
+        ),
+    ])
+    .read()
+    .unwrap();
+    assert_eq!(reversed.results.len(), 1);
+    assert!(reversed.results[0].samples.is_some());
+    assert_eq!(reversed.results[0].source.as_ref().unwrap().file, 1);
+    assert_eq!(
+        reversed.duplicates,
+        [DuplicateFile {
+            index: 0,
+            same_as: 1,
+            identical: false
+        }]
+    );
     // Either one alone is one result.
     for path in [summary(), profiling] {
         assert_eq!(doc(&[("p.json", &path)]).read().unwrap().results.len(), 1);
