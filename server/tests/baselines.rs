@@ -344,6 +344,46 @@ async fn a_run_that_cannot_be_a_baseline_is_not_pinned() {
             .await;
         assert_eq!(status, 200, "{pin}");
 
+        // A group has one pin: pinning through another of its series replaces it.
+        let (_, list) = server
+            .send(
+                "GET",
+                "/api/v1/projects/demo/series?metric=output_throughput",
+                &write,
+                &Value::Null,
+            )
+            .await;
+        let other = list["items"][0]["series_id"].as_str().unwrap().to_string();
+        let other_path = format!("/api/v1/projects/demo/baselines/{other}");
+        let (status, replaced) = server
+            .send("PUT", &other_path, &write, &json!({"run_id": runs[1]}))
+            .await;
+        assert_eq!(status, 200, "{replaced}");
+        let (_, list) = server
+            .send("GET", "/api/v1/projects/demo/baselines", &write, &Value::Null)
+            .await;
+        assert_eq!(list["items"], json!([replaced]), "{db}");
+        // A pinned run cannot be excluded: its group would be left without a baseline.
+        let pinned_exclusion = format!("/api/v1/runs/{}/exclusion", runs[1]);
+        let (status, problem) = server
+            .send("POST", &pinned_exclusion, &write, &json!({"reason": "noisy"}))
+            .await;
+        assert_eq!(status, 409, "{db}: {problem}");
+        assert_eq!(
+            problem["detail"],
+            format!(
+                "run {} is the pinned baseline of series {other}: unpin it first \
+                 (DELETE /api/v1/projects/demo/baselines/{other})",
+                runs[1]
+            )
+        );
+        let (status, _) = call(&server, "DELETE", &other_path, Some(&write)).await;
+        assert_eq!(status, 204);
+        let (status, pin) = server
+            .send("PUT", &pin_path, &write, &json!({"run_id": runs[0]}))
+            .await;
+        assert_eq!(status, 200, "{pin}");
+
         // The list of a private project is as private as the project.
         let (status, _) = server.get("/api/v1/projects/demo/baselines").await;
         assert_eq!(status, 404);

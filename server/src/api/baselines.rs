@@ -126,7 +126,8 @@ pub struct ExclusionBody {
     responses((status = 200, body = RunExclusion),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Empty reason", body = Problem, content_type = "application/problem+json")))]
+        (status = 409, description = "The run is a pinned baseline: unpin it first", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Empty reason, or one over 2000 characters", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn exclude(
     State(state): State<AppState>,
     bearer: Bearer,
@@ -149,6 +150,15 @@ pub(super) async fn exclude(
         });
     }
     super::alerts::check_reason_length(reason)?;
+    // An excluded run cannot be a baseline, so a pinned one would leave its group with none.
+    let pins = state.store.baseline_pins(project.id).await?;
+    if let Some(pin) = pins.values().find(|p| p.run_id == run.summary.id) {
+        return Err(ApiError::Conflict(format!(
+            "run {} is the pinned baseline of series {}: unpin it first \
+             (DELETE /api/v1/projects/{}/baselines/{})",
+            run.summary.id, pin.series_id, project.slug, pin.series_id
+        )));
+    }
     let exclusion = state.store.exclude_run(run.summary.id, reason).await?;
     analysis::recompute_project(&state.store, &project).await?;
     tracing::info!(run = %run.summary.id, "run excluded from baselines");

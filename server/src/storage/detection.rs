@@ -206,7 +206,8 @@ impl Store {
         .transpose()
     }
 
-    /// Pins `run_id` as the baseline of `series_id` (replacing an earlier pin).
+    /// Pins `run_id` as the baseline of `series_id`'s group, replacing an earlier pin of any
+    /// series of that group.
     pub async fn pin_baseline(
         &self,
         project_id: i64,
@@ -215,11 +216,18 @@ impl Store {
     ) -> Result<BaselinePin, StorageError> {
         let at = now();
         let mut tx = self.begin_write().await?;
-        sqlx::query("DELETE FROM baseline_pins WHERE project_id = $1 AND series_id = $2")
-            .bind(project_id)
-            .bind(series_id)
-            .execute(&mut *tx)
-            .await?;
+        // A group (series key and cell) has one baseline: a pin made through another of its
+        // series is replaced.
+        sqlx::query(
+            "DELETE FROM baseline_pins WHERE project_id = $1 AND series_id IN \
+             (SELECT s.series_id FROM series s JOIN series o ON o.project_id = s.project_id \
+              AND o.series_key_json = s.series_key_json AND o.cell_key = s.cell_key \
+              WHERE o.series_id = $2)",
+        )
+        .bind(project_id)
+        .bind(series_id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query(
             "INSERT INTO baseline_pins (project_id, series_id, run_id, created_at) VALUES ($1, $2, $3, $4)",
         )
