@@ -347,6 +347,11 @@ impl UploadDocument {
                 sha_message,
             ));
         }
+        if let Some(branch) = &self.run.branch {
+            if let Some(why) = branch_fault(branch) {
+                return Err(UploadError::at("/run/branch", why));
+            }
+        }
         if let Some(pr) = &self.run.pull_request {
             if pr.number == 0 || pr.number > i64::MAX as u64 {
                 return Err(UploadError::at(
@@ -360,6 +365,33 @@ impl UploadDocument {
         }
         Ok(())
     }
+}
+
+/// Why `branch` is not a branch name git would accept (the rules of `git check-ref-format
+/// --branch` that matter for a name shown and linked everywhere), or `None`.
+fn branch_fault(branch: &str) -> Option<String> {
+    const FORBIDDEN: [char; 8] = [' ', '~', '^', ':', '?', '*', '[', '\\'];
+    let why = if branch.is_empty() {
+        "must not be empty".to_string()
+    } else if let Some(c) = branch
+        .chars()
+        .find(|c| c.is_control() || FORBIDDEN.contains(c))
+    {
+        format!(
+            "{c:?} is not allowed in a branch name (git refuses control characters, spaces and ~ ^ : ? * [ \\)"
+        )
+    } else if branch.contains("..") || branch.contains("@{") || branch.contains("//") {
+        "must not contain `..`, `@{` or `//` (git refuses them)".to_string()
+    } else if branch.starts_with(['/', '.', '-'])
+        || branch.ends_with(['/', '.'])
+        || branch.ends_with(".lock")
+    {
+        "must not start with `/`, `.` or `-`, nor end with `/`, `.` or `.lock` (git refuses them)"
+            .to_string()
+    } else {
+        return None;
+    };
+    Some(why)
 }
 
 /// Rejects the NUL character anywhere in the document's text except inside uploaded file
@@ -452,6 +484,30 @@ mod tests {
             pointer_of(json!({"run": {"commit": {"sha": "0"}}, "files": files})),
             "/run/commit/sha"
         );
+        for bad in [
+            "",
+            "a b",
+            "new\nline",
+            "tab\there",
+            "a..b",
+            "x:y",
+            "-f",
+            "x.lock",
+            "a//b",
+        ] {
+            let d = json!({"run": {"commit": {"sha": "abcdef1"}, "branch": bad}, "files": files});
+            assert_eq!(pointer_of(d), "/run/branch", "{bad:?}");
+        }
+        for good in [
+            "main",
+            "feature/fp8-kv",
+            "release-1.2",
+            "user@host/x",
+            "ünïcode",
+        ] {
+            let d = json!({"run": {"commit": {"sha": "abcdef1"}, "branch": good}, "files": files});
+            assert!(doc(d).read().is_ok(), "{good:?}");
+        }
         assert_eq!(
             pointer_of(
                 json!({"run": {"commit": {"sha": "abcdef1", "parents": ["abcdef2", "not a sha"]}}, "files": files})
