@@ -49,7 +49,8 @@ pub struct RunMeta {
     pub id: Option<Uuid>,
     /// The commit measured.
     pub commit: CommitInfo,
-    /// Branch name. Defaults to the project's default branch.
+    /// Branch name, as git accepts it (no control characters, spaces, `~ ^ : ? * [ \`, `..`,
+    /// `@{` or `//`; 422 at `/run/branch` otherwise). Defaults to the project's default branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// The pull request, if the run is for one.
