@@ -26,9 +26,10 @@
 //! background tasks and client) and in the time the process needs to become idle afterwards.
 //! Speed targets belong here, never in timed tests.
 
-use benchtrail_core::metric::MetricValue;
-use benchtrail_core::regression::synthetic::{fp8_kv_cache, history, Fp8Candidate, Noise};
-use benchtrail_core::regression::{GroupInput, SeriesInput};
+use benchtrail_core::regression::synthetic::{
+    fp8_kv_cache, fp8_result_json, history, Fp8Candidate, Noise, FP8_CONCURRENCY,
+};
+use benchtrail_core::regression::SeriesInput;
 use benchtrail_server::app::{serve, AppState};
 use benchtrail_server::auth::hash_token;
 use benchtrail_server::storage::Store;
@@ -307,29 +308,6 @@ fn commit_time(i: usize) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// One result of the FP8 scenario's cell `c` (see server/tests/alerts.rs `fp8_result`).
-fn fp8_result(group: &GroupInput, c: u64, value: impl Fn(usize) -> f64) -> Value {
-    let metrics: Vec<Value> = group
-        .series
-        .iter()
-        .enumerate()
-        .map(|(k, s)| {
-            serde_json::to_value(MetricValue::new(&s.metric, s.stat.clone(), value(k), None))
-                .unwrap()
-        })
-        .collect();
-    json!({
-        "cell": {"load": {"max_concurrency": c, "request_rate": "inf"}, "input_len": 8000, "output_len": 1000},
-        "configuration": {
-            "hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 4},
-            "model": {"name": "meta-llama/Llama-3.3-70B-Instruct"},
-            "engine": {"name": "vllm"},
-            "parallelism": {"tensor_parallel_size": 4},
-        },
-        "metrics": metrics,
-    })
-}
-
 /// Mean and run-to-run CV of a series' baseline runs in the engine's FP8 scenario.
 fn mean_cv(s: &SeriesInput) -> (f64, f64) {
     let v: Vec<f64> = s
@@ -385,9 +363,9 @@ fn fp8_uploads(args: &Args) -> Vec<(usize, Vec<u8>)> {
         .map(|(i, r)| {
             let results: Vec<Value> = groups
                 .iter()
-                .zip([1u64, 4, 16])
+                .zip(FP8_CONCURRENCY)
                 .enumerate()
-                .map(|(cell, (g, c))| fp8_result(g, c, |k| values[cell][k][i][r]))
+                .map(|(cell, (g, c))| fp8_result_json(g, c, |k| values[cell][k][i][r]))
                 .collect();
             let doc = json!({
                 "run": {"commit": {"sha": commit_sha(i), "time": commit_time(i)}, "branch": "main"},

@@ -5,8 +5,9 @@
 
 mod common;
 
-use benchtrail_core::metric::MetricValue;
-use benchtrail_core::regression::synthetic::{fp8_kv_cache, sha, Fp8Candidate, FP8_REPEATS};
+use benchtrail_core::regression::synthetic::{
+    fp8_kv_cache, fp8_result_json, sha, Fp8Candidate, FP8_CONCURRENCY, FP8_REPEATS,
+};
 use benchtrail_core::regression::GroupInput;
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer, ADMIN_TOKEN};
@@ -169,30 +170,6 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
     .await;
 }
 
-/// One result of the FP8 scenario in benchtrail's own format: cell `c` of `group`, values of
-/// run `r` of the commit chosen by `pick`.
-fn fp8_result(group: &GroupInput, c: u64, pick: impl Fn(usize) -> f64) -> Value {
-    let metrics: Vec<Value> = group
-        .series
-        .iter()
-        .enumerate()
-        .map(|(k, s)| {
-            serde_json::to_value(MetricValue::new(&s.metric, s.stat.clone(), pick(k), None))
-                .unwrap()
-        })
-        .collect();
-    json!({
-        "cell": {"load": {"max_concurrency": c, "request_rate": "inf"}, "input_len": 8000, "output_len": 1000},
-        "configuration": {
-            "hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 4},
-            "model": {"name": "meta-llama/Llama-3.3-70B-Instruct"},
-            "engine": {"name": "vllm"},
-            "parallelism": {"tensor_parallel_size": 4},
-        },
-        "metrics": metrics,
-    })
-}
-
 fn fp8_upload(sha: &str, i: usize, results: Vec<Value>) -> Value {
     json!({
         "run": {"commit": {"sha": sha, "time": format!("2026-10-{:02}T09:00:00Z", i + 1)}, "branch": "main"},
@@ -214,8 +191,8 @@ async fn upload_fp8_commit(
     for r in 0..FP8_REPEATS {
         let results = groups
             .iter()
-            .zip([1u64, 4, 16])
-            .map(|(g, c)| fp8_result(g, c, |k| value(g, k, r)))
+            .zip(FP8_CONCURRENCY)
+            .map(|(g, c)| fp8_result_json(g, c, |k| value(g, k, r)))
             .collect();
         let (status, receipt) = server
             .upload("demo", token, &fp8_upload(sha, i, results))

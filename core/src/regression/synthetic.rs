@@ -198,3 +198,39 @@ pub fn fp8_kv_cache(seed: u64, candidate: Fp8Candidate) -> Vec<GroupInput> {
         })
         .collect()
 }
+
+/// One result of the FP8 scenario's cell `max_concurrency` in benchtrail's own upload format
+/// (`results[]` of an upload): the scenario's configuration (H100 × 4, TP 4, Llama 3.3 70B,
+/// vLLM), its cell (8000 input / 1000 output tokens, unbounded rate) and one value per series
+/// of `group`, `value(k)` for its k-th series. What the server tests and the load benchmark
+/// upload, so both send the scenario the engine's own test analyzes.
+pub fn fp8_result_json(
+    group: &GroupInput,
+    max_concurrency: u64,
+    value: impl Fn(usize) -> f64,
+) -> serde_json::Value {
+    let metrics: Vec<serde_json::Value> = group
+        .series
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            serde_json::to_value(crate::metric::MetricValue::new(
+                &s.metric,
+                s.stat.clone(),
+                value(k),
+                None,
+            ))
+            .expect("a metric value serializes")
+        })
+        .collect();
+    serde_json::json!({
+        "cell": {"load": {"max_concurrency": max_concurrency, "request_rate": "inf"}, "input_len": 8000, "output_len": 1000},
+        "configuration": {
+            "hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 4},
+            "model": {"name": "meta-llama/Llama-3.3-70B-Instruct"},
+            "engine": {"name": "vllm"},
+            "parallelism": {"tensor_parallel_size": 4},
+        },
+        "metrics": metrics,
+    })
+}
