@@ -10,6 +10,7 @@ use benchtrail_core::regression::synthetic::{
 };
 use benchtrail_core::regression::GroupInput;
 use common::db::for_each_store;
+use common::goodput::{vllm_doc, GOODPUT_HISTORY};
 use common::server::{repo_file, TestServer, ADMIN_TOKEN};
 use serde_json::{json, Value};
 
@@ -17,27 +18,8 @@ use serde_json::{json, Value};
 /// sentences are the ones the engine's test pins.
 const FP8_SEED: u64 = 0x0066_7038_6b76;
 
-const GOODPUT: &str = "--goodput ttft:60 tpot:12 e2el:1800";
-
-/// The real "throughput up, goodput down" history, in commit order.
-const GOODPUT_HISTORY: &[&str] = &[
-    "examples/history/goodput_baseline_s11_c4.json",
-    "examples/history/goodput_baseline_s12_c4.json",
-    "examples/history/goodput_baseline_s13_c4.json",
-    "examples/history/goodput_candidate_s21_c4.json",
-];
-
 fn commit_time(i: usize) -> String {
     format!("2026-11-{:02}T09:00:00Z", i + 1)
-}
-
-/// An upload of the vLLM file `path` as commit number `i` on `main`.
-fn vllm_doc(i: usize, path: &str) -> Value {
-    json!({
-        "run": {"commit": {"sha": format!("{i:040x}"), "time": commit_time(i)}, "branch": "main"},
-        "configuration": {"benchmark": {"command": format!("vllm bench serve --model mock-llm {GOODPUT} --save-detailed")}},
-        "files": [{"name": path.rsplit('/').next().unwrap(), "content": repo_file(path)}],
-    })
 }
 
 /// A project `demo` whose `file` SLO profile matches the files' `--goodput` flags; returns an

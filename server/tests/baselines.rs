@@ -8,31 +8,13 @@ mod common;
 use benchtrail_core::metric::{MetricValue, Stat};
 use chrono::{DateTime, Utc};
 use common::db::for_each_store;
-use common::server::{repo_file, TestServer, ADMIN_TOKEN};
+use common::goodput::{vllm_doc, GOODPUT_HISTORY};
+use common::server::{TestServer, ADMIN_TOKEN};
 use common::web::{tags, text_of};
 use serde_json::{json, Value};
 
-const GOODPUT: &str = "--goodput ttft:60 tpot:12 e2el:1800";
-
-/// The real "throughput up, goodput down" history, in commit order.
-const GOODPUT_HISTORY: &[&str] = &[
-    "examples/history/goodput_baseline_s11_c4.json",
-    "examples/history/goodput_baseline_s12_c4.json",
-    "examples/history/goodput_baseline_s13_c4.json",
-    "examples/history/goodput_candidate_s21_c4.json",
-];
-
 fn commit(i: usize) -> String {
     format!("{i:040x}")
-}
-
-/// An upload of the vLLM file `path` as commit number `i` on `main`.
-fn vllm_doc(i: usize, path: &str) -> Value {
-    json!({
-        "run": {"commit": {"sha": commit(i), "time": format!("2026-11-{:02}T09:00:00Z", i + 1)}, "branch": "main"},
-        "configuration": {"benchmark": {"command": format!("vllm bench serve --model mock-llm {GOODPUT} --save-detailed")}},
-        "files": [{"name": path.rsplit('/').next().unwrap(), "content": repo_file(path)}],
-    })
 }
 
 /// A public project `demo` with the goodput history uploaded; returns (upload token, write

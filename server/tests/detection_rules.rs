@@ -7,6 +7,7 @@ mod common;
 
 use benchtrail_core::metric::{MetricValue, Stat};
 use common::db::for_each_store;
+use common::goodput::{vllm_doc, GOODPUT_HISTORY};
 use common::server::{repo_file, TestServer, ADMIN_TOKEN};
 use common::web::escaped;
 use serde_json::{json, Value};
@@ -182,20 +183,6 @@ fn hodges_lehmann(base: &[f64], cand: &[f64]) -> f64 {
     } else {
         (d[n / 2 - 1] + d[n / 2]) / 2.0
     }
-}
-
-const GOODPUT_HISTORY: &[&str] = &[
-    "examples/history/goodput_baseline_s11_c4.json",
-    "examples/history/goodput_baseline_s12_c4.json",
-    "examples/history/goodput_baseline_s13_c4.json",
-    "examples/history/goodput_candidate_s21_c4.json",
-];
-
-fn vllm_doc(i: usize, path: &str) -> Value {
-    json!({
-        "run": {"commit": {"sha": commit(i), "time": format!("2026-11-{:02}T09:00:00Z", i + 1)}, "branch": "main"},
-        "files": [{"name": "result.json", "content": repo_file(path)}],
-    })
 }
 
 #[tokio::test]

@@ -3,5 +3,6 @@
 #![allow(dead_code)]
 
 pub mod db;
+pub mod goodput;
 pub mod server;
 pub mod web;
