@@ -4,7 +4,7 @@
 use super::group::{Context, GroupAnalysis};
 use super::{IMPROVEMENT_REASON, SUPERSEDED};
 use crate::storage::{
-    AlertKind, AlertStatus, GroupSeries, NewAlert, Project, StorageError, Store, StoredRun,
+    Alert, AlertKind, AlertStatus, GroupSeries, NewAlert, StorageError, Store, StoredRun,
 };
 use benchtrail_core::regression::{
     analyze, change_point_findings, Comparison, Finding, FindingKind, GroupInput, SeriesInput,
@@ -86,25 +86,19 @@ pub(super) fn new_alert(
 
 /// Resolves active alerts of earlier default-branch commits whose series this commit measured
 /// and which this commit no longer shows against the alert's own baseline commits.
+/// `standing`: the default branch's unresolved regression, trade-off and missing alerts, as
+/// read before this commit's alerts were saved (saving them changes only this commit's).
 pub(super) async fn resolve_returned(
     store: &Store,
-    project: &Project,
+    standing: &[Alert],
     ctx: &Context<'_>,
     groups: &BTreeMap<(String, String), Vec<GroupSeries>>,
     analyzed: &HashMap<(String, String), GroupAnalysis>,
 ) -> Result<(), StorageError> {
-    let active = store
-        .active_alerts(
-            project.id,
-            ctx.default_branch,
-            &[
-                AlertKind::Regression,
-                AlertKind::Tradeoff,
-                AlertKind::Missing,
-            ],
-        )
-        .await?;
-    for alert in active.iter().filter(|a| a.commit != ctx.commit) {
+    let active = standing
+        .iter()
+        .filter(|a| a.status.is_active() && a.commit != ctx.commit);
+    for alert in active {
         let Some((key, _)) = groups
             .iter()
             .find(|(_, s)| s.iter().any(|g| g.series_id == alert.series_id))

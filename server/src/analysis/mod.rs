@@ -221,7 +221,7 @@ async fn analyze_one(
         )
         .await?;
     if branch == project.default_branch {
-        resolve_returned(store, project, &ctx, &groups, &analyzed).await?;
+        resolve_returned(store, &standing, &ctx, &groups, &analyzed).await?;
     }
     for run in &runs {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
