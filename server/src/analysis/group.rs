@@ -127,14 +127,14 @@ impl Context<'_> {
     /// Where the baseline of a group comes from (see the module documentation of
     /// [`super`]).
     pub fn plan(&self, points: &[HistoryPoint], pinned: Option<&str>) -> Plan {
+        // Commits of a branch in order of first appearance (a set keeps it linear in points).
         let commits_of = |branch: &str| {
-            let mut order: Vec<String> = Vec::new();
-            for p in points.iter().filter(|p| p.branch == branch) {
-                if !order.contains(&p.commit_sha) {
-                    order.push(p.commit_sha.clone());
-                }
-            }
-            order
+            let mut seen: HashSet<&str> = HashSet::new();
+            points
+                .iter()
+                .filter(|p| p.branch == branch && seen.insert(p.commit_sha.as_str()))
+                .map(|p| p.commit_sha.clone())
+                .collect::<Vec<String>>()
         };
         let order = commits_of(self.default_branch);
         let branch_order = commits_of(self.branch);
