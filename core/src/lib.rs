@@ -12,6 +12,7 @@ pub mod cell;
 pub mod checks;
 pub mod config;
 pub mod derived;
+pub mod history;
 pub mod lenient_json;
 pub mod lenient_yaml;
 pub mod metric;

@@ -1,6 +1,6 @@
 //! Run metadata: one upload from one runner at one commit.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -14,9 +14,16 @@ pub struct CommitInfo {
     /// Parent SHAs, first parent first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parents: Vec<String>,
-    /// Committer time (the plot's x order).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<DateTime<Utc>>,
+    /// Committer time, RFC 3339 with its UTC offset (kept as sent: `2026-01-02T03:04:05+01:00`;
+    /// a zero offset is written `Z`). Only the tie-break of the history order between commits
+    /// that `parents` do not relate.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "rfc3339_with_offset"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub time: Option<DateTime<FixedOffset>>,
     /// First line of the commit message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
@@ -69,4 +76,38 @@ pub struct RunMeta {
     /// Free tags.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
+}
+
+/// Serde of an optional time with its UTC offset as RFC 3339 text: the offset as given, `Z`
+/// for a zero offset, seconds with their fraction only when there is one. Use with
+/// `#[serde(with = "benchtrail_core::run::rfc3339_with_offset")]`.
+pub mod rfc3339_with_offset {
+    use chrono::{DateTime, FixedOffset, SecondsFormat};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes `Some(t)` as RFC 3339 text and `None` as null.
+    pub fn serialize<S: Serializer>(
+        t: &Option<DateTime<FixedOffset>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::AutoSi, true)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Reads RFC 3339 text (any offset, `Z` included) or null.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<DateTime<FixedOffset>>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|text| {
+                text.parse::<DateTime<FixedOffset>>().map_err(|e| {
+                    serde::de::Error::custom(format!(
+                        "`{text}` is not an RFC 3339 time with an offset (e.g. 2026-11-02T10:00:00+01:00): {e}"
+                    ))
+                })
+            })
+            .transpose()
+    }
 }

@@ -58,10 +58,11 @@ pub struct UploadArgs {
     /// Commit measured (hex SHA). Default: `git rev-parse HEAD` in the current directory.
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
-    /// Commit time (RFC 3339, e.g. `2026-11-02T09:00:00Z`), for a commit that is not in the
-    /// local checkout. Default: the committer time from git.
+    /// Commit time (RFC 3339, e.g. `2026-11-02T10:00:00+01:00`; the offset is kept), for a
+    /// commit that is not in the local checkout. Default: the committer time from git, with
+    /// the committer's offset.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    pub commit_time: Option<chrono::DateTime<chrono::Utc>>,
+    pub commit_time: Option<chrono::DateTime<chrono::FixedOffset>>,
     /// First line of the commit message, for a commit that is not in the local checkout.
     /// Default: the subject from git.
     #[arg(long, value_name = "TEXT")]
@@ -171,10 +172,9 @@ pub struct TokenCreateArgs {
     pub scope: Scope,
 }
 
-/// Parses an RFC 3339 time into UTC.
-fn parse_time(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+/// Parses an RFC 3339 time, keeping its UTC offset.
+fn parse_time(s: &str) -> Result<chrono::DateTime<chrono::FixedOffset>, String> {
     chrono::DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&chrono::Utc))
         .map_err(|e| format!("expected an RFC 3339 time such as 2026-11-02T09:00:00Z: {e}"))
 }
 

@@ -50,7 +50,8 @@ fn vllm_file_in_a_git_checkout() {
             "commit": {
                 "sha": second,
                 "parents": [first],
-                "time": "2026-01-02T03:04:05Z",
+                // The committer's offset is kept (git: 2026-01-02T04:04:05+01:00).
+                "time": "2026-01-02T04:04:05+01:00",
                 "subject": "Measure baseline",
             },
             "branch": "feature-x",
@@ -183,6 +184,48 @@ fn unknown_commit_outside_or_inside_git_is_kept_as_given() {
     assert_eq!(
         doc["run"],
         json!({"commit": {"sha": "deadbeef"}, "branch": "main", "repeat_index": 0})
+    );
+}
+
+/// A merge commit sends both parents from git, first parent first, and its committer time with
+/// the committer's own offset (here west of UTC); the server orders history by them.
+#[test]
+fn a_merge_commit_sends_both_parents_and_the_committer_offset() {
+    let (repo, first, second) = git_repo();
+    let dir = repo.path();
+    git(
+        dir,
+        &["checkout", "-q", "-b", "side", &first],
+        "2026-01-03T00:00:00Z",
+    );
+    std::fs::write(dir.join("side.txt"), "s\n").unwrap();
+    git(dir, &["add", "side.txt"], "2026-01-03T00:00:00Z");
+    git(
+        dir,
+        &["commit", "-q", "-m", "Side work"],
+        "2026-01-03T00:00:00Z",
+    );
+    let side = git(dir, &["rev-parse", "HEAD"], "2026-01-03T00:00:00Z");
+    git(
+        dir,
+        &["checkout", "-q", "feature-x"],
+        "2026-01-03T00:00:00Z",
+    );
+    git(
+        dir,
+        &["merge", "-q", "--no-ff", "-m", "Merge side", "side"],
+        "2026-01-03T20:30:00-07:00",
+    );
+    let merge = git(dir, &["rev-parse", "HEAD"], "2026-01-03T20:30:00-07:00");
+    let doc = dry_run(dir, &[], &[]);
+    assert_eq!(
+        doc["run"]["commit"],
+        json!({
+            "sha": merge,
+            "parents": [second, side],
+            "time": "2026-01-03T20:30:00-07:00",
+            "subject": "Merge side",
+        })
     );
 }
 
@@ -474,7 +517,7 @@ fn commit_time_and_subject_for_a_commit_not_in_the_checkout() {
     );
     assert_eq!(
         doc["run"]["commit"],
-        json!({"sha": sha, "time": "2026-11-02T09:00:00Z", "subject": "[synthetic] baseline"})
+        json!({"sha": sha, "time": "2026-11-02T10:00:00+01:00", "subject": "[synthetic] baseline"})
     );
     let file = fixture(FIXTURE);
     let out = benchtrail(

@@ -6,7 +6,7 @@ mod common;
 
 use benchtrail_core::{sha256_hex, Direction, Stat, Unit};
 use benchtrail_server::storage::*;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use common::db::for_each_store;
 use serde_json::json;
 use std::io::Write;
@@ -18,6 +18,11 @@ fn ts(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text)
         .unwrap()
         .with_timezone(&Utc)
+}
+
+/// A time with its UTC offset, as commit times are stored.
+fn tsz(text: &str) -> DateTime<FixedOffset> {
+    DateTime::parse_from_rfc3339(text).unwrap()
 }
 
 fn new_project(slug: &str) -> NewProject {
@@ -108,7 +113,7 @@ fn new_run(
         project_id,
         commit_sha: commit.to_string(),
         parent_shas: vec![format!("{commit}-parent")],
-        commit_time: commit_time.map(ts),
+        commit_time: commit_time.map(tsz),
         commit_subject: Some(format!("subject of {commit}")),
         branch: branch.to_string(),
         pr_number: None,
@@ -271,7 +276,7 @@ fn full_run(project: (&str, i64)) -> NewRun {
         pid,
         "abc123",
         "feature/x",
-        Some("2024-03-01T10:00:00.123456Z"),
+        Some("2024-03-01T15:30:00.123456+05:30"),
         "2024-03-01T11:00:00Z",
     );
     run.parent_shas = vec!["p1".into(), "p2".into()];
@@ -350,7 +355,8 @@ async fn insert_run_round_trips_every_field() {
             project: "demo".into(),
             commit_sha: "abc123".into(),
             parent_shas: vec!["p1".into(), "p2".into()],
-            commit_time: Some(ts("2024-03-01T10:00:00.123456Z")),
+            // The committer's offset is kept (+05:30), the instant is the same.
+            commit_time: Some(tsz("2024-03-01T15:30:00.123456+05:30")),
             commit_subject: Some("subject of abc123".into()),
             branch: "feature/x".into(),
             pr_number: Some(42),
@@ -361,8 +367,19 @@ async fn insert_run_round_trips_every_field() {
             repeat_index: 2,
             tags: json!({"framework": "vllm", "gpu": "H100"}),
             result_count: 2,
+            upload_count: 1,
         };
         assert_eq!(*s, expected_summary, "{db}");
+        assert_eq!(
+            s.commit_time.unwrap().to_rfc3339(),
+            "2024-03-01T15:30:00.123456+05:30",
+            "{db}"
+        );
+        assert_eq!(
+            serde_json::to_value(s).unwrap()["commit_time"],
+            "2024-03-01T15:30:00.123456+05:30",
+            "{db}"
+        );
 
         // Files: metadata in upload order, content decompressed to the exact bytes.
         let infos: Vec<(i64, &str, &str, i64)> = stored
@@ -535,7 +552,10 @@ async fn reinserting_a_run_is_already_stored_and_writes_nothing() {
             Inserted::AlreadyStored,
             "{db}"
         );
-        assert_eq!(store.run(run.id).await.unwrap().unwrap(), before, "{db}");
+        // Nothing but its upload count.
+        let mut expected = before.clone();
+        expected.summary.upload_count = 2;
+        assert_eq!(store.run(run.id).await.unwrap().unwrap(), expected, "{db}");
         assert_eq!(store.count_runs(pid).await.unwrap(), 1, "{db}");
         let page = store.list_runs(pid, None, None, 10).await.unwrap();
         assert_eq!(page.items.len(), 1, "{db}");
@@ -570,6 +590,8 @@ async fn concurrent_uploads_store_each_run_once() {
             .count();
         assert_eq!((created, already), (5, 3), "{db}");
         assert_eq!(store.count_runs(pid).await.unwrap(), 5, "{db}");
+        let same_stored = store.run(same.id).await.unwrap().unwrap();
+        assert_eq!(same_stored.summary.upload_count, 4, "{db}: sent four times");
         assert_eq!(
             store.run(same.id).await.unwrap().unwrap().results.len(),
             2,
@@ -1048,7 +1070,7 @@ async fn series_points_follow_commit_order_with_repeats() {
             "{db}"
         );
         let c2 = &points[2];
-        assert_eq!(c2.commit_time, Some(ts("2024-01-02T00:00:00Z")), "{db}");
+        assert_eq!(c2.commit_time, Some(tsz("2024-01-02T00:00:00Z")), "{db}");
         assert_eq!(c2.commit_subject.as_deref(), Some("subject of c2"), "{db}");
         assert_eq!(c2.run_at, ts("2024-01-02T01:00:00Z"), "{db}");
         assert_eq!(c2.n, Some(100), "{db}");
@@ -1137,4 +1159,184 @@ async fn an_unreachable_postgres_is_reported_with_its_cause() {
             "{missing}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_run_uploaded_again_counts_each_upload() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let other = project_id(&store, "other").await;
+        let run = ttft_run(
+            ("demo", pid),
+            "c1",
+            "main",
+            None,
+            "2024-01-01T00:00:00Z",
+            1.0,
+        );
+        let count = |store: Store, id: Uuid| async move {
+            store.run(id).await.unwrap().unwrap().summary.upload_count
+        };
+        assert_eq!(
+            store.insert_run(&run).await.unwrap(),
+            Inserted::Created,
+            "{db}"
+        );
+        assert_eq!(count(store.clone(), run.id).await, 1, "{db}");
+        assert_eq!(
+            store.insert_run(&run).await.unwrap(),
+            Inserted::AlreadyStored,
+            "{db}"
+        );
+        assert_eq!(count(store.clone(), run.id).await, 2, "{db}");
+        assert_eq!(store.count_reupload(run.id).await.unwrap(), Some(3), "{db}");
+        assert_eq!(count(store.clone(), run.id).await, 3, "{db}");
+        assert_eq!(
+            store.count_reupload(Uuid::new_v4()).await.unwrap(),
+            None,
+            "{db}"
+        );
+        // The same id in another project is a conflict and counts nothing.
+        let mut stolen = run.clone();
+        stolen.project_id = other;
+        assert!(
+            matches!(
+                store.insert_run(&stolen).await,
+                Err(StorageError::Conflict(_))
+            ),
+            "{db}"
+        );
+        assert_eq!(count(store.clone(), run.id).await, 3, "{db}");
+        // Listed runs carry it too.
+        let page = store.list_runs(pid, None, None, 10).await.unwrap();
+        assert_eq!(page.items[0].upload_count, 3, "{db}");
+    })
+    .await;
+}
+
+/// `ttft_run` with `parents`.
+fn child_run(
+    project: (&str, i64),
+    commit: &str,
+    parents: &[&str],
+    time: &str,
+    run_at: &str,
+    value: f64,
+) -> NewRun {
+    let mut run = ttft_run(project, commit, "main", Some(time), run_at, value);
+    run.parent_shas = parents.iter().map(|p| p.to_string()).collect();
+    run
+}
+
+#[tokio::test]
+async fn history_is_ordered_by_ancestry_with_time_only_between_unrelated_commits() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let p = ("demo", pid);
+        // a ← b ← c ← d, uploaded d, c, b, a. d was committed (2024-01-01T22:00Z, written with
+        // its +02:00 offset) before its parent c and even before a; b's first upload comes from
+        // a shallow clone (no parents) and is dated before a; its repeat sends the parents.
+        let mut runs = vec![
+            child_run(
+                p,
+                "d",
+                &["c"],
+                "2024-01-02T00:00:00+02:00",
+                "2024-01-09T00:00:00Z",
+                4.0,
+            ),
+            child_run(
+                p,
+                "c",
+                &["b"],
+                "2024-01-04T00:00:00Z",
+                "2024-01-08T00:00:00Z",
+                3.0,
+            ),
+            child_run(
+                p,
+                "b",
+                &[],
+                "2023-12-31T00:00:00Z",
+                "2024-01-07T00:00:00Z",
+                2.0,
+            ),
+            child_run(
+                p,
+                "a",
+                &["a-parent"],
+                "2024-01-01T00:00:00Z",
+                "2024-01-06T00:00:00Z",
+                1.0,
+            ),
+            child_run(
+                p,
+                "b",
+                &["a"],
+                "2023-12-31T00:00:00Z",
+                "2024-01-06T12:00:00Z",
+                2.5,
+            ),
+        ];
+        runs[4].repeat_index = 1;
+        for run in &runs[..4] {
+            store.insert_run(run).await.unwrap();
+        }
+        let order = |g: &benchtrail_core::history::CommitGraph| {
+            g.order().map(str::to_string).collect::<Vec<_>>()
+        };
+        // Before b's parents are known, b is unrelated to a and comes first by time.
+        let graph = store.commit_graph(pid).await.unwrap();
+        assert_eq!(order(&graph), ["b", "a", "c", "d"], "{db}");
+        store.insert_run(&runs[4]).await.unwrap();
+        let graph = store.commit_graph(pid).await.unwrap();
+        assert_eq!(order(&graph), ["a", "b", "c", "d"], "{db}");
+        let b = graph.node("b").unwrap();
+        assert_eq!(
+            b.parents,
+            ["a"],
+            "{db}: parents filled in by the later upload"
+        );
+        assert_eq!(b.time, ts("2023-12-31T00:00:00Z"), "{db}");
+        assert_eq!(b.first_seq, 3, "{db}: the third run stored");
+        let mut anc: Vec<&str> = graph.possible_ancestors("c").into_iter().collect();
+        anc.sort_unstable();
+        assert_eq!(
+            anc,
+            ["a", "b"],
+            "{db}: d, its child, is not a baseline of c"
+        );
+
+        let series_id = runs[0].results[0].metrics[0].series.series_id.clone();
+        let points = store.series_points(&series_id, "main").await.unwrap();
+        let got: Vec<(&str, f64)> = points
+            .iter()
+            .map(|p| (p.commit_sha.as_str(), p.value))
+            .collect();
+        // Within b, run time decides (the repeat ran first).
+        assert_eq!(
+            got,
+            [("a", 1.0), ("b", 2.5), ("b", 2.0), ("c", 3.0), ("d", 4.0)],
+            "{db}"
+        );
+        assert_eq!(
+            points[4].commit_time.unwrap().to_rfc3339(),
+            "2024-01-02T00:00:00+02:00",
+            "{db}"
+        );
+        let history = store.series_history(pid, &[series_id]).await.unwrap();
+        let got: Vec<(&str, f64)> = history
+            .iter()
+            .map(|p| (p.commit_sha.as_str(), p.value))
+            .collect();
+        assert_eq!(
+            got,
+            [("a", 1.0), ("b", 2.5), ("b", 2.0), ("c", 3.0), ("d", 4.0)],
+            "{db}"
+        );
+        let commits = store.project_commits(pid).await.unwrap();
+        let got: Vec<&str> = commits.iter().map(|(_, c)| c.as_str()).collect();
+        assert_eq!(got, ["a", "b", "c", "d"], "{db}");
+    })
+    .await;
 }

@@ -92,6 +92,8 @@ pub(super) async fn upload(
                      a retry must resend the same upload (or use a new run id)"
                 )));
             }
+            // Stored nothing, but counted (`upload_count`).
+            state.store.count_reupload(id).await?;
             let verdict = stored_verdict(&state, id).await;
             return Ok((
                 StatusCode::OK,

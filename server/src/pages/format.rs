@@ -38,6 +38,17 @@ pub fn display_time(t: &DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
+/// A time in its own zone, for reading: `2026-01-02 03:04 +01:00` (a commit time as the
+/// committer's clock showed it; `+00:00` when the offset is zero or was not known).
+pub fn display_zoned_time(t: &DateTime<chrono::FixedOffset>) -> String {
+    t.format("%Y-%m-%d %H:%M %:z").to_string()
+}
+
+/// RFC 3339 with seconds and the time's own offset, for `datetime` attributes.
+pub fn machine_zoned_time(t: &DateTime<chrono::FixedOffset>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 /// RFC 3339 with seconds, for `datetime` attributes.
 pub fn machine_time(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)

@@ -767,6 +767,10 @@ pub struct RunView {
     pub ci_job_link: Option<String>,
     /// Upload time for reading.
     pub uploaded_at: String,
+    /// Commit time in the committer's zone, for reading and RFC 3339, when known.
+    pub committed_at: Option<(String, String)>,
+    /// How many times the run was uploaded (identical re-uploads count, store nothing).
+    pub upload_count: i64,
     /// Tags as pairs.
     pub tags: Vec<(String, String)>,
 }
@@ -871,6 +875,11 @@ impl RunPage {
                 ci_job_text: s.ci_job_url.clone(),
                 ci_job_link: s.ci_job_url.as_deref().and_then(safe_link),
                 uploaded_at: display_time(&s.uploaded_at),
+                committed_at: s
+                    .commit_time
+                    .as_ref()
+                    .map(|t| (format::display_zoned_time(t), format::machine_zoned_time(t))),
+                upload_count: s.upload_count,
                 tags: flatten_pairs(&s.tags),
             },
             files: run

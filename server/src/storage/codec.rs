@@ -7,7 +7,7 @@
 use super::{Scope, StorageError, StoredMetric};
 use benchtrail_core::metric::{stat_rank, vocabulary_rank};
 use benchtrail_core::{Direction, Stat, Unit};
-use chrono::{DateTime, SubsecRound, Utc};
+use chrono::{DateTime, FixedOffset, SubsecRound, Utc};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -41,6 +41,35 @@ pub(super) fn parse_opt_timestamp(
     text: Option<String>,
 ) -> Result<Option<DateTime<Utc>>, StorageError> {
     text.map(|t| parse_timestamp(column, &t)).transpose()
+}
+
+/// A time with its UTC offset as stored: the UTC instant ([`timestamp_text`]) and the offset
+/// in seconds east of UTC.
+pub(super) fn offset_time_parts(t: &DateTime<FixedOffset>) -> (String, i64) {
+    (
+        timestamp_text(&t.with_timezone(&Utc)),
+        i64::from(t.offset().local_minus_utc()),
+    )
+}
+
+/// Parses a stored UTC instant with its stored offset (seconds east of UTC; `None`, as stored
+/// before offsets were kept, reads as UTC).
+pub(super) fn parse_offset_time(
+    column: &str,
+    text: Option<String>,
+    offset: Option<i64>,
+) -> Result<Option<DateTime<FixedOffset>>, StorageError> {
+    let Some(utc) = parse_opt_timestamp(column, text)? else {
+        return Ok(None);
+    };
+    let secs = offset.unwrap_or(0);
+    let zone = i32::try_from(secs)
+        .ok()
+        .and_then(FixedOffset::east_opt)
+        .ok_or_else(|| {
+            StorageError::Corrupt(format!("{column}_offset: `{secs}` is not a UTC offset"))
+        })?;
+    Ok(Some(utc.with_timezone(&zone)))
 }
 
 /// Parses stored JSON text into any deserializable shape.

@@ -4,6 +4,7 @@
 use super::codec::*;
 use super::store::{Arg, SqlBuilder};
 use super::{StorageError, Store};
+use benchtrail_core::history::{CommitGraph, CommitNode};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -80,8 +81,8 @@ pub struct StoredAnalysis {
 
 impl Store {
     /// Every stored value of `series_ids` in the project, on every branch, in commit order
-    /// (commit time, else run time; then run time, upload order, result id), with the health
-    /// counts of its result and whether its run is excluded.
+    /// (the project's [`Store::commit_graph`] order; within a commit, run time, upload order,
+    /// result id), with the health counts of its result and whether its run is excluded.
     pub async fn series_history(
         &self,
         project_id: i64,
@@ -98,8 +99,13 @@ impl Store {
         );
         q.bind(Arg::Int(project_id)).push(" AND mv.series_id IN (");
         q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
-        q.push(") ORDER BY COALESCE(r.commit_time, r.run_at), r.run_at, r.seq, mv.result_id");
+        q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
         let rows = q.query().fetch_all(&self.pool).await?;
+        let graph = if rows.is_empty() {
+            benchtrail_core::history::CommitGraph::default()
+        } else {
+            self.commit_graph(project_id).await?
+        };
         let mut points = rows
             .iter()
             .map(|row| {
@@ -121,6 +127,8 @@ impl Store {
                 })
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
+        // Stable: within a commit, the query's order stays.
+        points.sort_by_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
         // The health counts of those results, read by result id in a second query (a
         // correlated subquery per row scanned `series` once per row on Postgres).
         let mut result_ids: Vec<i64> = points.iter().map(|p| p.result_id).collect();
@@ -427,18 +435,52 @@ impl Store {
             .collect()
     }
 
-    /// Distinct (branch, commit) pairs of a project's runs, in order of their first upload.
+    /// Distinct (branch, commit) pairs of a project's runs, in commit order (the
+    /// [`Store::commit_graph`] order; a commit on several branches, by its first upload).
     pub async fn project_commits(
         &self,
         project_id: i64,
     ) -> Result<Vec<(String, String)>, StorageError> {
-        let rows: Vec<(String, String)> = sqlx::query_as(
+        let mut rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT branch, commit_sha FROM runs WHERE project_id = $1 \
              GROUP BY branch, commit_sha ORDER BY MIN(seq)",
         )
         .bind(project_id)
         .fetch_all(&self.pool)
         .await?;
+        let graph = self.commit_graph(project_id).await?;
+        rows.sort_by_key(|(_, sha)| graph.position(sha).unwrap_or(usize::MAX));
         Ok(rows)
+    }
+
+    /// The project's commit graph: every commit a run measured, with the parents and time it
+    /// was uploaded with, in ancestry order (see [`benchtrail_core::history`]). The tie-break
+    /// time is the commit time, else the first run's time.
+    pub async fn commit_graph(&self, project_id: i64) -> Result<CommitGraph, StorageError> {
+        let rows = sqlx::query(
+            "SELECT sha, parent_shas, commit_time, first_run_at, first_seq FROM commits \
+             WHERE project_id = $1 ORDER BY first_seq",
+        )
+        .bind(project_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let nodes = rows
+            .iter()
+            .map(|row| {
+                let parents: String = row.try_get("parent_shas")?;
+                let first_run_at: String = row.try_get("first_run_at")?;
+                let time = match parse_opt_timestamp("commit_time", row.try_get("commit_time")?)? {
+                    Some(t) => t,
+                    None => parse_timestamp("first_run_at", &first_run_at)?,
+                };
+                Ok(CommitNode {
+                    sha: row.try_get("sha")?,
+                    parents: parse_json("parent_shas", &parents)?,
+                    time,
+                    first_seq: row.try_get("first_seq")?,
+                })
+            })
+            .collect::<Result<Vec<_>, StorageError>>()?;
+        Ok(CommitGraph::new(nodes))
     }
 }

@@ -3,7 +3,7 @@
 use benchtrail_core::metric::Interval;
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::{Direction, Stat, Unit};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -162,8 +162,8 @@ pub struct NewRun {
     pub commit_sha: String,
     /// Parent SHAs.
     pub parent_shas: Vec<String>,
-    /// Commit time.
-    pub commit_time: Option<DateTime<Utc>>,
+    /// Commit time with the committer's UTC offset (stored as the UTC instant and the offset).
+    pub commit_time: Option<DateTime<FixedOffset>>,
     /// Commit subject line.
     pub commit_subject: Option<String>,
     /// Branch (resolved: never empty).
@@ -206,8 +206,10 @@ pub struct RunSummary {
     pub commit_sha: String,
     /// Parent SHAs.
     pub parent_shas: Vec<String>,
-    /// Commit time.
-    pub commit_time: Option<DateTime<Utc>>,
+    /// Commit time with the committer's UTC offset as uploaded (`Z` for a zero offset).
+    #[serde(with = "benchtrail_core::run::rfc3339_with_offset")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub commit_time: Option<DateTime<FixedOffset>>,
     /// Commit subject.
     pub commit_subject: Option<String>,
     /// Branch.
@@ -228,6 +230,9 @@ pub struct RunSummary {
     pub tags: Value,
     /// Number of results.
     pub result_count: i64,
+    /// How many times this run was uploaded: 1, plus one per identical re-upload (answered
+    /// 200, nothing stored again).
+    pub upload_count: i64,
 }
 
 /// A stored metric value.
@@ -395,8 +400,10 @@ pub struct SeriesFilter {
 pub struct SeriesPoint {
     /// Commit SHA.
     pub commit_sha: String,
-    /// Commit time.
-    pub commit_time: Option<DateTime<Utc>>,
+    /// Commit time with the committer's UTC offset as uploaded (`Z` for a zero offset).
+    #[serde(with = "benchtrail_core::run::rfc3339_with_offset")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub commit_time: Option<DateTime<FixedOffset>>,
     /// Commit subject.
     pub commit_subject: Option<String>,
     /// The run.

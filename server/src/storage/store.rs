@@ -39,8 +39,8 @@ const PROJECT_COLUMNS: &str =
     "id, slug, name, repository_url, default_branch, is_public, key_fields, created_at";
 
 /// Columns decoded by [`run_summary`]; `r` is `runs`, `p` its project.
-const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.parent_shas, r.commit_time, r.commit_subject, \
-     r.branch, r.pr_number, r.merge_base_sha, r.run_at, r.uploaded_at, r.ci_job_url, r.repeat_index, r.tags, \
+const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.parent_shas, r.commit_time, r.commit_time_offset, \
+     r.commit_subject, r.upload_count, r.branch, r.pr_number, r.merge_base_sha, r.run_at, r.uploaded_at, r.ci_job_url, r.repeat_index, r.tags, \
      (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id) AS result_count";
 
 /// Columns decoded by [`series_info`]; `s` is `series`, `p` its project.
@@ -207,9 +207,10 @@ impl Store {
         Ok(())
     }
 
-    /// Inserts a whole run (files, configurations, series, results, values) in one transaction.
-    /// If a run with `run.id` exists in the same project, stores nothing and returns
-    /// `AlreadyStored`; if it exists in another project, `Conflict`.
+    /// Inserts a whole run (files, configurations, series, results, values) and its commit
+    /// (parents, time) in one transaction. If a run with `run.id` exists in the same project,
+    /// stores nothing but one more upload (its `upload_count`) and returns `AlreadyStored`; if
+    /// it exists in another project, `Conflict`.
     ///
     /// The run row is written first with `ON CONFLICT DO NOTHING`: that takes the write lock
     /// up front (SQLite) and waits for a concurrent insert of the same id to finish (Postgres),
@@ -219,9 +220,10 @@ impl Store {
         // Roll back explicitly on failure rather than on drop: the in-memory SQLite pool has a
         // single connection and the next query must find it clean.
         match write_run(&mut tx, run).await {
-            Ok(Inserted::Created) => {
+            // An identical re-upload stores nothing but its count (`upload_count`).
+            Ok(inserted) => {
                 tx.commit().await?;
-                Ok(Inserted::Created)
+                Ok(inserted)
             }
             outcome => {
                 if let Err(e) = tx.rollback().await {
@@ -350,6 +352,15 @@ impl Store {
         ))
     }
 
+    /// Counts one more upload of a stored run (an identical re-upload that stored nothing);
+    /// returns the new count, `None` when there is no such run.
+    pub async fn count_reupload(&self, run_id: Uuid) -> Result<Option<i64>, StorageError> {
+        let mut tx = self.begin_write().await?;
+        let count = count_upload(&mut tx, &run_id.to_string()).await?;
+        tx.commit().await?;
+        Ok(count)
+    }
+
     /// Number of runs in a project.
     pub async fn count_runs(&self, project_id: i64) -> Result<i64, StorageError> {
         let count = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE project_id = $1")
@@ -464,27 +475,38 @@ impl Store {
         row.as_ref().map(series_info).transpose()
     }
 
-    /// The points of a series on a branch, in commit order (commit time, then run time, then
-    /// upload order); several runs of one commit give several points. A run without a commit
-    /// time sorts by its run time in place of the commit time. Each point says whether its run
-    /// is excluded from baselines.
+    /// The points of a series on a branch, in commit order: the project's commit graph in
+    /// ancestry order ([`Store::commit_graph`]: parents first, committer time only between
+    /// unrelated commits), then run time, upload order and result; several runs of one commit
+    /// give several points. Each point says whether its run is excluded from baselines.
     pub async fn series_points(
         &self,
         series_id: &str,
         branch: &str,
     ) -> Result<Vec<SeriesPoint>, StorageError> {
         let rows = sqlx::query(
-            "SELECT r.commit_sha, r.commit_time, r.commit_subject, r.id, r.run_at, r.repeat_index, mv.value, mv.n, \
+            "SELECT r.project_id, r.commit_sha, r.commit_time, r.commit_time_offset, r.commit_subject, r.id, r.run_at, \
+             r.repeat_index, mv.value, mv.n, \
              (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
              FROM metric_values mv JOIN runs r ON r.id = mv.run_id \
              WHERE mv.series_id = $1 AND r.branch = $2 \
-             ORDER BY COALESCE(r.commit_time, r.run_at), r.run_at, r.seq, mv.result_id",
+             ORDER BY r.run_at, r.seq, mv.result_id",
         )
         .bind(series_id)
         .bind(branch)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(series_point).collect()
+        let Some(first) = rows.first() else {
+            return Ok(Vec::new());
+        };
+        let graph = self.commit_graph(first.try_get("project_id")?).await?;
+        let mut points = rows
+            .iter()
+            .map(series_point)
+            .collect::<Result<Vec<_>, _>>()?;
+        // Stable: within a commit, the query's order (run time, upload, result) stays.
+        points.sort_by_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
+        Ok(points)
     }
 
     /// Metadata of a run's files, in upload order.
@@ -656,23 +678,26 @@ async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, S
     Ok(Inserted::Created)
 }
 
-/// Inserts the run row; `false` if a run with this id already exists.
+/// Inserts the run row and its commit (see [`upsert_commit`]); `false`, writing nothing, if a
+/// run with this id already exists.
 async fn insert_run_row(
     conn: &mut AnyConnection,
     run: &NewRun,
     run_id: &str,
 ) -> Result<bool, StorageError> {
+    let commit_time = run.commit_time.as_ref().map(offset_time_parts);
     let seq: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, commit_subject, branch, \
-         pr_number, merge_base_sha, run_at, uploaded_at, ci_job_url, repeat_index, tags) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+        "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, commit_time_offset, commit_subject, \
+         branch, pr_number, merge_base_sha, run_at, uploaded_at, ci_job_url, repeat_index, tags) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
          ON CONFLICT (id) DO NOTHING RETURNING seq",
     )
     .bind(run_id)
     .bind(run.project_id)
     .bind(&run.commit_sha)
     .bind(json_text(&run.parent_shas))
-    .bind(run.commit_time.as_ref().map(timestamp_text))
+    .bind(commit_time.as_ref().map(|(t, _)| t.clone()))
+    .bind(commit_time.as_ref().map(|(_, o)| *o))
     .bind(&run.commit_subject)
     .bind(&run.branch)
     .bind(run.pr_number)
@@ -685,7 +710,36 @@ async fn insert_run_row(
     .fetch_optional(&mut *conn)
     .await
     .map_err(|e| unique_as_conflict(e, || format!("run {} could not be stored: unique constraint", run.id)))?;
-    Ok(seq.is_some())
+    let Some(seq) = seq else { return Ok(false) };
+    upsert_commit(conn, run, seq, commit_time.map(|(t, _)| t)).await?;
+    Ok(true)
+}
+
+/// Adds the run's commit to the project's commit graph. A commit uploaded again keeps what it
+/// has and gains what it lacked: its parents when it had none (an earlier upload from a
+/// shallow clone), its commit time when it had none.
+async fn upsert_commit(
+    conn: &mut AnyConnection,
+    run: &NewRun,
+    seq: i64,
+    commit_time: Option<String>,
+) -> Result<(), StorageError> {
+    sqlx::query(
+        "INSERT INTO commits (project_id, sha, parent_shas, commit_time, first_run_at, first_seq) \
+         VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (project_id, sha) DO UPDATE SET \
+         parent_shas = CASE WHEN commits.parent_shas = '[]' THEN excluded.parent_shas ELSE commits.parent_shas END, \
+         commit_time = COALESCE(commits.commit_time, excluded.commit_time)",
+    )
+    .bind(run.project_id)
+    .bind(&run.commit_sha)
+    .bind(json_text(&run.parent_shas))
+    .bind(commit_time)
+    .bind(timestamp_text(&run.run_at))
+    .bind(seq)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }
 
 /// `AlreadyStored` if the existing run belongs to the same project, else `Conflict`.
@@ -699,12 +753,26 @@ async fn existing_run_outcome(
         .fetch_optional(&mut *conn)
         .await?;
     match owner {
-        Some(project_id) if project_id == run.project_id => Ok(Inserted::AlreadyStored),
+        Some(project_id) if project_id == run.project_id => {
+            count_upload(conn, run_id).await?;
+            Ok(Inserted::AlreadyStored)
+        }
         _ => Err(StorageError::Conflict(format!(
             "run {} belongs to another project",
             run.id
         ))),
     }
+}
+
+/// Adds one to a run's `upload_count`; the new count, `None` when there is no such run.
+async fn count_upload(conn: &mut AnyConnection, run_id: &str) -> Result<Option<i64>, StorageError> {
+    let count = sqlx::query_scalar(
+        "UPDATE runs SET upload_count = upload_count + 1 WHERE id = $1 RETURNING upload_count",
+    )
+    .bind(run_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(count)
 }
 
 async fn insert_file(
@@ -1016,7 +1084,11 @@ fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageError> {
         project: row.try_get("slug")?,
         commit_sha: row.try_get("commit_sha")?,
         parent_shas: parse_json("parent_shas", &parent_shas)?,
-        commit_time: parse_opt_timestamp("commit_time", row.try_get("commit_time")?)?,
+        commit_time: parse_offset_time(
+            "commit_time",
+            row.try_get("commit_time")?,
+            row.try_get("commit_time_offset")?,
+        )?,
         commit_subject: row.try_get("commit_subject")?,
         branch: row.try_get("branch")?,
         pr_number: row.try_get("pr_number")?,
@@ -1027,6 +1099,7 @@ fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageError> {
         repeat_index: row.try_get("repeat_index")?,
         tags: parse_json("tags", &tags)?,
         result_count: row.try_get("result_count")?,
+        upload_count: row.try_get("upload_count")?,
     };
     Ok((row.try_get("seq")?, summary))
 }
@@ -1112,7 +1185,11 @@ fn series_point(row: &AnyRow) -> Result<SeriesPoint, StorageError> {
     let run_at: String = row.try_get("run_at")?;
     Ok(SeriesPoint {
         commit_sha: row.try_get("commit_sha")?,
-        commit_time: parse_opt_timestamp("commit_time", row.try_get("commit_time")?)?,
+        commit_time: parse_offset_time(
+            "commit_time",
+            row.try_get("commit_time")?,
+            row.try_get("commit_time_offset")?,
+        )?,
         commit_subject: row.try_get("commit_subject")?,
         run_id: parse_uuid("id", &run_id)?,
         run_at: parse_timestamp("run_at", &run_at)?,

@@ -1,0 +1,289 @@
+//! Commit order by ancestry: the order a branch's history is plotted and baselined in.
+//!
+//! A project's commits form a graph through the `parents` each upload sends. The order is a
+//! topological order of that graph (every commit after all of its known ancestors); only
+//! between commits the graph does not relate does the time decide (committer time, else the
+//! first run's time, then the first upload). So a commit whose committer time is earlier than
+//! its parent's (a rebase, a skewed clock) still comes after its parent.
+//!
+//! The graph has **gaps**: a parent that was never uploaded (the first benchmarked commit's
+//! parent, every commit of a nightly benchmark, a shallow clone that sends no parents). Behind
+//! a gap, ancestry is unknown; [`CommitGraph::possible_ancestors`] then counts the commits
+//! ordered before the gap as possible ancestors, so a history without parents keeps the
+//! time order it always had, while a commit reached through the graph only ever takes its
+//! ancestors.
+
+use chrono::{DateTime, Utc};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+/// One commit as the graph needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitNode {
+    /// Commit SHA.
+    pub sha: String,
+    /// Parent SHAs as uploaded, first parent first (empty: unknown, or a root commit).
+    pub parents: Vec<String>,
+    /// The tie-break time between unrelated commits: committer time, else the first run's time.
+    pub time: DateTime<Utc>,
+    /// The last tie-break: the upload sequence number of the commit's first run.
+    pub first_seq: i64,
+}
+
+/// A project's commits in ancestry order (see the module documentation).
+#[derive(Debug, Clone, Default)]
+pub struct CommitGraph {
+    nodes: Vec<CommitNode>,
+    /// Index into `nodes` by SHA.
+    index: HashMap<String, usize>,
+    /// `nodes` indices in history order.
+    order: Vec<usize>,
+    /// Position in `order` by `nodes` index.
+    position: Vec<usize>,
+}
+
+impl CommitGraph {
+    /// Builds the order of `nodes` (a SHA given twice keeps its first node). Edges to SHAs
+    /// that are not nodes are gaps; a cycle (impossible in git, possible in uploads) is broken
+    /// by placing the earliest unplaced commit (by time) as if its parents were placed.
+    pub fn new(nodes: Vec<CommitNode>) -> CommitGraph {
+        let mut index = HashMap::with_capacity(nodes.len());
+        let mut kept = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            if !index.contains_key(&node.sha) {
+                index.insert(node.sha.clone(), kept.len());
+                kept.push(node);
+            }
+        }
+        let nodes = kept;
+        let n = nodes.len();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut pending = vec![0usize; n];
+        for (i, node) in nodes.iter().enumerate() {
+            let mut seen = HashSet::new();
+            for p in &node.parents {
+                if let Some(&j) = index.get(p) {
+                    if j != i && seen.insert(j) {
+                        children[j].push(i);
+                        pending[i] += 1;
+                    }
+                }
+            }
+        }
+        let key = |i: usize| Reverse((nodes[i].time, nodes[i].first_seq, nodes[i].sha.clone(), i));
+        let mut ready: BinaryHeap<_> = (0..n).filter(|&i| pending[i] == 0).map(key).collect();
+        // Every node by tie-break key: where a cycle is broken when nothing is ready.
+        let mut by_key: Vec<usize> = (0..n).collect();
+        by_key.sort_by_key(|&i| key(i).0);
+        let mut next_forced = 0;
+        let mut placed = vec![false; n];
+        let mut order = Vec::with_capacity(n);
+        while order.len() < n {
+            let i = match ready.pop() {
+                Some(Reverse((.., i))) if !placed[i] => i,
+                Some(_) => continue,
+                None => {
+                    while placed[by_key[next_forced]] {
+                        next_forced += 1;
+                    }
+                    by_key[next_forced]
+                }
+            };
+            placed[i] = true;
+            order.push(i);
+            for &c in &children[i] {
+                pending[c] = pending[c].saturating_sub(1);
+                if pending[c] == 0 && !placed[c] {
+                    ready.push(key(c));
+                }
+            }
+        }
+        let mut position = vec![0; n];
+        for (pos, &i) in order.iter().enumerate() {
+            position[i] = pos;
+        }
+        CommitGraph {
+            nodes,
+            index,
+            order,
+            position,
+        }
+    }
+
+    /// The commits in history order.
+    pub fn order(&self) -> impl Iterator<Item = &str> {
+        self.order.iter().map(|&i| self.nodes[i].sha.as_str())
+    }
+
+    /// A commit's place in the history order (`None` for a commit that is not a node).
+    pub fn position(&self, sha: &str) -> Option<usize> {
+        self.index.get(sha).map(|&i| self.position[i])
+    }
+
+    /// The node of a commit.
+    pub fn node(&self, sha: &str) -> Option<&CommitNode> {
+        self.index.get(sha).map(|&i| &self.nodes[i])
+    }
+
+    /// The known ancestors of `sha` (itself excluded), reached through parents that are nodes.
+    pub fn ancestors(&self, sha: &str) -> HashSet<&str> {
+        self.walk(sha).0
+    }
+
+    /// The commits that may be ancestors of `sha` (itself excluded): its known ancestors, and,
+    /// when the walk through its parents reaches a gap (a parent that is not a node, or a
+    /// commit without parents), every commit ordered before the last such gap. A commit not
+    /// in the graph has no known ancestry: every node may be its ancestor.
+    pub fn possible_ancestors(&self, sha: &str) -> HashSet<&str> {
+        if !self.index.contains_key(sha) {
+            return self.order().collect();
+        }
+        let (mut found, gap) = self.walk(sha);
+        if let Some(limit) = gap {
+            found.extend(
+                self.order[..limit]
+                    .iter()
+                    .map(|&i| self.nodes[i].sha.as_str()),
+            );
+        }
+        found.remove(sha);
+        found
+    }
+
+    /// Known ancestors of `sha`, and the order position of the latest gap its walk reached.
+    fn walk(&self, sha: &str) -> (HashSet<&str>, Option<usize>) {
+        let mut found = HashSet::new();
+        let mut gap: Option<usize> = None;
+        let Some(&start) = self.index.get(sha) else {
+            return (found, None);
+        };
+        let mut stack = vec![start];
+        let mut visited = HashSet::from([start]);
+        while let Some(i) = stack.pop() {
+            let node = &self.nodes[i];
+            let mut open = node.parents.is_empty();
+            for p in &node.parents {
+                match self.index.get(p) {
+                    Some(&j) => {
+                        if visited.insert(j) {
+                            found.insert(self.nodes[j].sha.as_str());
+                            stack.push(j);
+                        }
+                    }
+                    None => open = true,
+                }
+            }
+            if open {
+                let pos = self.position[i];
+                gap = Some(gap.map_or(pos, |g| g.max(pos)));
+            }
+        }
+        found.remove(sha);
+        (found, gap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(sha: &str, parents: &[&str], hour: u32, seq: i64) -> CommitNode {
+        CommitNode {
+            sha: sha.into(),
+            parents: parents.iter().map(|p| p.to_string()).collect(),
+            time: format!("2026-01-01T{hour:02}:00:00Z").parse().unwrap(),
+            first_seq: seq,
+        }
+    }
+
+    fn order(g: &CommitGraph) -> Vec<&str> {
+        g.order().collect()
+    }
+
+    fn sorted<'a>(set: HashSet<&'a str>) -> Vec<&'a str> {
+        let mut v: Vec<&str> = set.into_iter().collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn a_child_with_an_earlier_time_still_follows_its_parent() {
+        // c's committer time (01:00) is before its parent b's (05:00), uploaded first.
+        let g = CommitGraph::new(vec![
+            node("c", &["b"], 1, 1),
+            node("a", &["root"], 3, 2),
+            node("b", &["a"], 5, 3),
+        ]);
+        assert_eq!(order(&g), ["a", "b", "c"]);
+        assert_eq!(g.position("c"), Some(2));
+        assert_eq!(g.position("x"), None);
+    }
+
+    #[test]
+    fn time_orders_only_unrelated_commits() {
+        let g = CommitGraph::new(vec![
+            node("x", &[], 4, 1),
+            node("a", &[], 2, 2),
+            node("b", &["a"], 1, 3),
+            node("y", &[], 3, 4),
+        ]);
+        // a (02:00) first; then b (its child) is ready at 01:00, before y (03:00) and x (04:00).
+        assert_eq!(order(&g), ["a", "b", "y", "x"]);
+    }
+
+    #[test]
+    fn equal_times_fall_back_to_upload_order() {
+        let g = CommitGraph::new(vec![node("b", &[], 1, 1), node("a", &[], 1, 2)]);
+        assert_eq!(order(&g), ["b", "a"]);
+    }
+
+    #[test]
+    fn cycles_are_broken_and_every_commit_is_placed() {
+        let g = CommitGraph::new(vec![
+            node("a", &["b"], 1, 1),
+            node("b", &["a"], 2, 2),
+            node("c", &["b"], 9, 3),
+        ]);
+        assert_eq!(order(&g), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn ancestors_exclude_siblings_and_descendants() {
+        // a ← b ← d, a ← s (a sibling line), d a merge of b and s; e after d.
+        let g = CommitGraph::new(vec![
+            node("a", &["gone"], 1, 1),
+            node("b", &["a"], 2, 2),
+            node("s", &["a"], 3, 3),
+            node("c", &["b"], 4, 4),
+            node("d", &["c", "s"], 5, 5),
+            node("e", &["d"], 6, 6),
+        ]);
+        assert_eq!(sorted(g.ancestors("c")), ["a", "b"]);
+        // The walk of c reaches a gap only at a (its parent was never uploaded): nothing is
+        // before a, so s stays out.
+        assert_eq!(sorted(g.possible_ancestors("c")), ["a", "b"]);
+        assert_eq!(sorted(g.possible_ancestors("d")), ["a", "b", "c", "s"]);
+        assert_eq!(sorted(g.possible_ancestors("a")), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_gap_admits_what_is_ordered_before_it() {
+        // n1, n2, n3: nightly commits whose parents were never uploaded; m's parent is n3.
+        let g = CommitGraph::new(vec![
+            node("n1", &["p1"], 1, 1),
+            node("n2", &["p2"], 2, 2),
+            node("n3", &["p3"], 3, 3),
+            node("m", &["n3"], 4, 4),
+            node("late", &[], 9, 5),
+        ]);
+        assert_eq!(sorted(g.possible_ancestors("n3")), ["n1", "n2"]);
+        assert_eq!(sorted(g.possible_ancestors("m")), ["n1", "n2", "n3"]);
+        // A commit without parents (shallow clone) is a gap itself: the time order.
+        assert_eq!(
+            sorted(g.possible_ancestors("late")),
+            ["m", "n1", "n2", "n3"]
+        );
+        // A commit outside the graph may follow anything.
+        assert_eq!(g.possible_ancestors("zz").len(), 5);
+    }
+}
