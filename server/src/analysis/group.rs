@@ -2,6 +2,7 @@
 //! input built from stored history (values, health, per-request samples), and its report.
 
 use crate::storage::{GroupSeries, HistoryPoint};
+use benchtrail_core::history::CommitGraph;
 use benchtrail_core::regression::{
     analyze, request_values, CommitRuns, Finding, FindingKind, GroupInput, GroupReport, RunValue,
     SeriesInput, SeriesState,
@@ -19,6 +20,8 @@ pub(super) struct Context<'a> {
     pub commit: &'a str,
     pub merge_base: Option<&'a str>,
     pub det: &'a DetectionSettings,
+    /// The project's commit graph: baselines hold only (possible) ancestors of the candidate.
+    pub graph: &'a CommitGraph,
 }
 
 /// A candidate run that is neither tested nor part of a baseline.
@@ -146,38 +149,53 @@ impl Context<'_> {
             self.branch != self.default_branch
                 || matches!((at(pin), at(self.commit)), (Some(p), Some(c)) if p < c)
         });
-        let (mut base_commits, mut rule): (Vec<String>, String) =
-            if self.branch == self.default_branch {
-                let end = order
-                    .iter()
-                    .position(|c| c == self.commit)
-                    .unwrap_or(order.len());
-                (
-                    order[..end].to_vec(),
-                    format!(
-                        "the default branch `{}` before this commit",
-                        self.default_branch
-                    ),
-                )
-            } else if let Some(mb) = self.merge_base.filter(|mb| order.iter().any(|c| c == mb)) {
-                let end = order.iter().position(|c| c == mb).unwrap_or(0) + 1;
-                (
-                    order[..end].to_vec(),
-                    format!(
-                        "the default branch `{}` up to the merge base {mb}",
-                        self.default_branch
-                    ),
-                )
-            } else {
-                (
-                    order
-                        .iter()
-                        .filter(|c| *c != self.commit)
-                        .cloned()
-                        .collect(),
-                    format!("the default branch `{}`", self.default_branch),
-                )
+        // Only ancestors of the candidate (for a pull request: of its merge base, itself
+        // included) may be its baseline; behind a gap in the graph, the commits ordered before
+        // it may be (see `benchtrail_core::history`).
+        let ancestors_of = |sha: &str, inclusive: bool| {
+            let mut set: HashSet<String> = self
+                .graph
+                .possible_ancestors(sha)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            if inclusive {
+                set.insert(sha.to_string());
+            }
+            set
+        };
+        let (allowed, rule): (HashSet<String>, String) = if self.branch == self.default_branch {
+            (
+                ancestors_of(self.commit, false),
+                format!(
+                    "the default branch `{}` before this commit",
+                    self.default_branch
+                ),
+            )
+        } else if let Some(mb) = self.merge_base.filter(|mb| order.iter().any(|c| c == mb)) {
+            (
+                ancestors_of(mb, true),
+                format!(
+                    "the default branch `{}` up to the merge base {mb}",
+                    self.default_branch
+                ),
+            )
+        } else {
+            let from = match self.merge_base {
+                Some(mb) if self.graph.position(mb).is_some() => ancestors_of(mb, true),
+                _ => ancestors_of(self.commit, false),
             };
+            (
+                from,
+                format!("the default branch `{}`", self.default_branch),
+            )
+        };
+        let mut rule = rule;
+        let mut base_commits: Vec<String> = order
+            .iter()
+            .filter(|c| *c != self.commit && allowed.contains(*c))
+            .cloned()
+            .collect();
         if let Some(pin) = pinned {
             // The pinned commit gives the level; the commits the baseline would otherwise come
             // from give the run-to-run spread when the pin has too few runs to show one.

@@ -23,10 +23,14 @@
 //! # Baseline
 //! * A commit on the project's default branch: the last `detection.engine.baseline_window`
 //!   (default 10) commits *before it* on the default branch that have a valid run of the series
-//!   (commit order: commit time, else run time, then upload order).
-//! * A pull request (another branch with a `merge_base`): the default branch's commits up to
-//!   and including the merge base, the same window.
-//! * Another branch without a merge base: the default branch's commits, the same window.
+//!   and are its ancestors (commit order: ancestry through the uploaded `parents`, committer
+//!   time, else run time, then upload order, only between unrelated commits; behind a parent
+//!   that was never uploaded, the commits ordered before it count as possible ancestors:
+//!   `benchtrail_core::history`).
+//! * A pull request (another branch with a `merge_base`): the default branch's commits that
+//!   are the merge base or its ancestors, the same window.
+//! * Another branch without a merge base: the default branch's commits that are ancestors of
+//!   the candidate, the same window.
 //! * A pinned run (`PUT .../baselines/{series_id}`): for the default branch's commits after
 //!   the pinned one and for every other branch, the baseline of that series' whole group (every
 //!   metric of the same series key and cell) is the pinned commit's level; when it has fewer
@@ -163,12 +167,14 @@ async fn analyze_one(
         }
     }
 
+    let graph = store.commit_graph(project.id).await?;
     let ctx = Context {
         default_branch: &project.default_branch,
         branch,
         commit: commit_sha,
         merge_base: merge_base.as_deref(),
         det: &det,
+        graph: &graph,
     };
     // Alerts of earlier commits that are not resolved: a finding that is the same change seen
     // again (its alert's commit is in this finding's baseline window) continues that alert
@@ -238,7 +244,7 @@ async fn analyze_one(
     Ok(previous)
 }
 
-/// Analyzes every commit of a project again, in upload order (after an exclusion or a pin).
+/// Analyzes every commit of a project again, in commit order (after an exclusion or a pin).
 /// Each commit is analyzed once (its following commits are all stored, so confirmation needs
 /// no second pass); the change-point scan runs once, from the last default-branch commit.
 pub async fn recompute_project(store: &Store, project: &Project) -> Result<(), StorageError> {
