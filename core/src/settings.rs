@@ -417,7 +417,7 @@ fn check_engine(e: &regression::Settings) -> Result<(), SettingsError> {
             ),
         ));
     }
-    let checks: [(&str, bool, String); 8] = [
+    let checks: [(&str, bool, String); 10] = [
         (
             "/baseline_window",
             (1..=MAX_BASELINE_WINDOW).contains(&e.baseline_window),
@@ -460,6 +460,23 @@ fn check_engine(e: &regression::Settings) -> Result<(), SettingsError> {
                 "expected a level in (0, {MAX_ALPHA}], found {}: every commit is a test, so a \
                  larger level alerts on noise",
                 e.alpha
+            ),
+        ),
+        (
+            "/spread_window",
+            (1..=200).contains(&e.spread_window),
+            format!(
+                "expected 1 to 200 commits, found {}: every upload reads this many",
+                e.spread_window
+            ),
+        ),
+        (
+            "/support_alpha",
+            e.support_alpha > 0.0 && e.support_alpha <= 0.2,
+            format!(
+                "expected a level in (0, 0.2], found {}: a weaker support accepts cells that do \
+                 not show the change",
+                e.support_alpha
             ),
         ),
         (

@@ -43,6 +43,10 @@
 
 pub mod confounds;
 pub mod edivisive;
+pub mod family;
+mod family_findings;
+pub mod rates;
+pub mod realistic;
 pub mod significance;
 pub mod synthetic;
 
@@ -91,6 +95,18 @@ pub struct Settings {
     /// Conbench's default lookback z-score threshold of 5 is a two-sided level of 6e-7.
     /// In (0, 0.1]: above it most noise-only series would get a finding.
     pub alpha: f64,
+    /// Commit means the run-to-run spread is estimated from, in blocks of `baseline_window`
+    /// counted back from the candidate (the level is always the last `baseline_window`).
+    /// Default 30: with single runs per commit, a spread from 10 commits has 9 degrees of
+    /// freedom and a t with 9 needs 4.3 standard errors for p = 0.001 where one from 30 has 27
+    /// and needs 3.7; blocks keep an older step from inflating it. In [1, 200]; a value below
+    /// `baseline_window` means `baseline_window` ([`Settings::spread`]).
+    pub spread_window: usize,
+    /// One-sided level at which a cell's own test *supports* a change that its configuration's
+    /// combined index shows at `alpha`, and at which the benefit side of a trade-off whose harm
+    /// side is a finding is accepted (gatekeeping: the benefit is only asked once the harm is
+    /// established). Default 0.05. In (0, 0.2].
+    pub support_alpha: f64,
     /// Level of the reported confidence and prediction intervals. Default 0.95. In [0.5, 1):
     /// an interval of less than even odds describes nothing, and at 1 it is unbounded.
     pub confidence_level: f64,
@@ -115,6 +131,11 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Commit means the spread is read from: at least the baseline window.
+    pub fn spread(&self) -> usize {
+        self.spread_window.max(self.baseline_window)
+    }
+
     /// Whether `stat` is among [`Settings::tested_stats`].
     pub fn tests(&self, stat: &Stat) -> bool {
         let name = stat.to_string();
@@ -131,6 +152,8 @@ impl Default for Settings {
             min_effect_pct: 2.0,
             fail_effect_pct: 5.0,
             alpha: 0.001,
+            spread_window: 30,
+            support_alpha: 0.05,
             confidence_level: 0.95,
             confirm_commits: 0,
             per_request_max_per_side: 1000,
@@ -142,6 +165,11 @@ impl Default for Settings {
         }
     }
 }
+
+/// Metrics that are the largest value of one-second buckets of a run (vLLM's
+/// `max_output_tokens_per_s`, `max_concurrent_requests`): an extreme of a few counts moves by
+/// whole tokens or requests from run to run, so they are plotted and described, never tested.
+pub const PEAK_METRICS: [&str; 2] = ["max_output_tokens_per_s", "max_concurrent_requests"];
 
 /// One run's value of a series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -521,9 +549,20 @@ struct Baseline {
     /// With a pinned baseline: the valid runs of the window's other commits, whose spread
     /// stands in for the run-to-run variation a pin of one run cannot show.
     spread: Vec<f64>,
+    /// Commit means (mean of each commit's valid runs) of the last [`Settings::spread`]
+    /// commits with a valid run, oldest first: the spread and, in its last `baseline_window`,
+    /// the level of [`significance::commit_mean_prediction`].
+    history_means: Vec<f64>,
+    /// Mean number of valid runs per baseline commit.
+    runs_per_commit: f64,
 }
 
-fn baseline_of(s: &SeriesInput, pinned: Option<&str>, window: usize) -> Baseline {
+fn baseline_of(
+    s: &SeriesInput,
+    pinned: Option<&str>,
+    window: usize,
+    spread_window: usize,
+) -> Baseline {
     let chosen: Vec<&CommitRuns> = match pinned {
         Some(p) => s.history.iter().filter(|c| c.commit == p).collect(),
         None => {
@@ -561,7 +600,23 @@ fn baseline_of(s: &SeriesInput, pinned: Option<&str>, window: usize) -> Baseline
             .collect(),
         None => Vec::new(),
     };
+    let mut history_means: Vec<f64> = s
+        .history
+        .iter()
+        .rev()
+        .filter(|c| pinned.is_none() && !c.valid().is_empty())
+        .take(spread_window)
+        .map(|c| significance::mean(&c.valid()))
+        .collect();
+    history_means.reverse();
+    let runs: usize = chosen.iter().map(|c| c.valid().len()).sum();
     Baseline {
+        history_means,
+        runs_per_commit: if chosen.is_empty() {
+            1.0
+        } else {
+            runs as f64 / chosen.len() as f64
+        },
         within_var: if dof > 0.0 { ss / dof } else { 0.0 },
         commits: chosen.iter().map(|c| c.commit.clone()).collect(),
         runs: chosen.iter().flat_map(|c| c.valid()).collect(),
@@ -583,7 +638,19 @@ fn compare_values(
     settings: &Settings,
 ) -> (TestOutcome, Option<f64>, bool, Option<bool>) {
     let base = baseline.runs.as_slice();
-    let outcome = if cand.len() >= 2 && base.len() >= 2 {
+    let outcome = if baseline.history_means.len() >= 2 {
+        // Repeats are one sample of their commit: the candidate's mean against the baseline's
+        // commit means, with what its fewer repeats (if fewer) add to its variance.
+        let extra =
+            baseline.within_var * (1.0 / cand.len() as f64 - 1.0 / baseline.runs_per_commit);
+        significance::commit_mean_prediction(
+            &baseline.history_means,
+            settings.baseline_window,
+            significance::mean(cand),
+            extra.max(0.0),
+            1.0 - settings.alpha,
+        )
+    } else if cand.len() >= 2 && base.len() >= 2 {
         significance::welch(base, cand, settings.confidence_level, baseline.within_var)
     } else if baseline.spread.len() >= 2 && !base.is_empty() {
         // A pinned commit of one run: its level, the history's spread.
@@ -768,6 +835,8 @@ pub fn compare_pair(
         samples: Vec::new(),
         within_var: 0.0,
         spread: Vec::new(),
+        history_means: Vec::new(),
+        runs_per_commit: 1.0,
     };
     let (outcome, delta_pct, significant, better) =
         compare_values(metric, &one, &[candidate.1], direction_of(metric), settings);
@@ -784,6 +853,13 @@ pub fn compare_pair(
 /// Analyzes one result's series against their baselines: regressions, improvements, trade-offs,
 /// missing series and series with insufficient data. Pure and deterministic.
 pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
+    analyze_with(group, settings, &family::Gates::single())
+}
+
+/// [`analyze`] of one cell of a configuration whose other cells were uploaded with it: `gates`
+/// ([`family::configuration_gates`] over all of them) say what the configuration as a whole
+/// shows, and split α between its cells.
+pub fn analyze_with(group: &GroupInput, settings: &Settings, gates: &family::Gates) -> GroupReport {
     let mut reports = Vec::new();
     let mut findings: Vec<Finding> = Vec::new();
     // Every statistic of a metric (mean, p50, p99, ...) reads the same requests: the shift is
@@ -796,6 +872,7 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
             s,
             group.pinned_baseline.as_deref(),
             settings.baseline_window,
+            settings.spread(),
         );
         let mut report = SeriesReport {
             series_id: s.series_id.clone(),
@@ -824,9 +901,13 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
             reports.push(report);
             continue;
         };
-        if direction == Direction::Neutral {
+        if direction == Direction::Neutral || PEAK_METRICS.contains(&s.metric.as_str()) {
             report.state = SeriesState::Descriptive;
-            report.reason = Some("neutral metric: descriptive, never a finding".into());
+            report.reason = Some(if direction == Direction::Neutral {
+                "neutral metric: descriptive, never a finding".into()
+            } else {
+                "a peak over one-second buckets: an extreme of a few counts, descriptive, never a finding".into()
+            });
             reports.push(report);
             continue;
         }
@@ -930,8 +1011,18 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
         report.comparison = Some(cmp);
         reports.push(report);
     }
+    let stage = family_findings::family_stage(group, &mut reports, gates, settings);
+    findings.retain(|f| {
+        !(matches!(f.kind, FindingKind::Regression | FindingKind::Improvement)
+            && stage.members.contains(&f.series_ids[0]))
+    });
+    findings.extend(stage.findings.iter().cloned());
     findings.extend(missing_finding(&missing, settings));
-    let tradeoff = tradeoff_finding(group, &reports, settings);
+    let tradeoff = if stage.decisions.is_empty() {
+        tradeoff_finding(group, &reports, settings)
+    } else {
+        family_findings::family_tradeoff(group, &reports, &stage, settings)
+    };
     if let Some(t) = &tradeoff {
         findings.retain(|f| !t.series_ids.contains(&f.series_ids[0]));
     }

@@ -185,6 +185,85 @@ pub fn prediction(base: &[f64], cand: f64, level: f64) -> TestOutcome {
     }
 }
 
+/// One new commit mean against the history of commit means: the test benchtrail runs on every
+/// series and on every metric family's index (see `super::family`).
+///
+/// * **Level**: the mean `m` of the last `window` values of `history` (oldest first).
+/// * **Spread**: the pooled variance of `history` within consecutive blocks of `window` values
+///   counted back from the newest, `s² = Σ_blocks Σ (x − block mean)² / Σ_blocks (len − 1)`.
+///   Older blocks add degrees of freedom (a spread from 10 commits has 9, a t with 9 degrees of
+///   freedom needs 4.3 standard errors for p = 0.001, one from 30 commits in three blocks has
+///   27 and needs 3.7), and a step between blocks does not inflate it.
+/// * **The new mean's variance** is `s² + extra_var`: a commit mean is one draw of what the
+///   baseline's commit means are draws of; `extra_var` adds what its fewer repeats cost
+///   (`within-commit variance · (1/r_candidate − 1/r_baseline)`, never negative, computed by
+///   the caller), so the first of three announced repeats is not judged as a mean of three.
+/// * `t = (x − m) / sqrt(s² (1 + 1/k) + extra_var)` with `k` = values in the level and
+///   `Σ (len − 1)` degrees of freedom: the prediction interval of one new observation
+///   (Conbench's lookback z-score and Bencher's `t_test`, with a t reference since the spread is
+///   estimated), on commit means rather than runs.
+///
+/// Fewer than 2 history values, or no degrees of freedom: `effect_only`. Zero spread:
+/// `zero_spread`.
+pub fn commit_mean_prediction(
+    history: &[f64],
+    window: usize,
+    cand: f64,
+    extra_var: f64,
+    level: f64,
+) -> TestOutcome {
+    let k = window.max(1).min(history.len());
+    let recent = &history[history.len() - k..];
+    if history.len() < 2 {
+        return effect_only(recent, &[cand], level);
+    }
+    let (mut ss, mut dof) = (0.0, 0.0);
+    let mut end = history.len();
+    while end > 0 {
+        let start = end.saturating_sub(window.max(1));
+        let block = &history[start..end];
+        if block.len() >= 2 {
+            ss += sample_var(block) * (block.len() - 1) as f64;
+            dof += (block.len() - 1) as f64;
+        }
+        end = start;
+    }
+    if dof == 0.0 {
+        return effect_only(recent, &[cand], level);
+    }
+    let var = ss / dof;
+    let b = mean(recent);
+    let scale2 = var * (1.0 + 1.0 / k as f64) + extra_var.max(0.0);
+    if scale2 <= 0.0 {
+        return zero_spread(recent, &[cand], level);
+    }
+    let scale = scale2.sqrt();
+    let t = (cand - b) / scale;
+    let q = t_quantile(level, dof);
+    TestOutcome {
+        test: "prediction_interval",
+        baseline_mean: b,
+        candidate_mean: cand,
+        delta_abs: cand - b,
+        delta_ci: Some((cand - b - q * scale, cand - b + q * scale)),
+        statistic: Some(t),
+        df: Some(dof),
+        p_value: Some(two_sided_p(t, dof)),
+        prediction_interval: Some((b - q * scale, b + q * scale)),
+        level,
+        n_baseline: k,
+        n_candidate: 1,
+        note: None,
+    }
+}
+
+/// The one-sided p-value of `t` with `df` degrees of freedom in the direction `sign` (+1: the
+/// candidate is larger): `P(T ≥ t)` for +1, `P(T ≤ t)` for −1.
+pub fn one_sided_p(t: f64, df: f64, sign: f64) -> f64 {
+    let d = t_dist(df);
+    if sign >= 0.0 { d.sf(t) } else { d.cdf(t) }.clamp(0.0, 1.0)
+}
+
 /// A pinned baseline with too few runs to show a spread of its own, against the candidate's
 /// runs: the level comes from the pinned runs, the run-to-run spread from the base branch's
 /// recent history (`spread`: the history's per-run values, ≥ 2 of them).

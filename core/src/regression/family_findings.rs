@@ -1,0 +1,513 @@
+//! From family decisions ([`super::family`]) to series states and findings: one finding per
+//! (candidate, cell, family, direction), with the statistics that moved as its parts, and the
+//! trade-off rule over families (gatekeeping: the harm at the strict level, the benefit then
+//! one-sided at `support_alpha`).
+
+use super::family::{decide, family_indexes, log_pct, DecisionRule, FamilyDecision, Gates};
+use super::significance::{commit_mean_prediction, one_sided_p};
+use super::{
+    comparison_finding, describe, direction_of, fmt_num, pct, Comparison, Finding, FindingKind,
+    GroupInput, SeriesReport, SeriesState, Settings, Severity, TradeoffPart,
+};
+use crate::metric::{lookup, Stat};
+
+/// `p < 0.001` below a thousandth (never a rounded `p = 0.0010`), else two significant digits.
+pub(super) fn p_phrase(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_string()
+    } else {
+        let digits = (-p.log10().floor()) as usize + 1;
+        format!("p = {p:.digits$}")
+    }
+}
+
+/// The order in which a family's member gives its headline: stable from commit to commit, so
+/// the alert a later commit continues is found by its first series.
+fn anchor_rank(metric: &str, stat: &Stat) -> (usize, usize) {
+    let m = match metric {
+        "output_throughput" => 0,
+        "request_throughput" => 1,
+        "total_token_throughput" => 2,
+        _ => 0,
+    };
+    let s = match stat {
+        Stat::Percentile(p) if p == "50" => 0,
+        Stat::Mean => 1,
+        Stat::Value => 2,
+        _ => 3 + stat.percentile().unwrap_or(0.0) as usize,
+    };
+    (m, s)
+}
+
+/// Everything the family stage found in one group.
+pub(super) struct FamilyStage {
+    pub decisions: Vec<FamilyDecision>,
+    /// Series ids whose per-series findings the family stage replaces.
+    pub members: Vec<String>,
+    pub findings: Vec<Finding>,
+}
+
+/// Decides every family of `group` whose members were all compared, sets their members'
+/// states in `reports` and builds one finding per family that is one.
+pub(super) fn family_stage(
+    group: &GroupInput,
+    reports: &mut [SeriesReport],
+    gates: &Gates,
+    settings: &Settings,
+) -> FamilyStage {
+    let mut stage = FamilyStage {
+        decisions: Vec::new(),
+        members: Vec::new(),
+        findings: Vec::new(),
+    };
+    for fi in family_indexes(group, settings) {
+        if fi.history.len() < settings.min_baseline_commits
+            || fi.members.iter().any(|&i| reports[i].comparison.is_none())
+        {
+            continue;
+        }
+        let d = decide(fi, gates, settings);
+        for &i in &d.index.members {
+            stage.members.push(group.series[i].series_id.clone());
+            if matches!(
+                reports[i].state,
+                SeriesState::Regression
+                    | SeriesState::Improvement
+                    | SeriesState::PendingConfirmation
+                    | SeriesState::NotConfirmed
+            ) {
+                reports[i].state = SeriesState::NoChange;
+            }
+            if let Some(c) = reports[i].comparison.as_mut() {
+                c.significant = false;
+            }
+        }
+        if d.rule.is_some() {
+            let state = confirmation(group, &d, gates, settings);
+            let moved = moved_members(&d, reports, settings);
+            for &i in &moved {
+                reports[i].state = state;
+                if let Some(c) = reports[i].comparison.as_mut() {
+                    c.significant = true;
+                }
+            }
+            if matches!(state, SeriesState::Regression | SeriesState::Improvement) {
+                stage
+                    .findings
+                    .push(family_finding(group, reports, &d, &moved, gates, settings));
+            }
+        }
+        stage.decisions.push(d);
+    }
+    stage
+}
+
+/// Members whose own change has the family's direction and at least the minimum effect (all
+/// members of that sign when none reaches it: the index moved as a whole).
+fn moved_members(d: &FamilyDecision, reports: &[SeriesReport], settings: &Settings) -> Vec<usize> {
+    let sign = d.own.delta_abs.signum();
+    let same: Vec<usize> = d
+        .index
+        .members
+        .iter()
+        .copied()
+        .filter(|&i| {
+            reports[i]
+                .comparison
+                .as_ref()
+                .is_some_and(|c| c.outcome.delta_abs.signum() == sign)
+        })
+        .collect();
+    let big: Vec<usize> = same
+        .iter()
+        .copied()
+        .filter(|&i| {
+            reports[i]
+                .comparison
+                .as_ref()
+                .and_then(|c| c.delta_pct)
+                .is_some_and(|p| p.abs() >= settings.min_effect_pct)
+        })
+        .collect();
+    if big.is_empty() {
+        same
+    } else {
+        big
+    }
+}
+
+/// The state a family finding's members get: `confirm_commits` following commits must show the
+/// same change by the cell's own test at α / cells (their indexes against the same history).
+fn confirmation(
+    group: &GroupInput,
+    d: &FamilyDecision,
+    gates: &Gates,
+    settings: &Settings,
+) -> SeriesState {
+    let found = if d.better {
+        SeriesState::Improvement
+    } else {
+        SeriesState::Regression
+    };
+    let n = settings.confirm_commits;
+    if n == 0 {
+        return found;
+    }
+    let members: Vec<&super::SeriesInput> =
+        d.index.members.iter().map(|&i| &group.series[i]).collect();
+    let following = members[0].following.len();
+    if following < n {
+        return SeriesState::PendingConfirmation;
+    }
+    let history: Vec<f64> = d.index.history.iter().map(|h| h.1).collect();
+    for k in 0..n {
+        let logs: Option<Vec<f64>> = members
+            .iter()
+            .map(|s| {
+                let f = s.following.get(k)?;
+                let v = f.valid();
+                (!v.is_empty() && v.iter().all(|x| *x > 0.0))
+                    .then(|| (v.iter().sum::<f64>() / v.len() as f64).ln())
+            })
+            .collect();
+        let Some(logs) = logs else {
+            return SeriesState::NotConfirmed;
+        };
+        let idx = logs.iter().sum::<f64>() / logs.len() as f64;
+        let o = commit_mean_prediction(
+            &history,
+            settings.baseline_window,
+            idx,
+            0.0,
+            1.0 - settings.alpha,
+        );
+        let same = o.delta_abs.signum() == d.own.delta_abs.signum()
+            && log_pct(o.delta_abs).abs() >= settings.min_effect_pct
+            && o.p_value
+                .is_none_or(|p| p < settings.alpha / gates.cells.max(1) as f64);
+        if !same {
+            return SeriesState::NotConfirmed;
+        }
+    }
+    found
+}
+
+/// The test phrase of a family decision.
+fn decision_phrase(d: &FamilyDecision, gates: &Gates, settings: &Settings) -> String {
+    let o = &d.own;
+    let k = settings.baseline_window.min(d.index.history.len());
+    let stats = d.index.members.len();
+    let level = (1.0 - settings.alpha) * 100.0;
+    let own = match (o.statistic, o.df, o.p_value) {
+        (Some(t), Some(df), Some(p)) => format!(
+            "the geometric mean of its {stats} tested statistics {} is outside the {level} % \
+             prediction interval of {k} baseline commits' means (t = {t:.2}, df = {df:.0}, {})",
+            pct(d.delta_pct),
+            p_phrase(p)
+        ),
+        _ => format!(
+            "the geometric mean of its {stats} tested statistics {}: zero run-to-run spread in \
+             {k} baseline commits, so decided on the effect alone",
+            pct(d.delta_pct)
+        ),
+    };
+    match (d.rule, &d.combined) {
+        (Some(DecisionRule::SupportedByConfiguration), Some(c)) => {
+            let one = match (o.statistic, o.df) {
+                (Some(t), Some(df)) => one_sided_p(t, df, o.delta_abs.signum()),
+                _ => 0.0,
+            };
+            format!(
+                "the geometric mean of its {stats} tested statistics {} (one-sided {}, \
+                 supporting) while the configuration's {} cells together moved {} ({})",
+                pct(d.delta_pct),
+                p_phrase(one),
+                gates.cells,
+                pct(log_pct(c.delta_abs)),
+                p_phrase(c.p_value.unwrap_or(0.0))
+            )
+        }
+        _ => own,
+    }
+}
+
+/// One finding for a family: headline = its anchor member, parts = the members that moved.
+fn family_finding(
+    group: &GroupInput,
+    reports: &[SeriesReport],
+    d: &FamilyDecision,
+    moved: &[usize],
+    gates: &Gates,
+    settings: &Settings,
+) -> Finding {
+    let anchor = *d
+        .index
+        .members
+        .iter()
+        .min_by_key(|&&i| anchor_rank(&group.series[i].metric, &group.series[i].stat))
+        .expect("a family has members");
+    let s = &group.series[anchor];
+    let cmp: &Comparison = reports[anchor].comparison.as_ref().expect("compared");
+    let candidate = s.candidate.as_ref().map_or("", |c| c.commit.as_str());
+    let mut f = comparison_finding(
+        s,
+        cmp,
+        candidate,
+        settings,
+        reports[anchor].per_request.clone(),
+        Vec::new(),
+    );
+    let change = if d.better { "improved" } else { "worsened" };
+    let mut ids = vec![s.series_id.clone()];
+    let mut parts = Vec::new();
+    let mut listed = Vec::new();
+    for &i in moved {
+        let r = &reports[i];
+        let c = r.comparison.as_ref().expect("compared");
+        if i != anchor {
+            ids.push(r.series_id.clone());
+        }
+        listed.push(format!(
+            "{} {}",
+            describe(&r.metric, &r.stat),
+            pct(c.delta_pct.unwrap_or(0.0))
+        ));
+        parts.push(TradeoffPart {
+            series_id: r.series_id.clone(),
+            metric: r.metric.clone(),
+            stat: r.stat.clone(),
+            change,
+            delta_pct: c.delta_pct.unwrap_or(0.0),
+            test: c.outcome.test,
+            p_value: c.outcome.p_value,
+            per_request: r.per_request.clone(),
+        });
+    }
+    let unit = lookup(&s.metric).map_or("", |m| m.unit.as_str());
+    f.series_ids = ids;
+    f.parts = parts;
+    f.test = "family_index";
+    f.statistic = d.own.statistic;
+    f.df = d.own.df;
+    f.p_value = d.own.p_value;
+    f.prediction_interval = cmp.outcome.prediction_interval;
+    f.severity = (!d.better).then(|| {
+        if d.delta_pct.abs() >= settings.fail_effect_pct {
+            Severity::Fail
+        } else {
+            Severity::Warn
+        }
+    });
+    f.summary = format!(
+        "{} {} ({} → {} {unit}; moved: {}): {}.",
+        describe(&s.metric, &s.stat),
+        pct(cmp.delta_pct.unwrap_or(0.0)),
+        fmt_num(cmp.outcome.baseline_mean),
+        fmt_num(cmp.outcome.candidate_mean),
+        listed.join(", "),
+        decision_phrase(d, gates, settings)
+    );
+    f
+}
+
+/// Throughput better while TTFT (or goodput) worse, within one result, from the family
+/// decisions: the harm side must be a finding (the strict level); the benefit side is then
+/// accepted at one-sided `support_alpha` with at least the minimum effect (gatekeeping), and
+/// the E2E latency's improvement at the same level is added ("starts later, finishes sooner").
+/// Returns the trade-off finding and the series ids it folds in.
+pub(super) fn family_tradeoff(
+    group: &GroupInput,
+    reports: &[SeriesReport],
+    stage: &FamilyStage,
+    settings: &Settings,
+) -> Option<Finding> {
+    let by_family = |name: &str| {
+        stage
+            .decisions
+            .iter()
+            .find(|d| d.index.key.family == name && d.index.key.slo_profile.is_none())
+    };
+    let supports = |d: &FamilyDecision| {
+        d.better
+            && d.delta_pct.abs() >= settings.min_effect_pct
+            && match (d.own.statistic, d.own.df) {
+                (Some(t), Some(df)) => {
+                    one_sided_p(t, df, d.own.delta_abs.signum()) < settings.support_alpha
+                }
+                _ => d.own.test == "zero_spread",
+            }
+    };
+    let benefit = by_family("throughput").filter(|d| supports(d))?;
+    let harms: Vec<&FamilyDecision> = stage
+        .decisions
+        .iter()
+        .filter(|d| {
+            matches!(d.index.key.family.as_str(), "ttft" | "request_goodput")
+                && d.rule.is_some()
+                && !d.better
+        })
+        .filter(|d| {
+            d.index
+                .members
+                .iter()
+                .any(|&i| reports[i].state == SeriesState::Regression)
+        })
+        .collect();
+    if harms.is_empty() {
+        return None;
+    }
+    let e2e = by_family("e2el").filter(|d| supports(d));
+    let headline = |d: &FamilyDecision| {
+        *d.index
+            .members
+            .iter()
+            .min_by_key(|&&i| anchor_rank(&group.series[i].metric, &group.series[i].stat))
+            .expect("members")
+    };
+    let delta = |i: usize| {
+        reports[i]
+            .comparison
+            .as_ref()
+            .and_then(|c| c.delta_pct)
+            .unwrap_or(0.0)
+    };
+    let hb = headline(benefit);
+    let worse: Vec<String> = harms
+        .iter()
+        .map(|d| {
+            let h = headline(d);
+            let profile = group.series[h]
+                .slo_profile
+                .as_ref()
+                .map_or(String::new(), |p| format!(" ({p} SLOs)"));
+            format!(
+                "{}{profile} {}",
+                describe(&group.series[h].metric, &group.series[h].stat),
+                pct(delta(h))
+            )
+        })
+        .collect();
+    let mut summary = format!(
+        "{} {} but {}",
+        describe(&group.series[hb].metric, &group.series[hb].stat),
+        pct(delta(hb)),
+        worse.join(" and ")
+    );
+    if let Some(e) = e2e {
+        let h = headline(e);
+        summary.push_str(&format!(
+            "; {} {}",
+            describe(&group.series[h].metric, &group.series[h].stat),
+            pct(delta(h))
+        ));
+        if harms.iter().any(|d| d.index.key.family == "ttft") {
+            summary.push_str(": starts later, finishes sooner");
+        }
+    }
+    let harm_phrase: Vec<String> = harms
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} ({})",
+                describe(&d.index.key.family, &Stat::Value),
+                pct(d.delta_pct),
+                p_phrase(d.own.p_value.unwrap_or(0.0))
+            )
+        })
+        .collect();
+    let benefit_p = match (benefit.own.statistic, benefit.own.df) {
+        (Some(t), Some(df)) => one_sided_p(t, df, 1.0),
+        _ => 0.0,
+    };
+    summary.push_str(&format!(
+        ". Harm established at α = {} ({}); benefit throughput {} at one-sided {}.",
+        settings.alpha,
+        harm_phrase.join(", "),
+        pct(benefit.delta_pct),
+        p_phrase(benefit_p)
+    ));
+    let part = |i: usize, change: &'static str| {
+        let r = &reports[i];
+        let c = r.comparison.as_ref().expect("compared");
+        TradeoffPart {
+            series_id: r.series_id.clone(),
+            metric: r.metric.clone(),
+            stat: r.stat.clone(),
+            change,
+            delta_pct: c.delta_pct.unwrap_or(0.0),
+            test: c.outcome.test,
+            p_value: c.outcome.p_value,
+            per_request: r.per_request.clone(),
+        }
+    };
+    let mut parts: Vec<TradeoffPart> = benefit
+        .index
+        .members
+        .iter()
+        .map(|&i| part(i, "improved"))
+        .collect();
+    for d in &harms {
+        let h = headline(d);
+        parts.push(part(h, "worsened"));
+        parts.extend(
+            d.index
+                .members
+                .iter()
+                .filter(|&&i| i != h && reports[i].state == SeriesState::Regression)
+                .map(|&i| part(i, "worsened")),
+        );
+    }
+    if let Some(e) = e2e {
+        parts.push(part(headline(e), "improved"));
+    }
+    let severity = harms
+        .iter()
+        .map(|d| {
+            if d.delta_pct.abs() >= settings.fail_effect_pct {
+                Severity::Fail
+            } else {
+                Severity::Warn
+            }
+        })
+        .max_by_key(|s| *s == Severity::Fail)
+        .unwrap_or(Severity::Warn);
+    let hc = reports[hb].comparison.as_ref().expect("compared");
+    let candidate = group.series[hb]
+        .candidate
+        .as_ref()
+        .map(|c| c.commit.clone());
+    Some(Finding {
+        kind: FindingKind::Tradeoff,
+        severity: Some(severity),
+        series_ids: parts.iter().map(|p| p.series_id.clone()).collect(),
+        metric: group.series[hb].metric.clone(),
+        stat: group.series[hb].stat.clone(),
+        slo_profile: None,
+        direction: direction_of(&group.series[hb].metric),
+        baseline_commits: hc.baseline_commits.clone(),
+        candidate_commit: candidate,
+        baseline_value: Some(hc.outcome.baseline_mean),
+        candidate_value: Some(hc.outcome.candidate_mean),
+        delta_pct: hc.delta_pct,
+        effect: Some(super::effect_of(&hc.outcome)),
+        test: "tradeoff",
+        statistic: benefit.own.statistic,
+        df: benefit.own.df,
+        p_value: Some(benefit_p),
+        prediction_interval: None,
+        threshold: super::Threshold {
+            min_effect_pct: settings.min_effect_pct,
+            alpha: settings.alpha,
+        },
+        summary,
+        parts,
+        per_request: None,
+        confirmed_by: Vec::new(),
+        notes: vec![
+            "the harm side is significant on its own; the trade-off is a decision for a person, \
+             not a failure"
+                .into(),
+        ],
+        settings: settings.clone(),
+    })
+}

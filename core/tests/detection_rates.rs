@@ -1,0 +1,185 @@
+//! The engine's false-alarm and detection rates on realistic generated `vllm bench serve`
+//! histories (`regression::realistic`, its noise model documented there), analyzed without a
+//! server (`regression::rates`). A bounded instance runs in CI and asserts the rates; the full
+//! sizes run with `cargo test --release -p benchtrail-core --test detection_rates -- --ignored
+//! --nocapture` and through the HTTP API with `cargo bench -p benchtrail-server --bench
+//! detection_rates` (BENCHMARKS.md).
+
+use benchtrail_core::regression::rates::{analyze_commit, has_finding, ReadHistory};
+use benchtrail_core::regression::realistic::{Change, HistorySpec, Workload};
+use benchtrail_core::regression::{FindingKind, Settings};
+
+const ALARMS: [FindingKind; 2] = [FindingKind::Regression, FindingKind::Tradeoff];
+
+fn spec(seed: u64, commits: usize, repeats: usize, cv: f64) -> HistorySpec {
+    HistorySpec {
+        seed,
+        commits,
+        repeats,
+        cv,
+        cell_correlation: 0.5,
+        step: None,
+        workload: Workload::chat(),
+    }
+}
+
+/// Noise only: histories (of `histories`) with any regression or trade-off finding at any
+/// commit, and the total number of such findings.
+fn noise(histories: u64, commits: usize, repeats: usize, cv: f64) -> (usize, usize) {
+    let settings = Settings::default();
+    let (mut with, mut total) = (0, 0);
+    for h in 0..histories {
+        let read = ReadHistory::new(&spec(1000 + h, commits, repeats, cv));
+        let mut n = 0;
+        for c in 1..commits {
+            let reports = analyze_commit(&read, c, None, &settings);
+            n += reports
+                .iter()
+                .flat_map(|r| &r.findings)
+                .filter(|f| ALARMS.contains(&f.kind))
+                .count();
+        }
+        with += usize::from(n > 0);
+        total += n;
+    }
+    (with, total)
+}
+
+/// A TTFT step of `pct` at commit `at` of `at + 1` commits: histories (of `histories`) with a
+/// TTFT regression or trade-off at the step commit.
+fn step(histories: u64, at: usize, repeats: usize, cv: f64, pct: f64) -> usize {
+    let settings = Settings::default();
+    (0..histories)
+        .filter(|h| {
+            let mut s = spec(5000 + h, at + 1, repeats, cv);
+            s.step = Some((at, Change::ttft_step(pct, 3)));
+            let read = ReadHistory::new(&s);
+            has_finding(
+                &analyze_commit(&read, at, None, &settings),
+                &ALARMS,
+                Some("ttft"),
+            )
+        })
+        .count()
+}
+
+/// The FP8 KV-cache case, 10 baseline commits, single runs, CV 1.2 %: per draw, the cells with
+/// a trade-off naming throughput and TTFT.
+fn fp8(draws: u64) -> Vec<usize> {
+    let settings = Settings::default();
+    (0..draws)
+        .map(|d| {
+            let s = HistorySpec {
+                seed: 9000 + d,
+                commits: 11,
+                repeats: 1,
+                cv: 0.012,
+                cell_correlation: 0.5,
+                step: Some((10, Change::fp8_kv_cache())),
+                workload: Workload::fp8_case(),
+            };
+            let read = ReadHistory::new(&s);
+            analyze_commit(&read, 10, None, &settings)
+                .iter()
+                .filter(|r| {
+                    r.findings.iter().any(|f| {
+                        f.kind == FindingKind::Tradeoff
+                            && f.parts.iter().any(|p| p.metric == "ttft")
+                            && f.parts.iter().any(|p| p.metric.ends_with("throughput"))
+                    })
+                })
+                .count()
+        })
+        .collect()
+}
+
+#[test]
+fn bounded_rates_hold() {
+    let (with, total) = noise(4, 30, 1, 0.02);
+    println!("noise CV 2 %, 4 × 30 commits: {with} histories with an alarm, {total} alarms");
+    assert!(
+        with <= 1,
+        "{with} of 4 noise histories alarmed ({total} alarms)"
+    );
+    let found = step(6, 12, 1, 0.02, 10.0);
+    println!("+10 % TTFT step after 12 commits: {found} of 6 flagged");
+    assert!(found >= 5, "{found} of 6");
+    let cells = fp8(3);
+    println!("FP8: trade-off cells per draw {cells:?}");
+    assert!(cells.iter().all(|c| *c >= 2), "{cells:?}");
+}
+
+#[test]
+#[ignore = "full size: run in release (see the module documentation)"]
+fn full_rates() {
+    for cv in [0.02, 0.05] {
+        let (with, total) = noise(40, 50, 1, cv);
+        println!("noise single runs CV {cv}: {with}/40 histories with an alarm ({total} alarms)");
+    }
+    let (with, total) = noise(40, 50, 3, 0.02);
+    println!("noise 3 repeats CV 0.02: {with}/40 histories with an alarm ({total} alarms)");
+    for at in [10, 30] {
+        println!(
+            "+10 % TTFT step, single runs, CV 2 %, {at} commits before: {}/40 flagged at the step",
+            step(40, at, 1, 0.02, 10.0)
+        );
+        println!(
+            "+5 % TTFT step, 3 repeats, CV 2 %, {at} commits before: {}/40 flagged at the step",
+            step(40, at, 3, 0.02, 5.0)
+        );
+    }
+    let cells = fp8(10);
+    println!(
+        "FP8: draws with ≥ 2 of 3 trade-off cells: {}/10 ({cells:?})",
+        cells.iter().filter(|c| **c >= 2).count()
+    );
+}
+
+#[test]
+#[ignore = "debug"]
+fn debug_fp8() {
+    let settings = Settings::default();
+    let s = HistorySpec {
+        seed: 9000,
+        commits: 11,
+        repeats: 1,
+        cv: 0.012,
+        cell_correlation: 0.5,
+        step: Some((10, Change::fp8_kv_cache())),
+        workload: Workload::fp8_case(),
+    };
+    let read = ReadHistory::new(&s);
+    for r in analyze_commit(&read, 10, None, &settings) {
+        println!("== {}", r.cell_key);
+        for f in &r.findings {
+            println!("  {:?} {}", f.kind, f.summary);
+        }
+        for x in &r.series {
+            if let Some(c) = &x.comparison {
+                println!(
+                    "  {} {:?} d={:?} t={:?}",
+                    x.series_id,
+                    x.state,
+                    c.delta_pct.map(|d| (d * 10.0).round() / 10.0),
+                    c.outcome.statistic.map(|t| (t * 100.0).round() / 100.0)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "debug"]
+fn debug_noise() {
+    let settings = Settings::default();
+    for h in 0..40 {
+        let read = ReadHistory::new(&spec(1000 + h, 50, 1, 0.02));
+        for c in 1..50 {
+            for r in analyze_commit(&read, c, None, &settings) {
+                for f in r.findings.iter().filter(|f| ALARMS.contains(&f.kind)) {
+                    println!("h{h} c{c} {} {:?} {}", r.cell_key, f.kind, f.summary);
+                }
+            }
+        }
+    }
+}
