@@ -1,8 +1,54 @@
 //! The workload cell: which traffic a result was measured under.
 //!
-//! The validation method runs a matrix of cells (task type × prefix reuse × load level); a cell
-//! also records the load shape exactly, because a fixed-concurrency test and a fixed-arrival-rate
-//! test press a server differently and must never share a series.
+//! # The identity rule (every adapter follows it)
+//!
+//! A cell identifies **the work a benchmark did**, and nothing else. Its fields, in the order of
+//! [`WorkloadCell::key`]:
+//!
+//! | field | what it is | where it comes from |
+//! |---|---|---|
+//! | `scenario`, `prefix_mode`, `load_level` | the matrix labels of the validation method | `--cell` only |
+//! | `max_concurrency` | at most this many requests in flight | the file |
+//! | `request_rate` | offered arrival rate in req/s, or `inf` | the file; fixed concurrency without a rate is `inf` |
+//! | `burstiness` | gamma shape of the arrival gaps (1 = Poisson) | the file, only with a finite rate |
+//! | `input_len`, `output_len` | the **requested** tokens per request | the file when it records the request |
+//! | `dataset` | the dataset name as the tool spells it (`random`, `sharegpt`, `random-ids`) | the file |
+//! | `num_prompts` | how many requests the tool was asked to send | the file |
+//!
+//! Each field is filled, first one wins, from: (1) what the file itself states, read by its
+//! adapter; (2) the recorded benchmark command line (`configuration.benchmark.command`, e.g.
+//! given with `--config`), read by [`from_command`]: `--max-concurrency`, `--request-rate`,
+//! `--burstiness`, `--num-prompts`, `--dataset-name`, and the length flags of the dataset
+//! named (`--random-input-len`/`--random-output-len`, `--sonnet-input-len`/`--sonnet-output-len`,
+//! `--sharegpt-output-len`, `--hf-output-len`, and the generic `--input-len`/`--output-len`);
+//! (3) the upload's `cell` (`benchtrail upload --cell ...`). [`complete`] applies (2), and the
+//! upload applies (3) after it.
+//!
+//! Never part of a cell (so never a reason for two series): the output format of one tool
+//! (its JSON and its printed console summary are the same benchmark; the *tool*, in
+//! `benchmark.name`, is part of the series key because tools define metrics differently),
+//! the **measured** lengths (kept as the facts [`MEASURED_INPUT_LEN`] and [`MEASURED_OUTPUT_LEN`],
+//! next to the requested ones), seeds, dates, tool versions and client backends.
+//!
+//! Per tool (what its files state):
+//! - `vllm bench serve` JSON: `max_concurrency`, `request_rate`, `burstiness` (finite rate only),
+//!   `num_prompts`. No lengths, no dataset: those come from the recorded command or `--cell`.
+//! - its console summary: `Maximum request concurrency`; `Request rate configured (RPS)`, and
+//!   `inf` when a block that prints `Failed requests:` (a version that prints the rate line
+//!   whenever the rate is finite) has none; `num_prompts` = successful + failed requests (vLLM
+//!   sends every prompt once).
+//! - SGLang `bench_serving` JSON: `max_concurrency`, `request_rate`, `dataset_name`, and the
+//!   lengths of that dataset (`random_input_len`/`random_output_len` for the `random*` datasets,
+//!   `sharegpt_output_len` for `sharegpt`); SGLang writes the `random_*` defaults for every
+//!   dataset, so they are not lengths of a `sharegpt` run. No `num_prompts`.
+//! - its console summary: `Max request concurrency`, `Traffic request rate`.
+//! - AIPerf, GenAI-Perf: concurrency or rate, request count, the synthetic input and output
+//!   token means. guidellm: the strategy as the load shape and the synthetic data's
+//!   `prompt_tokens`/`output_tokens`. LLMPerf: concurrency, `mean_input_tokens`,
+//!   `mean_output_tokens`, requests started. vLLM offline and PyTorch-format files: their args.
+//!
+//! A fixed-concurrency test and a fixed-arrival-rate test press a server differently and never
+//! share a series, nor do two runs of different requested lengths.
 
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -213,6 +259,244 @@ impl WorkloadCell {
         fill(&mut self.dataset, &defaults.dataset);
         fill(&mut self.num_prompts, &defaults.num_prompts);
     }
+}
+
+/// Fact name of the measured mean input length: tokens per successful request, from the
+/// per-request samples when there are any, else `total_input_tokens / completed`.
+pub const MEASURED_INPUT_LEN: &str = "measured_input_len_mean";
+/// Fact name of the measured mean output length: tokens per successful request, from the
+/// per-request samples when there are any, else `total_output_tokens / completed`.
+pub const MEASURED_OUTPUT_LEN: &str = "measured_output_len_mean";
+
+/// Datasets whose requests take their lengths from the `random` length flags (vLLM's `random`,
+/// `random-mm`, `random-rerank`; SGLang's `random`, `random-ids`, `random-image`).
+pub fn is_random_dataset(name: &str) -> bool {
+    name == "random" || name.starts_with("random-") || name.starts_with("random_")
+}
+
+/// The requested (input, output) lengths of a benchmark of `dataset` (its name; `None` when
+/// the tool did not say), given the tool's length settings by family: `random` (the
+/// `random_input_len`/`random_output_len` settings), `sonnet`, `sharegpt` (output only), `hf`
+/// (output only). A family's settings count only for its own dataset, or for any when the
+/// dataset is not named (tools write the defaults of every family, used or not).
+pub fn requested_lengths(dataset: Option<&str>, lengths: &Lengths) -> (Option<u64>, Option<u64>) {
+    let applies = |family: &str| match dataset {
+        None => true,
+        Some(d) if family == "random" => is_random_dataset(d),
+        Some(d) => d == family,
+    };
+    let mut input = None;
+    let mut output = None;
+    for (family, i, o) in [
+        ("random", lengths.random_input, lengths.random_output),
+        ("sonnet", lengths.sonnet_input, lengths.sonnet_output),
+        ("sharegpt", None, lengths.sharegpt_output),
+        ("hf", None, lengths.hf_output),
+    ] {
+        if applies(family) {
+            input = input.or(i);
+            output = output.or(o);
+        }
+    }
+    (input.or(lengths.input), output.or(lengths.output))
+}
+
+/// A tool's length settings, in tokens per request (see [`requested_lengths`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lengths {
+    /// `--random-input-len` (vLLM, SGLang `random_input_len`).
+    pub random_input: Option<u64>,
+    /// `--random-output-len`.
+    pub random_output: Option<u64>,
+    /// `--sonnet-input-len`.
+    pub sonnet_input: Option<u64>,
+    /// `--sonnet-output-len`.
+    pub sonnet_output: Option<u64>,
+    /// `--sharegpt-output-len` (overrides the dataset's own completion lengths).
+    pub sharegpt_output: Option<u64>,
+    /// `--hf-output-len`.
+    pub hf_output: Option<u64>,
+    /// The generic `--input-len` (`vllm bench latency`/`throughput`), for any dataset.
+    pub input: Option<u64>,
+    /// The generic `--output-len`, for any dataset.
+    pub output: Option<u64>,
+}
+
+/// The cell fields a recorded benchmark command line states (vLLM `vllm bench serve|latency|
+/// throughput` and `benchmarks/benchmark_serving.py`, SGLang `python -m sglang.bench_serving`):
+/// `--max-concurrency`, `--request-rate` (`inf` or a positive number), `--burstiness` (kept
+/// only with a finite rate), `--num-prompts`, `--dataset-name`, and the lengths of
+/// [`requested_lengths`] (`--random-input-len`, `--random-output-len`, `--sonnet-input-len`,
+/// `--sonnet-output-len`, `--sharegpt-output-len`, `--hf-output-len`, `--input-len`,
+/// `--output-len`). Flags are read as `--flag value` or `--flag=value`, with `-` or `_` in the
+/// name; SGLang's abbreviations `--random-input`/`--random-output` (argparse accepts unique
+/// prefixes) are read too. A value that does not parse leaves its field unset.
+pub fn from_command(command: &str) -> WorkloadCell {
+    let words = split_words(command);
+    let mut flags: Vec<(String, String)> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        if let Some(flag) = word.strip_prefix("--") {
+            let (name, value) = match flag.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (flag.to_string(), None),
+            };
+            let value = match value {
+                Some(v) => Some(v),
+                None => match words.get(i + 1).filter(|next| !next.starts_with("--")) {
+                    Some(next) => {
+                        i += 1;
+                        Some(next.clone())
+                    }
+                    None => None,
+                },
+            };
+            if let Some(v) = value {
+                flags.push((name.replace('_', "-"), v));
+            }
+        }
+        i += 1;
+    }
+    let get = |names: &[&str]| {
+        flags
+            .iter()
+            .rev()
+            .find(|(n, _)| names.contains(&n.as_str()))
+            .map(|(_, v)| v.as_str())
+    };
+    let whole = |names: &[&str]| get(names).and_then(|v| v.parse::<u64>().ok());
+    let mut cell = WorkloadCell::default();
+    cell.load.max_concurrency = whole(&["max-concurrency"]);
+    cell.load.request_rate = get(&["request-rate"]).and_then(|v| {
+        if is_infinity_word(v) {
+            Some(RequestRate::Infinite)
+        } else {
+            v.parse::<f64>()
+                .ok()
+                .filter(|r| *r > 0.0 && r.is_finite())
+                .map(RequestRate::PerSecond)
+        }
+    });
+    if matches!(cell.load.request_rate, Some(RequestRate::PerSecond(_))) {
+        cell.load.burstiness = get(&["burstiness"])
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|b| *b > 0.0 && b.is_finite());
+    }
+    cell.num_prompts = whole(&["num-prompts"]);
+    cell.dataset = get(&["dataset-name"]).map(str::to_string);
+    let lengths = Lengths {
+        random_input: whole(&["random-input-len", "random-input"]),
+        random_output: whole(&["random-output-len", "random-output"]),
+        sonnet_input: whole(&["sonnet-input-len"]),
+        sonnet_output: whole(&["sonnet-output-len"]),
+        sharegpt_output: whole(&["sharegpt-output-len"]),
+        hf_output: whole(&["hf-output-len"]),
+        input: whole(&["input-len"]),
+        output: whole(&["output-len"]),
+    };
+    (cell.input_len, cell.output_len) = requested_lengths(cell.dataset.as_deref(), &lengths);
+    cell
+}
+
+/// Splits a command line into words as a POSIX shell would for the simple cases recorded
+/// commands hold: whitespace separates, single and double quotes group, a backslash escapes
+/// the next character (a backslash-newline continuation is whitespace).
+fn split_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(n) = chars.next() {
+                    word.push(n);
+                }
+            }
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => {
+                    word.push(n);
+                    in_word = true;
+                }
+            },
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// Applies step (2) of the identity rule to a read result: fills the cell fields the file left
+/// unset from the recorded benchmark command (`configuration.benchmark.command`), and records
+/// the measured mean lengths as the facts [`MEASURED_INPUT_LEN`] and [`MEASURED_OUTPUT_LEN`]
+/// (a fact the file already holds under that name is kept).
+pub fn complete(result: &mut crate::result::BenchResult) {
+    if let Some(command) = result.configuration.benchmark.command.as_deref() {
+        let mut stated = from_command(command);
+        // A burstiness belongs to its rate: never added to a rate the file states.
+        if result.cell.load.request_rate.is_some() {
+            stated.load.burstiness = None;
+        }
+        result.cell.fill_from(&stated);
+    }
+    let (input, output) = measured_lengths(result);
+    for (name, value) in [(MEASURED_INPUT_LEN, input), (MEASURED_OUTPUT_LEN, output)] {
+        if let Some(v) = value.filter(|v| v.is_finite()) {
+            result
+                .facts
+                .entry(name.to_string())
+                .or_insert_with(|| serde_json::Value::from(v));
+        }
+    }
+}
+
+/// Mean input and output tokens per successful request: from the per-request samples when they
+/// hold the counts, else from `total_input_tokens` / `total_output_tokens` over `completed`.
+pub fn measured_lengths(result: &crate::result::BenchResult) -> (Option<f64>, Option<f64>) {
+    let value = |name: &str| {
+        result
+            .metrics
+            .iter()
+            .find(|m| m.name == name && m.stat == crate::metric::Stat::Value)
+            .map(|m| m.value)
+    };
+    let completed = value("completed").filter(|c| *c > 0.0);
+    let from_samples = |tokens: Option<&Vec<Option<u64>>>| {
+        let samples = result.samples.as_ref()?;
+        let (sum, n) = tokens?
+            .iter()
+            .zip(&samples.success)
+            .filter(|(_, ok)| **ok)
+            .filter_map(|(t, _)| *t)
+            .fold((0u128, 0u64), |(s, n), t| (s + u128::from(t), n + 1));
+        (n > 0).then(|| sum as f64 / n as f64)
+    };
+    let samples = result.samples.as_ref();
+    let input = from_samples(samples.and_then(|s| s.input_tokens.as_ref()))
+        .or_else(|| Some(value("total_input_tokens")? / completed?));
+    let output = from_samples(samples.and_then(|s| s.output_tokens.as_ref()))
+        .or_else(|| Some(value("total_output_tokens")? / completed?));
+    (input, output)
 }
 
 impl utoipa::PartialSchema for RequestRate {

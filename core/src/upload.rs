@@ -199,6 +199,8 @@ impl UploadDocument {
         }
         for result in &mut out {
             result.configuration.overlay(&self.configuration);
+            // The identity rule (crate::cell): the file, then the recorded command, then `cell`.
+            crate::cell::complete(result);
             result.cell.fill_from(&self.cell);
             crate::derived::derive(result);
             crate::checks::annotate(result);
@@ -272,6 +274,59 @@ impl UploadDocument {
             }
         }
         duplicates
+    }
+}
+
+impl UploadDocument {
+    /// Refuses an upload in which two results have the same series key (under the project's
+    /// declared metadata `key_fields`) and the same cell: one upload is one run, so two such
+    /// results are two measurements of one workload that nothing tells apart, and they are
+    /// never pooled as if they were repeats. Repeats are explicit: each its own upload with
+    /// its own `run.repeat_index`. `results` are those [`Self::read`] gives (files counted
+    /// once already, so an identical copy of a file is no conflict).
+    ///
+    /// # Errors
+    /// An [`UploadError`] at the later of the two results (`/files/{i}`, or `/results/{i}` for
+    /// an inline result) naming both files (and records, for two records of one file), the
+    /// cell and the series key.
+    pub fn check_distinct(
+        &self,
+        results: &[BenchResult],
+        key_fields: &[String],
+    ) -> Result<(), UploadError> {
+        let mut inline = 0usize;
+        let mut seen: Vec<(String, String, String)> = Vec::with_capacity(results.len());
+        for result in results {
+            let (pointer, name) = match &result.source {
+                Some(source) => (
+                    format!("/files/{}", source.file),
+                    format!(
+                        "`/files/{}` ({:?}, record {})",
+                        source.file,
+                        self.files.get(source.file).map_or("", |f| f.name.as_str()),
+                        source.record
+                    ),
+                ),
+                None => {
+                    inline += 1;
+                    let i = inline - 1;
+                    (format!("/results/{i}"), format!("`/results/{i}`"))
+                }
+            };
+            let key =
+                serde_json::Value::Object(result.configuration.series_key(key_fields)).to_string();
+            let cell = result.cell.key();
+            if let Some((_, _, earlier)) = seen.iter().find(|(k, c, _)| *k == key && *c == cell) {
+                return Err(UploadError::at(
+                    pointer,
+                    format!(
+                        "{name} and {earlier} are two results of one series key ({key}) in one cell (`{cell}`): one upload is one run, so they are ambiguous and are not pooled. Upload each repeat as its own run with its own `run.repeat_index`, or tell the workloads apart (the file's settings, the recorded `benchmark.command`, or `cell`)."
+                    ),
+                ));
+            }
+            seen.push((key, cell, name));
+        }
+        Ok(())
     }
 }
 

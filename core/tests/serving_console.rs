@@ -74,8 +74,17 @@ fn vllm_block_maps_every_line() {
     assert_eq!(value(r, "itl", "p99"), (11.82, None));
     assert_eq!(value(r, "e2el", "p99"), (1394.02, Some(60)));
     assert_eq!(r.metrics.len(), 10 + 4 * 5);
-    assert_eq!(r.cell.key(), "max_concurrency=4");
-    assert_eq!(r.configuration.benchmark.name.as_deref(), Some(VLLM));
+    // The rate line is printed only for a finite rate (this version prints `Failed
+    // requests:`), and vLLM sends each prompt once: 60 + 0 prompts.
+    assert_eq!(
+        r.cell.key(),
+        "max_concurrency=4;request_rate=inf;num_prompts=60"
+    );
+    // The tool, not the format: the same series as the tool's JSON.
+    assert_eq!(
+        r.configuration.benchmark.name.as_deref(),
+        Some("vllm-bench-serve")
+    );
     assert_eq!(r.configuration.benchmark.backend, None);
     assert_eq!(r.facts["precision"], 0.01);
     assert_eq!(r.facts.len(), 1, "every line is known: {:?}", r.facts);
@@ -106,9 +115,15 @@ fn vllm_block_equals_its_json_rounded_to_two_decimals() {
         let (_, j) = parse_file(None, &read(json), 0).unwrap();
         let compared = same_as_json_rounded(&c[0], &j[0]);
         assert!(compared >= 30, "{console}: {compared}");
+        // The whole cell and the tool are the JSON's: one series.
+        assert_eq!(c[0].cell, j[0].cell, "{console}");
         assert_eq!(
-            c[0].cell.load.max_concurrency,
-            j[0].cell.load.max_concurrency
+            c[0].cell.key(),
+            "max_concurrency=4;request_rate=inf;num_prompts=60"
+        );
+        assert_eq!(
+            c[0].configuration.benchmark.name,
+            j[0].configuration.benchmark.name
         );
     }
     let (_, c) = parse_file(
@@ -145,13 +160,26 @@ fn sglang_block_equals_its_json_rounded_to_two_decimals() {
     assert_eq!(value(r, "itl", "max"), (19.92, None));
     assert_eq!(value(r, "total_token_throughput", "value"), (1879.67, None));
     assert_eq!(value(r, "max_concurrent_requests", "value"), (8.0, None));
+    // The block prints the load shape only; the JSON also states the dataset and the
+    // requested lengths (the recorded command or `--cell` gives them to the block: see
+    // tests/workload_identity.rs).
     assert_eq!(r.cell, {
         let mut cell = j[0].cell.clone();
         cell.load.request_rate = Some(RequestRate::Infinite);
+        cell.input_len = None;
+        cell.output_len = None;
+        cell.dataset = None;
         cell
     });
     assert_eq!(r.cell.key(), "max_concurrency=4;request_rate=inf");
-    assert_eq!(r.configuration.benchmark.name.as_deref(), Some(SGLANG));
+    assert_eq!(
+        j[0].cell.key(),
+        "max_concurrency=4;request_rate=inf;input_len=512;output_len=128;dataset=random-ids"
+    );
+    assert_eq!(
+        r.configuration.benchmark.name.as_deref(),
+        Some("sglang-bench-serving")
+    );
     assert_eq!(r.configuration.benchmark.backend.as_deref(), Some("vllm"));
     // Lines without a vocabulary metric are facts, as printed.
     assert_eq!(r.facts["Input token throughput (tok/s)"], 1503.74);

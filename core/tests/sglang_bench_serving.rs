@@ -60,7 +60,27 @@ fn late_2024_file_has_seven_runs_with_infinity_rate() {
     assert_eq!(value(r, "total_output_tokens", "value"), (1544818.0, None));
     assert_eq!(r.cell.load.request_rate, Some(RequestRate::Infinite));
     assert_eq!(r.cell.load.max_concurrency, None);
-    assert_eq!(r.cell.key(), "request_rate=inf");
+    // The cell (crate::cell): the load shape, the dataset and its requested lengths.
+    assert_eq!(
+        r.cell.key(),
+        "request_rate=inf;input_len=1024;output_len=1024;dataset=random"
+    );
+    let keys: Vec<String> = results.iter().map(|r| r.cell.key()).collect();
+    assert_eq!(
+        keys,
+        [
+            "request_rate=inf;input_len=1024;output_len=1024;dataset=random",
+            "request_rate=inf;input_len=1024;output_len=512;dataset=random",
+            "request_rate=inf;input_len=4096;output_len=2048;dataset=random",
+            "request_rate=inf;input_len=4096;output_len=1024;dataset=random",
+            // The same workload run twice: one cell (one upload of both is refused as
+            // ambiguous, see tests/workload_identity.rs).
+            "request_rate=inf;input_len=4096;output_len=1024;dataset=random",
+            "request_rate=inf;input_len=256;output_len=512;dataset=random",
+            // `random_*` are SGLang's defaults, written for every dataset: not this run's.
+            "request_rate=inf;dataset=sharegpt",
+        ]
+    );
     let c = &r.configuration;
     assert_eq!(c.benchmark.name.as_deref(), Some(FORMAT));
     assert_eq!(c.benchmark.backend.as_deref(), Some("sglang"));
@@ -149,7 +169,10 @@ fn output_details_and_server_info_fill_samples_and_configuration() {
     assert_eq!(value(r, "max_concurrent_requests", "value"), (100.0, None));
     // Counted from `errors` (SGLang writes no `failed`).
     assert_eq!(value(r, "failed", "value"), (0.0, None));
-    assert_eq!(r.cell.key(), "max_concurrency=100;request_rate=inf");
+    assert_eq!(
+        r.cell.key(),
+        "max_concurrency=100;request_rate=inf;input_len=1024;output_len=128;dataset=random"
+    );
 
     let c = &r.configuration;
     assert_eq!(c.engine.name.as_deref(), Some("sglang"));
@@ -280,7 +303,10 @@ fn mock_run_keys_and_samples() {
     assert_eq!(value(r, "tpot", "p50"), (10.359713897637304, Some(60)));
     assert_eq!(value(r, "e2el", "p95"), (1413.3211519501174, Some(60)));
     assert_eq!(value(r, "max_concurrent_requests", "value"), (8.0, None));
-    assert_eq!(r.cell.key(), "max_concurrency=4;request_rate=inf");
+    assert_eq!(
+        r.cell.key(),
+        "max_concurrency=4;request_rate=inf;input_len=512;output_len=128;dataset=random-ids"
+    );
     assert_eq!(r.configuration.benchmark.backend.as_deref(), Some("vllm"));
     assert_eq!(r.configuration.model.name, None, "server_info is null");
     let small: Vec<_> = r

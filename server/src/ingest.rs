@@ -41,12 +41,16 @@ pub fn prepare_with(
     doc: &UploadDocument,
     now: DateTime<Utc>,
 ) -> Result<NewRun, ApiError> {
-    let read = doc.read().map_err(|e| ApiError::Invalid {
+    let invalid = |e: benchtrail_core::upload::UploadError| ApiError::Invalid {
         pointer: e.pointer,
         field: e.field,
         record: e.record,
         detail: e.message,
-    })?;
+    };
+    let read = doc.read().map_err(invalid)?;
+    // Two results of one series and cell in one run are ambiguous, never pooled (422).
+    doc.check_distinct(&read.results, &project.key_fields)
+        .map_err(invalid)?;
     let files = doc
         .files
         .iter()

@@ -10,6 +10,9 @@
 //! are counted differently and the two are kept apart). `time_to_first_output_token` (first
 //! non-reasoning token) keeps its name.
 //!
+//! The layout before AIPerf matched GenAI-Perf's (up to 0.1.1: metrics under `records`, `ttft`
+//! for `time_to_first_token`) is read too (see `current_layout`).
+//!
 //! What an AIPerf run folder holds besides results, and what happens to it:
 //! - `phases/warmup/profile_export_aiperf.json`: the warm-up phase. Never a result: rejected
 //!   with an error. Detected by folder (a path segment named `warmup`) and, where the file
@@ -192,6 +195,39 @@ fn is_phase_manifest(v: &Value) -> bool {
     })
 }
 
+/// Tags of the layout before AIPerf 0.2 matched GenAI-Perf's (ai-dynamo/aiperf #343, Oct 2025)
+/// and their names since.
+const OLD_TAGS: &[(&str, &str)] = &[
+    ("ttft", "time_to_first_token"),
+    ("ttst", "time_to_second_token"),
+];
+
+/// The summary in today's layout. Up to AIPerf 0.1.1 the metrics sat under `records`, one
+/// object per tag `{tag, unit, header, avg, min, max, p1, p5, p25, p50, p75, p90, p95, p99,
+/// std, count}` (a scalar metric: `avg` and `count: 1`), with `ttft`/`ttst` for
+/// `time_to_first_token`/`time_to_second_token`; that object's metrics are moved to the top
+/// level under today's tags (the fact `aiperf_layout: "records"` says so). Anything else is
+/// returned as it is.
+fn current_layout(v: &Value) -> std::borrow::Cow<'_, Value> {
+    let Some(records) = v.get("records").and_then(Value::as_object) else {
+        return std::borrow::Cow::Borrowed(v);
+    };
+    if records.is_empty() || !records.values().all(is_metric_object) {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    let mut out = v.as_object().cloned().unwrap_or_default();
+    out.remove("records");
+    for (tag, metric) in records {
+        let tag = OLD_TAGS
+            .iter()
+            .find(|(old, _)| old == tag)
+            .map_or(tag.as_str(), |(_, new)| new);
+        out.entry(tag.to_string()).or_insert_with(|| metric.clone());
+    }
+    out.insert("aiperf_layout".into(), Value::from("records"));
+    std::borrow::Cow::Owned(Value::Object(out))
+}
+
 pub(super) fn detect(input: &InputFile) -> Result<(), String> {
     let Content::Json(values) = &input.content else {
         return Err("not JSON".into());
@@ -199,6 +235,7 @@ pub(super) fn detect(input: &InputFile) -> Result<(), String> {
     let [v] = values.as_slice() else {
         return Err("not a single JSON document".into());
     };
+    let v = &*current_layout(v);
     if non_result_kind(v).is_some() || is_phase_manifest(v) {
         return Ok(());
     }
@@ -237,6 +274,7 @@ pub(super) fn parse(
         Content::Json(values) => values.first().ok_or(AdapterError::Empty)?,
         Content::Text { not_json, .. } => return Err(AdapterError::Syntax(not_json.clone())),
     };
+    let v = &*current_layout(v);
     if let Some(why) = non_result_kind(v) {
         return Err(file_error("", why));
     }
@@ -493,8 +531,15 @@ fn read_cell(obj: &Map<String, Value>) -> WorkloadCell {
             .and_then(as_f64)
             .and_then(count)
     };
-    cell.input_len = mean("isl");
-    cell.output_len = mean("osl");
+    // Up to 0.1.1: `input_config.input.prompt.{input_tokens,output_tokens}.mean`.
+    let old = |k: &str| {
+        config
+            .and_then(|c| at(c, &["input", "prompt", k, "mean"]))
+            .and_then(as_f64)
+            .and_then(count)
+    };
+    cell.input_len = mean("isl").or_else(|| old("input_tokens"));
+    cell.output_len = mean("osl").or_else(|| old("output_tokens"));
     cell
 }
 
@@ -537,6 +582,7 @@ fn read_facts(obj: &Map<String, Value>, result: &mut BenchResult) {
         "end_time",
         "was_cancelled",
         "is_complete",
+        "aiperf_layout",
     ] {
         if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
             result.facts.insert(key.to_string(), v.clone());

@@ -33,8 +33,14 @@
 //! an unclosed block is the end of a text that does not end with a newline, its last line is
 //! dropped and the warning says so.
 //!
-//! `benchmark.name` is the format name: the block holds fewer statistics, rounded, and (for
-//! vLLM) no client backend, so its results form series of their own.
+//! `benchmark.name` is the **tool** (`vllm-bench-serve`, `sglang-bench-serving`), not the
+//! format: a pasted summary is the same benchmark as the tool's JSON and lands in the same
+//! series ([`crate::cell`]); its values are rounded (the fact `precision` and the warning say
+//! so). The cell: `Maximum request concurrency` / `Max request concurrency`, the rate
+//! (`Traffic request rate`, or vLLM's `Request rate configured (RPS)`, which vLLM prints
+//! whenever the rate is finite in every version that prints `Failed requests:`, so such a block
+//! without it ran at `inf`), and for vLLM `num_prompts` = successful + failed requests (vLLM
+//! sends each prompt once).
 
 use super::fields::{as_count, finish_metrics, has, push_value, stat_label};
 use super::{AdapterError, FieldError, InputFile};
@@ -348,7 +354,12 @@ fn printed_number(value: &str) -> Option<f64> {
 
 fn read_block(block: &Block, format: &str) -> BenchResult {
     let mut r = BenchResult::default();
-    r.configuration.benchmark.name = Some(format.to_string());
+    let tool = if format == VLLM_FORMAT {
+        super::vllm_serve::FORMAT
+    } else {
+        super::sglang_serving::FORMAT
+    };
+    r.configuration.benchmark.name = Some(tool.to_string());
     let mut distributions: Vec<(Stat, &str, f64, String)> = Vec::new();
     let mut completed = None;
     let mut failed = None;
@@ -420,11 +431,22 @@ fn read_block(block: &Block, format: &str) -> BenchResult {
             push_value(&mut r, name, stat, v, n, &label);
         }
     }
+    if format == VLLM_FORMAT {
+        if let (Some(c), Some(f)) = (completed, failed) {
+            // `Failed requests:` is printed by the versions that print the configured rate
+            // whenever it is finite: without that line, the rate was `inf`.
+            r.cell
+                .load
+                .request_rate
+                .get_or_insert(RequestRate::Infinite);
+            r.cell.num_prompts = c.checked_add(f);
+        }
+    }
     finish_metrics(&mut r);
     r.facts.insert("precision".into(), Value::from(PRECISION));
     r.warnings.push(Warning {
         code: "rounded_console_values".into(),
-        message: "Values come from a printed summary, rounded to 2 decimals (precision 0.01 in the unit shown); compare them with results of the same format.".into(),
+        message: "Values come from a printed summary, rounded to 2 decimals (precision 0.01 in the unit shown).".into(),
     });
     if completed == Some(0) {
         r.warnings.push(Warning {

@@ -15,7 +15,11 @@
 //! The args fill the cell (max_concurrency, request_rate, num_prompts, input/output length;
 //! a latency run's `batch_size` requests are all in flight at once, so it is the cell's
 //! max_concurrency) and the configuration (model, tokenizer, parallel sizes, quantization,
-//! scheduler limits, client backend). `benchmark.name` is the format name.
+//! scheduler limits, client backend), following [`crate::cell`] (the dataset and the lengths of
+//! that dataset). `benchmark.name` is still the format name: vLLM writes this file next to its
+//! own result JSON, and the two are uploaded together (`results/*.json`); as one tool they
+//! would be two results of one cell in one upload, refused as ambiguous, until the pair is
+//! recognised as one measurement.
 
 use super::fields::{as_count, count, finish_metrics, has, number, push_value, short, stat_label};
 use super::{AdapterError, Content, FieldError, InputFile};
@@ -415,7 +419,23 @@ fn read_args(record: &Value, r: &mut BenchResult) -> Result<(), FieldError> {
             .filter(|b| b.is_finite());
     }
     cell.num_prompts = whole("num_prompts");
-    cell.input_len = whole("input_len");
-    cell.output_len = whole("output_len");
+    // Every CLI arg is recorded, used or not: the lengths of the dataset run (crate::cell).
+    cell.dataset = args
+        .get("dataset_name")
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .map(str::to_string);
+    let lengths = crate::cell::Lengths {
+        random_input: whole("random_input_len"),
+        random_output: whole("random_output_len"),
+        sonnet_input: whole("sonnet_input_len"),
+        sonnet_output: whole("sonnet_output_len"),
+        sharegpt_output: whole("sharegpt_output_len"),
+        hf_output: whole("hf_output_len"),
+        input: whole("input_len"),
+        output: whole("output_len"),
+    };
+    (cell.input_len, cell.output_len) =
+        crate::cell::requested_lengths(cell.dataset.as_deref(), &lengths);
     Ok(())
 }

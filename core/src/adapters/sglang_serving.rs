@@ -14,6 +14,13 @@
 //! `e2el`, `tpot` with `benchmark.name` = [`FORMAT`], which is part of the series key, so a
 //! series never mixes SGLang's and vLLM's definitions.
 //!
+//! The 2024 layout (`total_input`, `total_output`, `median_ttft`, `median_itl`,
+//! `mean_e2e_latency`, `output_token_throughput`, `benchmark_duration`; see [`LAYOUT_2024`]) is
+//! read under today's names, with the fact `"sglang_layout": "2024"`.
+//!
+//! The cell follows [`crate::cell`]: `max_concurrency`, `request_rate`, `dataset_name` and the
+//! requested lengths of that dataset ([`crate::cell::requested_lengths`]).
+//!
 //! Traps handled: `"request_rate": Infinity` (a bare literal); no `failed` key (it is counted
 //! from `errors` when the arrays are there); no `model_id`/`num_prompts` (the model comes from
 //! `server_info` when present); with nothing completed the e2e statistics are NaN and the others
@@ -59,8 +66,54 @@ const DISTRIBUTIONS: &[(&str, &str)] = &[
 /// Keys read into the cell or the configuration (not kept as facts).
 const SETUP_KEYS: &[&str] = &["backend", "request_rate", "max_concurrency"];
 
+/// Keys of SGLang's 2024 layout (`bench_serving.py` before the `*_ms` and `*_tokens` names:
+/// `total_input`, `median_ttft`, `output_token_throughput`, `benchmark_duration`, ...) and the
+/// names they have now. Latencies were already in ms, the duration in s.
+const LAYOUT_2024: &[(&str, &str)] = &[
+    ("total_input", "total_input_tokens"),
+    ("total_output", "total_output_tokens"),
+    (
+        "total_output_retokenized",
+        "total_output_tokens_retokenized",
+    ),
+    ("output_token_throughput", "output_throughput"),
+    ("benchmark_duration", "duration"),
+];
+
+/// The record in today's key names: a 2024-layout record (it has `benchmark_duration`, or
+/// `<stat>_<metric>` latency keys without `_ms`) has its keys renamed ([`LAYOUT_2024`], and
+/// `median_ttft` → `median_ttft_ms` for every latency statistic); any other record is returned
+/// as it is. A key the record also holds under its new name keeps the new name's value.
+fn current_layout(obj: &Map<String, Value>) -> std::borrow::Cow<'_, Map<String, Value>> {
+    let old_latency = |key: &str| {
+        key.split_once('_').is_some_and(|(stat, metric)| {
+            stat_label(stat).is_some() && DISTRIBUTIONS.iter().any(|(m, _)| *m == metric)
+        })
+    };
+    let is_2024 = !obj.contains_key("duration")
+        && (obj.contains_key("benchmark_duration") || obj.keys().any(|k| old_latency(k)));
+    if !is_2024 {
+        return std::borrow::Cow::Borrowed(obj);
+    }
+    let mut out = Map::new();
+    for (key, value) in obj {
+        let renamed = LAYOUT_2024
+            .iter()
+            .find(|(old, _)| old == key)
+            .map(|(_, new)| (*new).to_string())
+            .or_else(|| old_latency(key).then(|| format!("{key}_ms")))
+            .unwrap_or_else(|| key.clone());
+        if renamed != *key && obj.contains_key(&renamed) {
+            continue;
+        }
+        out.insert(renamed, value.clone());
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 pub(super) fn detect(record: &Value) -> Result<(), String> {
     let obj = record.as_object().ok_or("not a JSON object")?;
+    let obj = &*current_layout(obj);
     let mut missing: Vec<&str> = ["duration", "completed", "backend"]
         .into_iter()
         .filter(|k| !obj.contains_key(*k))
@@ -77,6 +130,8 @@ pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
         .ok_or_else(|| FieldError::new("", "expected a JSON object"))?;
     detect(record)
         .map_err(|why| FieldError::new("", format!("not an SGLang bench_serving result: {why}")))?;
+    let layout_2024 = !obj.contains_key("duration");
+    let obj = &*current_layout(obj);
 
     let mut result = BenchResult::default();
     let completed =
@@ -124,6 +179,12 @@ pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
             code: "failed_requests".into(),
             message: format!("{failed} of {} requests failed.", failed + completed),
         });
+    }
+    if layout_2024 {
+        // Told apart from today's layout so a reader knows where the names came from.
+        result
+            .facts
+            .insert("sglang_layout".into(), Value::from("2024"));
     }
     Ok(vec![result])
 }
@@ -173,12 +234,28 @@ fn read_cell(obj: &Map<String, Value>) -> Result<WorkloadCell, FieldError> {
             }
         },
     };
+    // The lengths of the dataset run (crate::cell: SGLang writes every family's settings).
+    let dataset = obj
+        .get("dataset_name")
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .map(str::to_string);
+    let lengths = crate::cell::Lengths {
+        random_input: count(obj, "", "random_input_len")?,
+        random_output: count(obj, "", "random_output_len")?,
+        sharegpt_output: count(obj, "", "sharegpt_output_len")?,
+        ..Default::default()
+    };
+    let (input_len, output_len) = crate::cell::requested_lengths(dataset.as_deref(), &lengths);
     Ok(WorkloadCell {
         load: LoadShape {
             max_concurrency: count(obj, "", "max_concurrency")?,
             request_rate,
             burstiness: None,
         },
+        input_len,
+        output_len,
+        dataset,
         ..Default::default()
     })
 }
