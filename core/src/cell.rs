@@ -22,7 +22,8 @@
 //! named (`--random-input-len`/`--random-output-len`, `--sonnet-input-len`/`--sonnet-output-len`,
 //! `--sharegpt-output-len`, `--hf-output-len`, and the generic `--input-len`/`--output-len`);
 //! (3) the upload's `cell` (`benchtrail upload --cell ...`). [`complete`] applies (2), and the
-//! upload applies (3) after it.
+//! upload applies (3) after it. The command's `--model` also names the model when the file
+//! does not (a console summary), as the model is part of the series key.
 //!
 //! Never part of a cell (so never a reason for two series): the output format of one tool
 //! (its JSON and its printed console summary are the same benchmark; the *tool*, in
@@ -399,6 +400,19 @@ pub fn from_command(command: &str) -> WorkloadCell {
     cell
 }
 
+/// The `--model` of a recorded benchmark command (vLLM's and SGLang's clients), if any.
+pub fn command_model(command: &str) -> Option<String> {
+    let words = split_words(command);
+    words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| match w.strip_prefix("--model") {
+            Some("") => words.get(i + 1).filter(|v| !v.starts_with("--")).cloned(),
+            Some(rest) => rest.strip_prefix('=').map(str::to_string),
+            None => None,
+        })
+}
+
 /// Splits a command line into words as a POSIX shell would for the simple cases recorded
 /// commands hold: whitespace separates, single and double quotes group, a backslash escapes
 /// the next character (a backslash-newline continuation is whitespace).
@@ -458,6 +472,11 @@ pub fn complete(result: &mut crate::result::BenchResult) {
             stated.load.burstiness = None;
         }
         result.cell.fill_from(&stated);
+        // The model the command benchmarked (`--model`), when the file does not name it (a
+        // console summary): a series-key field, so the summary meets its JSON's series.
+        if result.configuration.model.name.is_none() {
+            result.configuration.model.name = command_model(command);
+        }
     }
     let (input, output) = measured_lengths(result);
     for (name, value) in [(MEASURED_INPUT_LEN, input), (MEASURED_OUTPUT_LEN, output)] {
