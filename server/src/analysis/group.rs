@@ -3,8 +3,9 @@
 
 use crate::storage::{GroupSeries, HistoryPoint};
 use benchtrail_core::history::CommitGraph;
+use benchtrail_core::regression::family::{configuration_gates, Gates};
 use benchtrail_core::regression::{
-    analyze, request_values, CommitRuns, Finding, FindingKind, GroupInput, GroupReport, RunValue,
+    analyze, analyze_with, request_values, CommitRuns, Finding, FindingKind, GroupInput, GroupReport, RunValue,
     SeriesInput, SeriesState,
 };
 use benchtrail_core::samples::RequestSamples;
@@ -212,15 +213,18 @@ impl Context<'_> {
         }
     }
 
-    /// The group's analysis: its engine input from `points` (with the per-request `samples`
-    /// of the results that have them, by result id) and the engine's report.
-    pub fn group(
+    /// The group's engine input from `points` (with the per-request `samples` of the results
+    /// that have them, by result id), and the input of its change-point scan (the default
+    /// branch's history through the candidate). [`Context::finish`] analyzes it once every
+    /// group of the commit has its input, since the cells of one configuration are decided
+    /// together ([`configuration_gates`]).
+    pub fn inputs(
         &self,
         series: &[GroupSeries],
         points: &[HistoryPoint],
         plan: &Plan,
         samples: &HashMap<i64, RequestSamples>,
-    ) -> GroupAnalysis {
+    ) -> (GroupInput, GroupInput) {
         let max = self.det.engine.per_request_max_per_side;
         let metric_of: HashMap<&str, &str> = series
             .iter()
@@ -314,7 +318,26 @@ impl Context<'_> {
             pinned_baseline: plan.pinned.clone(),
             series: inputs,
         };
-        let mut report = analyze(&input, &self.det.engine);
+        let scan_input = GroupInput {
+            series_key,
+            cell_key,
+            pinned_baseline: None,
+            series: scan,
+        };
+        (input, scan_input)
+    }
+
+    /// The group's analysis: the engine's report on `input`, with `gates` from every cell of
+    /// its configuration at this commit.
+    pub fn finish(
+        &self,
+        input: GroupInput,
+        scan_input: GroupInput,
+        points: &[HistoryPoint],
+        plan: &Plan,
+        gates: &Gates,
+    ) -> GroupAnalysis {
+        let mut report = analyze_with(&input, &self.det.engine, gates);
         // A pinned baseline commit with one run (or a candidate compared with one value) gives
         // effect-only findings: one value per side, no significance test. They describe and
         // never become alerts, as with too little history.
@@ -369,15 +392,31 @@ impl Context<'_> {
             invalid_runs,
             continuing: Vec::new(),
             baseline_rule: plan.rule.clone(),
-            scan_input: GroupInput {
-                series_key,
-                cell_key,
-                pinned_baseline: None,
-                series: scan,
-            },
+            scan_input,
             input,
         }
     }
+}
+
+/// The gates of every configuration among `inputs` (keyed as the groups are, by series key
+/// and cell): the cells of one series key are one configuration.
+pub(super) fn gates_of<K: Ord + Clone>(
+    inputs: &[(K, &GroupInput)],
+    settings: &benchtrail_core::regression::Settings,
+    series_key: impl Fn(&K) -> &str,
+) -> std::collections::BTreeMap<K, Gates> {
+    let mut by_config: std::collections::BTreeMap<&str, Vec<&GroupInput>> = Default::default();
+    for (k, g) in inputs {
+        by_config.entry(series_key(k)).or_default().push(g);
+    }
+    let gates: HashMap<&str, Gates> = by_config
+        .iter()
+        .map(|(c, groups)| (*c, configuration_gates(groups, settings)))
+        .collect();
+    inputs
+        .iter()
+        .map(|(k, _)| (k.clone(), gates[series_key(k)].clone()))
+        .collect()
 }
 
 /// A finding decided on its effect alone (one value per side), or a trade-off with such a

@@ -61,7 +61,7 @@ pub use verdict::{verdict_of, Reason, Verdict};
 
 use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
 use alerts::{new_alert, resolve_returned};
-use benchtrail_core::regression::Finding;
+use benchtrail_core::regression::{family, Finding};
 use group::{Context, GroupAnalysis};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -186,6 +186,8 @@ async fn analyze_one(
     let mut analyzed: HashMap<(String, String), GroupAnalysis> = HashMap::new();
     let mut scans = Vec::new();
     let mut previous: Vec<String> = Vec::new();
+    // Every group's input first: the cells of one configuration are decided together.
+    let mut prepared = Vec::new();
     for (key, series) in &groups {
         let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();
         let points = store.series_history(project.id, &ids).await?;
@@ -194,7 +196,15 @@ async fn analyze_one(
         let samples = store
             .samples_of_results(&plan.sample_results(&ctx, series, &points))
             .await?;
-        let mut ga = ctx.group(series, &points, &plan, &samples);
+        let (input, scan_input) = ctx.inputs(series, &points, &plan, &samples);
+        prepared.push((key, points, plan, input, scan_input));
+    }
+    let keyed: Vec<(&(String, String), &benchtrail_core::regression::GroupInput)> =
+        prepared.iter().map(|p| (p.0, &p.3)).collect();
+    let mut gates = group::gates_of(&keyed, &det.engine, |k| k.0.as_str());
+    for (key, points, plan, input, scan_input) in prepared {
+        let gate = gates.remove(&key).unwrap_or_else(family::Gates::single);
+        let mut ga = ctx.finish(input, scan_input, &points, &plan, &gate);
         for c in plan.previous(commit_sha, det.engine.confirm_commits) {
             if !previous.contains(&c) {
                 previous.push(c);
