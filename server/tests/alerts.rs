@@ -57,9 +57,12 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         println!("{db}: {}", t["summary"]);
         assert_eq!(
             t["summary"],
-            "output throughput +33.9 % but median TTFT +122.7 % and request goodput (file SLOs) -100.0 % \
+            // The TTFT family (+111 % geometric mean of its 5 statistics) is not a finding with 3
+            // baseline commits (t = 9.04, df = 2, p ≈ 0.012 > α = 0.001): the harms are the
+            // goodputs, tested series by series since they fell to 0.
+            "output throughput +33.9 % but request goodput (file SLOs) -100.0 % \
              and request goodput (tool SLOs) -100.0 % and SLO attainment (file SLOs) -100.0 %; \
-             median E2E latency -25.3 %: starts later, finishes sooner.",
+             median E2E latency -25.3 %.",
             "{db}"
         );
         assert_eq!(t["status"], "open");
@@ -78,7 +81,9 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| r["code"] == "tradeoff" && r["level"] == "fail" && r["message"] == t["summary"]));
+            .any(|r| r["code"] == "tradeoff"
+                && r["level"] == "fail"
+                && r["message"] == t["summary"]));
 
         // Triage: read scope cannot, write scope can; dismissal needs a reason.
         let id = t["id"].as_str().unwrap();
@@ -87,20 +92,37 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         let ack = json!({"status": "acknowledged"});
         assert_eq!(server.send("PATCH", &path, &read, &ack).await.0, 403);
         assert_eq!(server.send("PATCH", &path, &token, &ack).await.0, 403);
-        let r = server.http.patch(server.url(&path)).json(&ack).send().await.unwrap();
+        let r = server
+            .http
+            .patch(server.url(&path))
+            .json(&ack)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 401);
         let (status, body) = server.send("PATCH", &path, &write, &ack).await;
-        assert_eq!((status, body["status"].clone()), (200, json!("acknowledged")), "{body}");
-        let (status, body) =
-            server.send("PATCH", &path, &write, &json!({"status": "dismissed"})).await;
+        assert_eq!(
+            (status, body["status"].clone()),
+            (200, json!("acknowledged")),
+            "{body}"
+        );
+        let (status, body) = server
+            .send("PATCH", &path, &write, &json!({"status": "dismissed"}))
+            .await;
         assert_eq!(status, 422, "{body}");
         assert_eq!(body["pointer"], "/reason");
-        let (status, body) =
-            server.send("PATCH", &path, &write, &json!({"status": "resolved"})).await;
+        let (status, body) = server
+            .send("PATCH", &path, &write, &json!({"status": "resolved"}))
+            .await;
         assert_eq!(status, 422, "{body}");
         // A reason is a sentence or two, not a log: at most 2000 characters.
         let (status, body) = server
-            .send("PATCH", &path, &write, &json!({"status": "acknowledged", "reason": "é".repeat(2001)}))
+            .send(
+                "PATCH",
+                &path,
+                &write,
+                &json!({"status": "acknowledged", "reason": "é".repeat(2001)}),
+            )
             .await;
         assert_eq!(status, 422, "{body}");
         assert_eq!(body["pointer"], "/reason");
@@ -109,7 +131,12 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
             "the reason has 2001 characters; at most 2000 are accepted"
         );
         let (status, body) = server
-            .send("PATCH", &path, &write, &json!({"status": "acknowledged", "reason": "é".repeat(2000)}))
+            .send(
+                "PATCH",
+                &path,
+                &write,
+                &json!({"status": "acknowledged", "reason": "é".repeat(2000)}),
+            )
             .await;
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["reason"].as_str().unwrap().chars().count(), 2000);
@@ -117,20 +144,29 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         let (status, body) = server.send("PATCH", &path, &write, &dismiss).await;
         assert_eq!(status, 200);
         assert_eq!(body["reason"], "the prefill change is intended");
-        // A dismissed trade-off no longer counts; the mean TTFT regression (not a part of the
-        // trade-off, which takes the median and tails) still fails the run.
+        // A dismissed trade-off no longer counts; it folded every harm of the run (the goodputs
+        // and SLO attainment), and the TTFT family is no finding: the run passes.
         let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
-        let reasons = verdict["reasons"].as_array().unwrap();
-        assert!(reasons.iter().all(|r| r["code"] != "tradeoff"), "{db}: {verdict}");
-        assert_eq!(verdict["verdict"], "fail", "{db}: {verdict}");
-        assert!(reasons.iter().any(|r| r["code"] == "regression"
-            && r["message"].as_str().unwrap().starts_with("mean TTFT +120.9 %")));
+        assert_eq!(verdict["reasons"], json!([]), "{db}: {verdict}");
+        assert_eq!(verdict["verdict"], "pass", "{db}: {verdict}");
         // Filters.
         assert_eq!(server.alerts("demo", "?status=dismissed").await.len(), 1);
-        assert!(server.alerts("demo", "?status=open&kind=tradeoff").await.is_empty());
-        assert_eq!(server.alerts("demo", "?metric=output_throughput&kind=tradeoff").await.len(), 1);
+        assert!(server
+            .alerts("demo", "?status=open&kind=tradeoff")
+            .await
+            .is_empty());
+        assert_eq!(
+            server
+                .alerts("demo", "?metric=output_throughput&kind=tradeoff")
+                .await
+                .len(),
+            1
+        );
         assert!(server.alerts("demo", "?branch=other").await.is_empty());
-        assert_eq!(server.get("/api/v1/projects/demo/alerts?kind=nope").await.0, 400);
+        assert_eq!(
+            server.get("/api/v1/projects/demo/alerts?kind=nope").await.0,
+            400
+        );
         // A query parameter of the wrong type is named, as every other parameter fault is.
         let (status, problem) = server.get("/api/v1/projects/demo/alerts?limit=abc").await;
         assert_eq!(status, 400, "{problem}");
@@ -140,12 +176,20 @@ async fn the_real_goodput_history_is_a_tradeoff_that_fails_the_verdict() {
         assert_eq!(page["items"].as_array().unwrap().len(), 1);
         // The alert is reachable from its run and its series.
         let (_, of_run) = server.get(&format!("/api/v1/runs/{run}/alerts")).await;
-        assert!(of_run["items"].as_array().unwrap().iter().any(|a| a["id"] == t["id"]));
+        assert!(of_run["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["id"] == t["id"]));
         let sid = t["series_id"].as_str().unwrap();
         let (_, of_series) = server
             .get(&format!("/api/v1/projects/demo/series/{sid}/alerts"))
             .await;
-        assert!(of_series["items"].as_array().unwrap().iter().any(|a| a["id"] == t["id"]));
+        assert!(of_series["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["id"] == t["id"]));
         let (status, one) = server.get(&path).await;
         assert_eq!((status, one["links"]["self"].clone()), (200, json!(path)));
     })
@@ -213,7 +257,7 @@ async fn fp8_kv_cache_uploads_give_a_tradeoff_per_cell_and_a_baseline_like_commi
         assert!(open.iter().all(|a| a["kind"] == "tradeoff"), "{db}: {summaries:#?}");
         // The engine's own sentences for this scenario (core/tests/regression_engine.rs).
         let want = [
-            ("max_concurrency=1;", "output throughput +2.3 % but median TTFT +6.5 %; median E2E latency -3.2 %: starts later, finishes sooner."),
+            ("max_concurrency=1;", "output throughput +2.3 % but median TTFT +6.5 % (p95 +8.1 %); median E2E latency -3.2 %: starts later, finishes sooner."),
             ("max_concurrency=4;", "output throughput +3.6 % but median TTFT +8.8 % (p95 +11.3 %); median E2E latency -4.5 %: starts later, finishes sooner."),
             ("max_concurrency=16;", "output throughput +5.3 % but median TTFT +10.9 % (p95 +12.2 %); median E2E latency -7.0 %: starts later, finishes sooner."),
         ];

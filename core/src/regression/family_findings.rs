@@ -372,7 +372,25 @@ pub(super) fn family_tradeoff(
                 .any(|&i| reports[i].state == SeriesState::Regression)
         })
         .collect();
-    if harms.is_empty() {
+    // A goodput (or SLO attainment) that fell to 0 has no family index (a log) and was
+    // tested series by series: its regression is a harm as well.
+    let mut series_harms: Vec<usize> = reports
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| {
+            matches!(
+                group.series[*i].metric.as_str(),
+                "request_goodput" | "slo_attainment"
+            ) && r.state == SeriesState::Regression
+                && !stage.members.contains(&r.series_id)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    series_harms.sort_by_key(|&i| {
+        let s = &group.series[i];
+        (s.metric == "slo_attainment", s.slo_profile.clone())
+    });
+    if harms.is_empty() && series_harms.is_empty() {
         return None;
     }
     let e2e = by_family("e2el").filter(|d| supports(d));
@@ -423,6 +441,17 @@ pub(super) fn family_tradeoff(
                 pct(delta(h))
             )
         })
+        .chain(series_harms.iter().map(|&i| {
+            let profile = group.series[i]
+                .slo_profile
+                .as_ref()
+                .map_or(String::new(), |p| format!(" ({p} SLOs)"));
+            format!(
+                "{}{profile} {}",
+                describe(&group.series[i].metric, &group.series[i].stat),
+                pct(delta(i))
+            )
+        }))
         .collect();
     let mut summary = format!(
         "{} {} but {}",
@@ -477,13 +506,16 @@ pub(super) fn family_tradeoff(
                 .map(|&i| part(i, "worsened")),
         );
     }
+    parts.extend(series_harms.iter().map(|&i| part(i, "worsened")));
     if let Some(e) = e2e {
         parts.push(part(headline(e), "improved"));
     }
     let severity = harms
         .iter()
-        .map(|d| {
-            if d.delta_pct.abs() >= settings.fail_effect_pct {
+        .map(|d| d.delta_pct)
+        .chain(series_harms.iter().map(|&i| delta(i)))
+        .map(|delta_pct| {
+            if delta_pct.abs() >= settings.fail_effect_pct {
                 Severity::Fail
             } else {
                 Severity::Warn

@@ -5,8 +5,8 @@ use crate::storage::{GroupSeries, HistoryPoint};
 use benchtrail_core::history::CommitGraph;
 use benchtrail_core::regression::family::{configuration_gates, Gates};
 use benchtrail_core::regression::{
-    analyze, analyze_with, request_values, CommitRuns, Finding, FindingKind, GroupInput, GroupReport, RunValue,
-    SeriesInput, SeriesState,
+    analyze, analyze_with, request_values, CommitRuns, Finding, FindingKind, GroupInput,
+    GroupReport, RunValue, SeriesInput, SeriesState,
 };
 use benchtrail_core::samples::RequestSamples;
 use benchtrail_core::settings::DetectionSettings;
