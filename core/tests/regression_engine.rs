@@ -568,3 +568,25 @@ fn only_tested_statistics_are_findings_and_missing_series_are_one_finding() {
         .findings
         .is_empty());
 }
+
+#[test]
+fn a_series_absent_from_a_result_that_is_there_is_not_measured_and_no_finding() {
+    let history: Vec<CommitRuns> = (0..4)
+        .map(|i| CommitRuns::new(format!("b{i}"), &[100.0]))
+        .collect();
+    let mut tpot = ttft(history.clone(), None);
+    tpot.series_id = "tpot".into();
+    tpot.metric = "tpot".into();
+    let group = GroupInput {
+        series: vec![ttft(history, Some(CommitRuns::new("c", &[100.0]))), tpot],
+        ..one(ttft(Vec::new(), None))
+    };
+    let r = analyze(&group, &Settings::default());
+    assert_eq!(r.series[0].state, SeriesState::NoChange);
+    assert_eq!(r.series[1].state, SeriesState::NotMeasured);
+    assert_eq!(
+        r.series[1].reason.as_deref(),
+        Some("not measured: the candidate's result of this cell lacks it")
+    );
+    assert!(r.findings.is_empty());
+}

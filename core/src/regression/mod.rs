@@ -21,7 +21,9 @@
 //! * **Tested statistics**: only [`Settings::tested_stats`] (value, mean, p50, p90, p95, p99
 //!   by default); the others are descriptive. A change from a baseline of exactly 0 (no failed
 //!   request) is a finding for counts and percentages, with no percent.
-//! * **Missing series** of a result are one `missing` finding, listing them.
+//! * **Missing series**: a series absent from a candidate result that is there is
+//!   `not_measured` (a gap, no finding); when the whole result (cell) is absent, its series
+//!   are `missing`, one `missing` finding listing them.
 //! * **Tests**: a change is a finding when its relative effect is at least
 //!   [`Settings::min_effect_pct`] **and** it is significant at [`Settings::alpha`] against
 //!   run-to-run variation: Welch's t-test (Welch 1947) of the candidate's repeats against the
@@ -297,8 +299,12 @@ pub enum SeriesState {
     Improvement,
     /// Too few baseline commits (or no valid candidate run): not tested, not passed.
     InsufficientData,
-    /// In the baseline, absent from the candidate.
+    /// In the baseline, absent from the candidate, whose whole result (cell) is absent too.
     Missing,
+    /// In the baseline, absent from a candidate result that is there (the tool did not write
+    /// this metric this time, e.g. a narrower `--percentile-metrics`): a gap in the series,
+    /// never a finding.
+    NotMeasured,
     /// A neutral (descriptive) metric or one outside the vocabulary: never a finding.
     Descriptive,
     /// Significant, waiting for the confirming commits.
@@ -866,6 +872,9 @@ pub fn analyze_with(group: &GroupInput, settings: &Settings, gates: &family::Gat
     // computed once per (metric, baseline commits, candidate).
     let mut shifts: HashMap<(String, Vec<String>, String), Option<RequestShift>> = HashMap::new();
     let mut missing: Vec<(&SeriesInput, Vec<String>)> = Vec::new();
+    // A series absent from a result that is there is not measured (a gap); only a result
+    // (cell) absent as a whole makes its series missing.
+    let cell_present = group.series.iter().any(|s| s.candidate.is_some());
     for s in &group.series {
         let direction = direction_of(&s.metric);
         let base = baseline_of(
@@ -893,10 +902,14 @@ pub fn analyze_with(group: &GroupInput, settings: &Settings, gates: &family::Gat
             continue;
         }
         let Some(candidate) = &s.candidate else {
-            if !base.commits.is_empty() {
+            if !base.commits.is_empty() && !cell_present {
                 report.state = SeriesState::Missing;
                 report.reason = Some("absent from the candidate run".into());
                 missing.push((s, base.commits.clone()));
+            } else if !base.commits.is_empty() {
+                report.state = SeriesState::NotMeasured;
+                report.reason =
+                    Some("not measured: the candidate's result of this cell lacks it".into());
             }
             reports.push(report);
             continue;
