@@ -160,9 +160,10 @@ async fn failed_requests_from_none_are_a_regression_and_a_mostly_failed_run_fail
 }
 
 /// Every request's TTFT (ms) of a vLLM `--save-detailed` file.
-fn ttfts_ms(path: &str) -> Vec<f64> {
+/// A per-request column of a vLLM `--save-detailed` file (`ttfts`, `latencies`), in ms.
+fn per_request_ms(path: &str, column: &str) -> Vec<f64> {
     let doc: Value = serde_json::from_str(&repo_file(path)).unwrap();
-    doc["ttfts"]
+    doc[column]
         .as_array()
         .unwrap()
         .iter()
@@ -202,12 +203,16 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
         assert_eq!(tradeoffs[0]["severity"], "fail");
         assert_eq!(tradeoffs[0]["settings_version"], 1);
 
-        // The mean TTFT regression carries the shift of every request's TTFT: all 180
-        // baseline requests (three runs) against the candidate's 60.
-        let mean_ttft = server.alerts("demo", "?metric=ttft&kind=regression").await;
-        let mean_ttft: Vec<&Value> = mean_ttft.iter().filter(|a| a["stat"] == "mean").collect();
-        assert_eq!(mean_ttft.len(), 1, "{db}");
-        let shift = &mean_ttft[0]["finding"]["per_request"];
+        // With three single-run baseline commits TTFT's doubling is not established at
+        // α = 0.001 (its family index has t = 16 on 2 degrees of freedom, p ≈ 0.004: the first
+        // baseline run's tail is far from the others'), so the trade-off is goodput's. Its
+        // E2E side carries the shift of every request's latency: all 180 baseline requests
+        // (three runs) against the candidate's 60.
+        let parts = tradeoffs[0]["finding"]["parts"].as_array().unwrap();
+        let e2e: Vec<&Value> = parts.iter().filter(|p| p["metric"] == "e2el").collect();
+        assert_eq!(e2e.len(), 1, "{db}: {parts:#?}");
+        assert_eq!(e2e[0]["change"], "improved");
+        let shift = &e2e[0]["per_request"];
         assert_eq!(shift["test"], "mann_whitney_u", "{db}: {shift}");
         assert_eq!(
             (shift["n_baseline"].as_u64(), shift["n_candidate"].as_u64()),
@@ -215,9 +220,9 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
         );
         let base: Vec<f64> = GOODPUT_HISTORY[..3]
             .iter()
-            .flat_map(|p| ttfts_ms(p))
+            .flat_map(|p| per_request_ms(p, "latencies"))
             .collect();
-        let cand = ttfts_ms(GOODPUT_HISTORY[3]);
+        let cand = per_request_ms(GOODPUT_HISTORY[3], "latencies");
         let want = hodges_lehmann(&base, &cand);
         let got = shift["shift"].as_f64().unwrap();
         assert!(
@@ -228,28 +233,24 @@ async fn findings_carry_the_per_request_shift_and_settings_changes_recompute_the
             shift["shift_ci"][0].as_f64().unwrap(),
             shift["shift_ci"][1].as_f64().unwrap(),
         );
-        assert!(lo <= got && got <= hi && lo > 0.0, "{db}: [{lo}, {hi}]");
+        assert!(lo <= got && got <= hi && hi < 0.0, "{db}: [{lo}, {hi}]");
         let median_b = {
             let mut b = base.clone();
             b.sort_by(f64::total_cmp);
             (b[89] + b[90]) / 2.0
         };
         let sentence = format!(
-            "per request, TTFT shift {got:+.1} ms (95 % interval {lo:+.1} to {hi:+.1} ms, {:+.0} % of the baseline median; \
+            "per request, E2E latency shift {got:+.1} ms (95 % interval {lo:+.1} to {hi:+.1} ms, {:+.0} % of the baseline median; \
              Hodges–Lehmann over 180 baseline and 60 candidate requests, which are not independent)",
             got / median_b * 100.0
         );
         assert_eq!(shift["summary"], sentence.as_str(), "{db}");
-        // The run page shows it under the regression, and the trade-off its TTFT and E2E sides.
+        // The run page shows it under the trade-off's E2E side.
         let run = receipts[3]["run_id"].as_str().unwrap();
         let r = server.http.get(server.url(&format!("/runs/{run}"))).send().await.unwrap();
         let html = r.text().await.unwrap();
         let lines: Vec<&str> = html.lines().filter(|l| l.starts_with("<p class=\"per-request muted\">")).collect();
         assert!(lines.contains(&format!("<p class=\"per-request muted\">{}</p>", escaped(&sentence)).as_str()), "{db}: {lines:#?}");
-        let t = &tradeoffs[0]["finding"];
-        let sides: Vec<&str> = t["parts"].as_array().unwrap().iter().filter_map(|p| p["per_request"]["summary"].as_str()).collect();
-        assert!(sides.iter().any(|s| s.starts_with("per request, TTFT shift +")), "{db}: {sides:#?}");
-        assert!(sides.iter().any(|s| s.starts_with("per request, E2E latency shift -")), "{db}: {sides:#?}");
 
         // A minimum effect of 200 % (and a fail level at least as high, as settings require):
         // nothing is a finding any more, the trade-off is superseded and the candidate's

@@ -213,6 +213,10 @@ fn decision_phrase(d: &FamilyDecision, gates: &Gates, settings: &Settings) -> St
             pct(d.delta_pct),
             p_phrase(p)
         ),
+        _ if o.test == "effect_only" => {
+            "effect only: one value per side and no history, not tested for significance"
+                .to_string()
+        }
         _ if stats == 1 => format!(
             "zero run-to-run spread in {k} baseline commits, so decided on the effect alone"
         ),
@@ -297,10 +301,9 @@ fn family_finding(
     let unit = lookup(&s.metric).map_or("", |m| m.unit.as_str());
     f.series_ids = ids;
     f.parts = parts;
-    f.test = if d.own.test == "zero_spread" {
-        "zero_spread"
-    } else {
-        "family_index"
+    f.test = match d.own.test {
+        t @ ("zero_spread" | "effect_only") => t,
+        _ => "family_index",
     };
     f.statistic = d.own.statistic;
     f.df = d.own.df;
@@ -353,7 +356,7 @@ pub(super) fn family_tradeoff(
                 (Some(t), Some(df)) => {
                     one_sided_p(t, df, d.own.delta_abs.signum()) < settings.support_alpha
                 }
-                _ => d.own.test == "zero_spread",
+                _ => matches!(d.own.test, "zero_spread" | "effect_only"),
             }
     };
     let benefit = by_family("throughput").filter(|d| supports(d))?;

@@ -88,13 +88,17 @@ pub(super) fn new_alert(
 /// and which this commit no longer shows against the alert's own baseline commits.
 /// `standing`: the default branch's unresolved regression, trade-off and missing alerts, as
 /// read before this commit's alerts were saved (saving them changes only this commit's).
+/// Returns the alerts this commit still shows, with their group: the commit continues them
+/// even where its own test finds nothing new (a step in the baseline widens its spread, so the
+/// commit after a step is rarely significant on its own, yet the change has not gone away).
 pub(super) async fn resolve_returned(
     store: &Store,
     standing: &[Alert],
     ctx: &Context<'_>,
     groups: &BTreeMap<(String, String), Vec<GroupSeries>>,
     analyzed: &HashMap<(String, String), GroupAnalysis>,
-) -> Result<(), StorageError> {
+) -> Result<Vec<((String, String), Alert)>, StorageError> {
+    let mut still_there = Vec::new();
     let active = standing
         .iter()
         .filter(|a| a.status.is_active() && a.commit != ctx.commit);
@@ -179,7 +183,9 @@ pub(super) async fn resolve_returned(
                     .any(|c| still_worse(c, s.min_effect_pct))
             }
         };
-        if !still {
+        if still {
+            still_there.push((key.clone(), alert.clone()));
+        } else {
             let short = &ctx.commit[..ctx.commit.len().min(12)];
             store
                 .set_alert_status(
@@ -191,7 +197,7 @@ pub(super) async fn resolve_returned(
                 .await?;
         }
     }
-    Ok(())
+    Ok(still_there)
 }
 
 /// Whether a comparison with an alert's baseline still shows a worsening of at least

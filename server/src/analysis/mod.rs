@@ -237,7 +237,22 @@ async fn analyze_one(
         )
         .await?;
     if branch == project.default_branch {
-        resolve_returned(store, &standing, &ctx, &groups, &analyzed).await?;
+        let still = resolve_returned(store, &standing, &ctx, &groups, &analyzed).await?;
+        for (key, alert) in still {
+            let Some(ga) = analyzed.get_mut(&key) else {
+                continue;
+            };
+            let id = serde_json::to_value(alert.id).unwrap_or_default();
+            if ga.continuing.iter().any(|c| c["alert_id"] == id) {
+                continue;
+            }
+            ga.continuing.push(json!({
+                "alert_id": alert.id,
+                "commit": alert.commit,
+                "status": alert.status.as_str(),
+                "summary": alert.summary,
+            }));
+        }
     }
     for run in &runs {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
