@@ -237,6 +237,35 @@ pub const SERIES_KEY_FIELDS: &[&str] = &[
     "benchmark.name",
 ];
 
+/// Metadata keys (vLLM `--metadata KEY=VALUE`, compared without case, `-` as `_`) that name
+/// the hardware or the runner a result was measured on: always part of the series key
+/// ([`Configuration::series_key`]), whether or not the project declares them key fields.
+pub const HARDWARE_METADATA_KEYS: &[&str] = &[
+    "hardware",
+    "hardware_name",
+    "hw",
+    "gpu",
+    "gpu_name",
+    "gpu_type",
+    "gpu_model",
+    "accelerator",
+    "accelerator_type",
+    "device",
+    "device_name",
+    "runner",
+    "runner_name",
+    "machine",
+    "machine_type",
+    "instance_type",
+    "node_type",
+];
+
+/// Whether a metadata key is one of [`HARDWARE_METADATA_KEYS`].
+pub fn is_hardware_metadata_key(key: &str) -> bool {
+    let k = key.trim().to_ascii_lowercase().replace('-', "_");
+    HARDWARE_METADATA_KEYS.contains(&k.as_str())
+}
+
 impl Configuration {
     /// The canonical JSON text: keys sorted, no whitespace, unset fields omitted. Equal
     /// configurations have equal canonical text.
@@ -254,7 +283,8 @@ impl Configuration {
 
     /// The series key: a flat JSON object from dotted field name to value, holding the
     /// [`SERIES_KEY_FIELDS`] that are set, plus `metadata.<k>` for each `k` in
-    /// `metadata_key_fields` (the project's declared key fields) that is set.
+    /// `metadata_key_fields` (the project's declared key fields) and each hardware or runner
+    /// key ([`HARDWARE_METADATA_KEYS`]) that is set.
     pub fn series_key(&self, metadata_key_fields: &[String]) -> Map<String, Value> {
         let full = serde_json::to_value(self).expect("configuration serializes");
         let mut key = Map::new();
@@ -266,6 +296,14 @@ impl Configuration {
         }
         for field in metadata_key_fields {
             if let Some(v) = self.metadata.get(field) {
+                key.insert(format!("metadata.{field}"), Value::String(v.clone()));
+            }
+        }
+        // Hardware and runner labels a tool's metadata carries (`--metadata
+        // hardware=ci-runner-L40S`) are always key fields: a pair measured on other machines
+        // is never compared.
+        for (field, v) in &self.metadata {
+            if is_hardware_metadata_key(field) && !v.trim().is_empty() {
                 key.insert(format!("metadata.{field}"), Value::String(v.clone()));
             }
         }

@@ -7,8 +7,9 @@
 //! `mean_m_ms`, `median_m_ms`, `std_m_ms`, `p{P}_m_ms`. With `--save-detailed` the per-request
 //! arrays (`input_lens`, `output_lens`, `ttfts` in s, `itls` in s, `errors`, ...) are present.
 //!
-//! `--metadata` pairs are kept both in `configuration.metadata` (a series-key field only when the
-//! project declares it a key field) and as per-run facts; a pair naming the engine
+//! `--metadata` pairs are kept both in `configuration.metadata` (a series-key field when the
+//! project declares it a key field, and always for a hardware or runner key such as
+//! `hardware=ci-runner-L40S`: [`crate::config::HARDWARE_METADATA_KEYS`]) and as per-run facts; a pair naming the engine
 //! (`framework=sgl`) sets `engine.name` ([`ENGINE_METADATA_KEYS`]).
 //!
 //! Version traps handled here: v0.8 wrote `"request_goodput:"` (with a colon); `failed` appears

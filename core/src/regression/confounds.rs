@@ -7,7 +7,7 @@
 use crate::cell::{RequestRate, WorkloadCell};
 use crate::config::Configuration;
 use crate::result::Warning;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Fields that are the change under test, not a confound: the engine's commit and version.
@@ -19,7 +19,7 @@ pub const RESTATING_FIELDS: &[&str] = &["engine.launch_command", "benchmark.comm
 
 /// One differing field: dotted path (`quantization.kv_cache_dtype`, `cell.load.max_concurrency`)
 /// and both values (`null` when unset on that side).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldDiff {
     /// Dotted path.
     pub field: String,
@@ -157,5 +157,467 @@ pub fn confounds(
         differences,
         factors,
         warnings,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// No baseline: the nearest series that does exist, and what differs.
+// ---------------------------------------------------------------------------------------------
+
+/// The fields of a cell key (`max_concurrency=4;request_rate=inf`) as `cell.<name>` → value
+/// (text, percent-escapes decoded).
+pub fn cell_fields(cell_key: &str) -> Map<String, Value> {
+    let mut out = Map::new();
+    for part in cell_key.split(';').filter(|p| !p.is_empty()) {
+        let (name, value) = part.split_once('=').unwrap_or((part, ""));
+        out.insert(format!("cell.{name}"), Value::String(unescape(value)));
+    }
+    out
+}
+
+fn unescape(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Every field of two flat maps (series keys, [`cell_fields`]) whose values differ, sorted by
+/// path; `baseline` is `a`'s value, `candidate` is `b`'s.
+pub fn key_differences(a: &Map<String, Value>, b: &Map<String, Value>) -> Vec<FieldDiff> {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| FieldDiff {
+            field: k.clone(),
+            baseline: a.get(k).cloned().unwrap_or(Value::Null),
+            candidate: b.get(k).cloned().unwrap_or(Value::Null),
+        })
+        .collect()
+}
+
+/// A field's name in a sentence: `hardware` (the accelerator, or a hardware or runner label of
+/// the tool's metadata), `runner`, `model`, `max_concurrency`, ...
+pub fn field_label(field: &str) -> String {
+    if let Some(k) = field.strip_prefix("metadata.") {
+        let k = k.to_ascii_lowercase().replace('-', "_");
+        return if k.starts_with("runner") {
+            "runner".into()
+        } else if crate::config::is_hardware_metadata_key(&k) {
+            "hardware".into()
+        } else {
+            format!("metadata `{k}`")
+        };
+    }
+    match field {
+        "hardware.accelerator" => "hardware".into(),
+        "hardware.accelerator_count" => "accelerator count".into(),
+        "model.name" => "model".into(),
+        "model.revision" => "model revision".into(),
+        "engine.name" => "engine".into(),
+        "benchmark.name" => "benchmark tool".into(),
+        other => other
+            .strip_prefix("cell.")
+            .unwrap_or(other)
+            .rsplit('.')
+            .next()
+            .unwrap_or(other)
+            .to_string(),
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "unset".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `hardware differs: NVIDIA L40S vs NVIDIA H100 80GB HBM3`: the candidate's value first.
+pub fn describe_difference(d: &FieldDiff) -> String {
+    format!(
+        "{} differs: {} vs {}",
+        field_label(&d.field),
+        show(&d.candidate),
+        show(&d.baseline)
+    )
+}
+
+/// The stored series nearest to one that has no baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Nearest {
+    /// Its series key (flat, as stored).
+    pub series_key: Map<String, Value>,
+    /// Its cell key.
+    pub cell_key: String,
+    /// What differs: `baseline` is the nearest series' value, `candidate` this one's
+    /// (configuration fields first, then `cell.*` fields).
+    pub differences: Vec<FieldDiff>,
+    /// `hardware differs: ci-runner-L40S vs local-docker-H100`, differences joined by `; `.
+    pub summary: String,
+}
+
+/// The series (of `others`: series key and cell key of every stored group with history) nearest
+/// to (`key`, `cell_key`): the fewest differing configuration fields, then the same cell, then
+/// the fewest differing cell fields, then the smallest series key text (deterministic).
+/// `None` when `others` holds nothing but the series itself.
+pub fn nearest(
+    key: &Map<String, Value>,
+    cell_key: &str,
+    others: &[(Map<String, Value>, String)],
+) -> Option<Nearest> {
+    let cell = cell_fields(cell_key);
+    others
+        .iter()
+        .filter(|(k, c)| !(k == key && c == cell_key))
+        .map(|(k, c)| {
+            let config = key_differences(k, key);
+            let cells = key_differences(&cell_fields(c), &cell);
+            let rank = (
+                config.len(),
+                usize::from(c != cell_key),
+                cells.len(),
+                Value::Object(k.clone()).to_string(),
+                c.clone(),
+            );
+            (rank, k, c, config, cells)
+        })
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, k, c, mut differences, cells)| {
+            differences.extend(cells);
+            let summary = differences
+                .iter()
+                .map(describe_difference)
+                .collect::<Vec<_>>()
+                .join("; ");
+            Nearest {
+                series_key: k.clone(),
+                cell_key: c.clone(),
+                differences,
+                summary,
+            }
+        })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workload checks: did baseline and candidate do the same work?
+// ---------------------------------------------------------------------------------------------
+
+/// Metrics a different mean **input** length confounds.
+pub const INPUT_LENGTH_METRICS: &[&str] = &["ttft"];
+/// Metrics a different mean **output** length confounds: per-token and end-to-end latencies,
+/// throughputs and what is judged on them (goodput, SLO attainment).
+pub const OUTPUT_LENGTH_METRICS: &[&str] = &[
+    "tpot",
+    "itl",
+    "e2el",
+    "request_throughput",
+    "output_throughput",
+    "total_token_throughput",
+    "request_goodput",
+    "slo_attainment",
+];
+/// Metrics computed from the output token count a run reports: wrong when that count is.
+pub const OUTPUT_COUNT_METRICS: &[&str] = &["tpot", "output_throughput", "total_token_throughput"];
+/// Re-tokenized output below this share of the reported output tokens is `output_len_mismatch`.
+pub const MIN_RETOKENIZED_SHARE: f64 = 0.9;
+
+/// Measured lengths of one commit's valid runs (means over the runs), from the results' facts
+/// [`crate::cell::MEASURED_INPUT_LEN`] and [`crate::cell::MEASURED_OUTPUT_LEN`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunLengths {
+    /// Mean input tokens per successful request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<f64>,
+    /// Mean output tokens per successful request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<f64>,
+    /// SGLang: `total_output_tokens_retokenized / total_output_tokens` (the lowest of the
+    /// commit's runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retokenized_share: Option<f64>,
+}
+
+/// One commit's [`RunLengths`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitLengths {
+    /// Commit SHA.
+    pub commit: String,
+    /// Its measured lengths.
+    pub lengths: RunLengths,
+}
+
+/// What the engine knows of a group's work besides its values ([`super::analyze_checked`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    /// Requested input tokens per request (the cell's `input_len`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_input: Option<f64>,
+    /// Requested output tokens per request (the cell's `output_len`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_output: Option<f64>,
+    /// The baseline commits' lengths (the commits the group's history may come from, oldest
+    /// first; only commits with a valid run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<CommitLengths>,
+    /// The candidate's lengths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<RunLengths>,
+    /// The nearest stored series, for a group without history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<Nearest>,
+}
+
+/// A reason the candidate's work differs from its baseline's, or from its own request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadConfound {
+    /// `workload_mismatch` (baseline and candidate measured different mean lengths),
+    /// `prompt_counted_as_output` (the measured output ≈ input + requested output),
+    /// `output_len_mismatch` (SGLang's re-tokenized output well below its reported output).
+    pub code: &'static str,
+    /// `input` or `output`.
+    pub length: &'static str,
+    /// The baseline's mean length (`workload_mismatch`), the input + requested output
+    /// (`prompt_counted_as_output`) or the reported output tokens per request
+    /// (`output_len_mismatch`: the share is in the message).
+    pub baseline: Option<f64>,
+    /// The candidate's measured mean length (`output_len_mismatch`: the re-tokenized share).
+    pub candidate: f64,
+    /// Relative difference, percent of `baseline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta_pct: Option<f64>,
+    /// The baseline commits the baseline length is the mean of.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub baseline_commits: Vec<String>,
+    /// Metrics given no regression or improvement verdict because of it.
+    pub metrics: Vec<&'static str>,
+    /// One sentence, with both numbers.
+    pub message: String,
+}
+
+fn tokens(x: f64) -> String {
+    if (x - x.round()).abs() < 0.05 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// The workload confounds of a candidate against its baseline (`pinned`: the baseline is that
+/// commit): measured mean input or output length differing by more than `tolerance_pct`
+/// between the baseline (the mean of the last `window` commits of `workload.history` that
+/// measured it) and the candidate, and the candidate's own flags.
+pub fn workload_confounds(
+    workload: &Workload,
+    pinned: Option<&str>,
+    window: usize,
+    tolerance_pct: f64,
+) -> Vec<WorkloadConfound> {
+    let mut out = Vec::new();
+    let Some(cand) = &workload.candidate else {
+        return out;
+    };
+    let tol = tolerance_pct / 100.0;
+    for (length, metrics) in [
+        ("input", INPUT_LENGTH_METRICS),
+        ("output", OUTPUT_LENGTH_METRICS),
+    ] {
+        let pick = |l: &RunLengths| if length == "input" { l.input } else { l.output };
+        let Some(c) = pick(cand) else {
+            continue;
+        };
+        let mut base: Vec<(&str, f64)> = workload
+            .history
+            .iter()
+            .filter(|h| pinned.is_none_or(|p| h.commit == p))
+            .filter_map(|h| pick(&h.lengths).map(|v| (h.commit.as_str(), v)))
+            .collect();
+        if base.len() > window {
+            base.drain(..base.len() - window);
+        }
+        if base.is_empty() {
+            continue;
+        }
+        let b = base.iter().map(|x| x.1).sum::<f64>() / base.len() as f64;
+        if b <= 0.0 || ((c - b) / b).abs() <= tol {
+            continue;
+        }
+        let delta = (c - b) / b * 100.0;
+        let affected = metrics
+            .iter()
+            .map(|m| super::describe(m, &crate::metric::Stat::Value))
+            .collect::<Vec<_>>();
+        out.push(WorkloadConfound {
+            code: "workload_mismatch",
+            length,
+            baseline: Some(b),
+            candidate: c,
+            delta_pct: Some(delta),
+            baseline_commits: base.iter().map(|x| x.0.to_string()).collect(),
+            metrics: metrics.to_vec(),
+            message: format!(
+                "workload mismatch: measured mean {length} length {} tokens vs {} in the baseline \
+                 ({delta:+.1} %, {} baseline commit(s); tolerance {tolerance_pct} %): no \
+                 regression or improvement verdict on {}",
+                tokens(c),
+                tokens(b),
+                base.len(),
+                affected.join(", ")
+            ),
+        });
+    }
+    if let (Some(i), Some(o), Some(req)) = (cand.input, cand.output, workload.requested_output) {
+        let expected = i + req;
+        if req > 0.0 && ((o - expected) / expected).abs() <= tol && ((o - req) / req).abs() > tol {
+            out.push(WorkloadConfound {
+                code: "prompt_counted_as_output",
+                length: "output",
+                baseline: Some(expected),
+                candidate: o,
+                delta_pct: Some((o - expected) / expected * 100.0),
+                baseline_commits: Vec::new(),
+                metrics: OUTPUT_COUNT_METRICS.to_vec(),
+                message: format!(
+                    "prompt counted as output: measured mean output length {} tokens ≈ input {} + \
+                     requested output {} = {}: TPOT, output throughput and total token throughput \
+                     are not tested",
+                    tokens(o),
+                    tokens(i),
+                    tokens(req),
+                    tokens(expected)
+                ),
+            });
+        }
+    }
+    if let Some(share) = cand.retokenized_share {
+        if share < MIN_RETOKENIZED_SHARE {
+            out.push(WorkloadConfound {
+                code: "output_len_mismatch",
+                length: "output",
+                baseline: cand.output,
+                candidate: share,
+                delta_pct: None,
+                baseline_commits: Vec::new(),
+                metrics: OUTPUT_COUNT_METRICS.to_vec(),
+                message: format!(
+                    "output length mismatch: the re-tokenized output is {:.1} % of the reported \
+                     output tokens (below {:.0} %: the output length was taken from the request, \
+                     not from usage): TPOT, output throughput and total token throughput are not \
+                     tested",
+                    share * 100.0,
+                    MIN_RETOKENIZED_SHARE * 100.0
+                ),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn nearest_prefers_fewest_configuration_differences_then_the_same_cell() {
+        let me = map(
+            json!({"benchmark.name": "vllm-bench-serve", "metadata.hardware": "ci-runner-L40S"}),
+        );
+        let others = vec![
+            (
+                map(
+                    json!({"benchmark.name": "vllm-bench-serve", "metadata.hardware": "local-docker-H100"}),
+                ),
+                "max_concurrency=8".to_string(),
+            ),
+            (
+                map(
+                    json!({"benchmark.name": "vllm-bench-serve", "metadata.hardware": "local-docker-H100"}),
+                ),
+                "max_concurrency=4".to_string(),
+            ),
+            (
+                map(json!({"benchmark.name": "sglang-bench-serving"})),
+                "max_concurrency=4".to_string(),
+            ),
+        ];
+        let n = nearest(&me, "max_concurrency=4", &others).unwrap();
+        assert_eq!(n.cell_key, "max_concurrency=4");
+        assert_eq!(
+            n.summary,
+            "hardware differs: ci-runner-L40S vs local-docker-H100"
+        );
+        assert_eq!(
+            nearest(
+                &me,
+                "max_concurrency=4",
+                &[(me.clone(), "max_concurrency=4".into())]
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn lengths_beyond_the_tolerance_and_the_candidates_own_flags() {
+        let lengths = |output| RunLengths {
+            input: Some(512.0),
+            output: Some(output),
+            retokenized_share: None,
+        };
+        let w = Workload {
+            requested_output: Some(1024.0),
+            history: vec![CommitLengths {
+                commit: "a".into(),
+                lengths: lengths(1023.0),
+            }],
+            candidate: Some(lengths(300.0)),
+            ..Workload::default()
+        };
+        let found = workload_confounds(&w, None, 10, 5.0);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, "workload_mismatch");
+        assert_eq!(
+            found[0].message,
+            "workload mismatch: measured mean output length 300 tokens vs 1023 in the baseline \
+             (-70.7 %, 1 baseline commit(s); tolerance 5 %): no regression or improvement verdict \
+             on TPOT, ITL, E2E latency, request throughput, output throughput, total token \
+             throughput, request goodput, SLO attainment"
+        );
+        // 512 in, 128 requested, 640 measured: the prompt was counted as output.
+        let w = Workload {
+            requested_output: Some(128.0),
+            candidate: Some(RunLengths {
+                input: Some(512.0),
+                output: Some(640.0),
+                retokenized_share: Some(0.38),
+            }),
+            ..Workload::default()
+        };
+        let codes: Vec<&str> = workload_confounds(&w, None, 10, 5.0)
+            .iter()
+            .map(|c| c.code)
+            .collect();
+        assert_eq!(codes, ["prompt_counted_as_output", "output_len_mismatch"]);
     }
 }

@@ -47,6 +47,7 @@ pub mod confounds;
 pub mod edivisive;
 pub mod family;
 mod family_findings;
+pub mod family_scan;
 pub mod rates;
 pub mod realistic;
 pub mod significance;
@@ -130,6 +131,14 @@ pub struct Settings {
     pub tested_stats: Vec<String>,
     /// Change points over history; each field bounded as [`ChangePointSettings`] says.
     pub change_points: ChangePointSettings,
+    /// Largest difference, in percent of the baseline's, between the measured mean input (or
+    /// output) length of the baseline and of the candidate for the pair to count as the same
+    /// work; beyond it the pair is `workload_mismatch` and the metrics that length confounds
+    /// get no verdict ([`confounds::workload_confounds`]). Also the tolerance of the
+    /// `prompt_counted_as_output` flag. Default 5 %: `--random-range-ratio` and early stops
+    /// move a run's mean length by a few percent, a different dataset or a broken token count
+    /// by far more. In (0, 100].
+    pub workload_tolerance_pct: f64,
 }
 
 impl Settings {
@@ -164,6 +173,7 @@ impl Default for Settings {
                 .map(|s| s.to_string())
                 .collect(),
             change_points: ChangePointSettings::default(),
+            workload_tolerance_pct: 5.0,
         }
     }
 }
@@ -311,6 +321,16 @@ pub enum SeriesState {
     PendingConfirmation,
     /// Significant, but a following commit did not confirm it.
     NotConfirmed,
+    /// No baseline at all: no earlier commit has this series (this configuration and cell).
+    /// The report names the nearest series that does exist and what differs
+    /// ([`GroupReport::nearest`]). Not tested, not passed.
+    NoBaseline,
+    /// Baseline and candidate did different work (measured mean input or output length beyond
+    /// [`Settings::workload_tolerance_pct`]), or the candidate's own token counts are wrong
+    /// (`prompt_counted_as_output`, `output_len_mismatch`), and this metric depends on that
+    /// length: no regression or improvement verdict. The confound, with both numbers, is in
+    /// [`GroupReport::workload`].
+    WorkloadMismatch,
 }
 
 /// Kind of a finding.
@@ -496,6 +516,13 @@ pub struct GroupReport {
     pub series: Vec<SeriesReport>,
     /// Findings: trade-offs first, then regressions, missing series and improvements.
     pub findings: Vec<Finding>,
+    /// Workload confounds of the candidate ([`confounds::workload_confounds`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workload: Vec<confounds::WorkloadConfound>,
+    /// For a group with series in state `no_baseline`: the nearest stored series and what
+    /// differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<confounds::Nearest>,
 }
 
 /// The short name of a (metric, statistic) in a sentence: `median TTFT`, `p95 TTFT`,
@@ -866,6 +893,69 @@ pub fn analyze(group: &GroupInput, settings: &Settings) -> GroupReport {
 /// ([`family::configuration_gates`] over all of them) say what the configuration as a whole
 /// shows, and split α between its cells.
 pub fn analyze_with(group: &GroupInput, settings: &Settings, gates: &family::Gates) -> GroupReport {
+    analyze_checked(group, &confounds::Workload::default(), settings, gates)
+}
+
+/// The series of `group` that `confounds` leave without a verdict (their metric depends on a
+/// length that differs): their ids.
+pub fn confounded_series(
+    group: &GroupInput,
+    confounds: &[confounds::WorkloadConfound],
+) -> Vec<String> {
+    group
+        .series
+        .iter()
+        .filter(|s| {
+            confounds
+                .iter()
+                .any(|c| c.metrics.contains(&s.metric.as_str()))
+        })
+        .map(|s| s.series_id.clone())
+        .collect()
+}
+
+/// `group` without the series its workload confounds leave without a verdict: what
+/// [`family::configuration_gates`] should read, so that a cell that did other work does not
+/// move its configuration's combined index.
+pub fn gating_view(
+    group: &GroupInput,
+    workload: &confounds::Workload,
+    settings: &Settings,
+) -> GroupInput {
+    let found = confounds::workload_confounds(
+        workload,
+        group.pinned_baseline.as_deref(),
+        settings.baseline_window,
+        settings.workload_tolerance_pct,
+    );
+    let out = confounded_series(group, &found);
+    GroupInput {
+        series: group
+            .series
+            .iter()
+            .filter(|s| !out.contains(&s.series_id))
+            .cloned()
+            .collect(),
+        ..group.clone()
+    }
+}
+
+/// [`analyze_with`] with what is known of the work each run did (`workload`): the workload
+/// checks run before any test. A series whose metric a confound affects gets state
+/// `workload_mismatch` and no comparison (so no finding, no family index, no trade-off side);
+/// a series with no baseline commit at all gets `no_baseline`, naming `workload.nearest`.
+pub fn analyze_checked(
+    group: &GroupInput,
+    workload: &confounds::Workload,
+    settings: &Settings,
+    gates: &family::Gates,
+) -> GroupReport {
+    let confounds_found = confounds::workload_confounds(
+        workload,
+        group.pinned_baseline.as_deref(),
+        settings.baseline_window,
+        settings.workload_tolerance_pct,
+    );
     let mut reports = Vec::new();
     let mut findings: Vec<Finding> = Vec::new();
     // Every statistic of a metric (mean, p50, p99, ...) reads the same requests: the shift is
@@ -925,6 +1015,28 @@ pub fn analyze_with(group: &GroupInput, settings: &Settings, gates: &family::Gat
             continue;
         }
         let cand = candidate.valid();
+        let confounded: Vec<&confounds::WorkloadConfound> = confounds_found
+            .iter()
+            .filter(|c| c.metrics.contains(&s.metric.as_str()))
+            .collect();
+        if !cand.is_empty() && !confounded.is_empty() {
+            report.state = SeriesState::WorkloadMismatch;
+            report.reason = Some(
+                confounded
+                    .iter()
+                    .map(|c| c.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            );
+            reports.push(report);
+            continue;
+        }
+        if !cand.is_empty() && group.pinned_baseline.is_none() && base.commits.is_empty() {
+            report.state = SeriesState::NoBaseline;
+            report.reason = Some(no_baseline_reason(workload.nearest.as_ref()));
+            reports.push(report);
+            continue;
+        }
         let enough = if group.pinned_baseline.is_some() {
             !base.runs.is_empty()
         } else {
@@ -1049,11 +1161,40 @@ pub fn analyze_with(group: &GroupInput, settings: &Settings, gates: &family::Gat
     findings.sort_by_key(rank);
     let mut all: Vec<Finding> = tradeoff.into_iter().collect();
     all.extend(findings);
+    let nearest = reports
+        .iter()
+        .any(|r| r.state == SeriesState::NoBaseline)
+        .then(|| workload.nearest.clone())
+        .flatten();
+    let used: Vec<confounds::WorkloadConfound> = confounds_found
+        .into_iter()
+        .filter(|c| {
+            reports.iter().any(|r| {
+                r.state == SeriesState::WorkloadMismatch && c.metrics.contains(&r.metric.as_str())
+            })
+        })
+        .collect();
     GroupReport {
         series_key: group.series_key.clone(),
         cell_key: group.cell_key.clone(),
         series: reports,
         findings: all,
+        workload: used,
+        nearest,
+    }
+}
+
+/// The reason of a `no_baseline` series: what exists instead.
+fn no_baseline_reason(nearest: Option<&confounds::Nearest>) -> String {
+    match nearest {
+        Some(n) if !n.differences.is_empty() => format!(
+            "no baseline: no earlier commit has this series; the nearest series with history \
+             differs in {} field(s): {}",
+            n.differences.len(),
+            n.summary
+        ),
+        _ => "no baseline: no earlier commit has this series, nor any other series of the project"
+            .to_string(),
     }
 }
 
