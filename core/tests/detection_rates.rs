@@ -9,6 +9,15 @@ use benchtrail_core::regression::rates::{analyze_commit, has_finding, ReadHistor
 use benchtrail_core::regression::realistic::{Change, HistorySpec, Workload};
 use benchtrail_core::regression::{FindingKind, Settings};
 
+/// The shipped defaults; `BENCHTRAIL_RATES_ALPHA` overrides α to compare levels by hand.
+fn settings() -> Settings {
+    let mut s = Settings::default();
+    if let Ok(a) = std::env::var("BENCHTRAIL_RATES_ALPHA") {
+        s.alpha = a.parse().expect("a number");
+    }
+    s
+}
+
 const ALARMS: [FindingKind; 2] = [FindingKind::Regression, FindingKind::Tradeoff];
 
 fn spec(seed: u64, commits: usize, repeats: usize, cv: f64) -> HistorySpec {
@@ -26,7 +35,7 @@ fn spec(seed: u64, commits: usize, repeats: usize, cv: f64) -> HistorySpec {
 /// Noise only: histories (of `histories`) with any regression or trade-off finding at any
 /// commit, and the total number of such findings.
 fn noise(histories: u64, commits: usize, repeats: usize, cv: f64) -> (usize, usize) {
-    let settings = Settings::default();
+    let settings = settings();
     let (mut with, mut total) = (0, 0);
     for h in 0..histories {
         let read = ReadHistory::new(&spec(1000 + h, commits, repeats, cv));
@@ -48,7 +57,7 @@ fn noise(histories: u64, commits: usize, repeats: usize, cv: f64) -> (usize, usi
 /// A TTFT step of `pct` at commit `at` of `at + 1` commits: histories (of `histories`) with a
 /// TTFT regression or trade-off at the step commit.
 fn step(histories: u64, at: usize, repeats: usize, cv: f64, pct: f64) -> usize {
-    let settings = Settings::default();
+    let settings = settings();
     (0..histories)
         .filter(|h| {
             let mut s = spec(5000 + h, at + 1, repeats, cv);
@@ -66,7 +75,7 @@ fn step(histories: u64, at: usize, repeats: usize, cv: f64, pct: f64) -> usize {
 /// The FP8 KV-cache case, 10 baseline commits, single runs, CV 1.2 %: per draw, the cells with
 /// a trade-off naming throughput and TTFT.
 fn fp8(draws: u64) -> Vec<usize> {
-    let settings = Settings::default();
+    let settings = settings();
     (0..draws)
         .map(|d| {
             let s = HistorySpec {

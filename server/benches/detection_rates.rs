@@ -38,6 +38,9 @@ struct Args {
     /// FP8 draws.
     #[arg(long, default_value_t = 10)]
     draws: u64,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
 }
 
 fn sha(h: u64, i: usize) -> String {
@@ -156,7 +159,13 @@ async fn main() {
         let (mut with, mut total, mut failed_jobs, mut jobs) = (0, 0, 0, 0);
         for h in 0..args.histories {
             let s = spec(1000 + h, args.commits, repeats, cv);
-            let o = run_history(&bench, &format!("noise-{cv}-{repeats}-{h}"), &s, h).await;
+            let o = run_history(
+                &bench,
+                &format!("noise-cv{}-r{repeats}-{h}", (cv * 100.0).round()),
+                &s,
+                h,
+            )
+            .await;
             with += usize::from(!o.alarms.is_empty());
             total += o.alarms.len();
             for v in o.verdicts.iter().flatten() {
@@ -180,7 +189,7 @@ async fn main() {
             let at = args.before_step;
             let mut s = spec(5000 + h, at + 1, repeats, 0.02);
             s.step = Some((at, Change::ttft_step(pct, 3)));
-            let o = run_history(&bench, &format!("step-{pct}-{repeats}-{h}"), &s, h).await;
+            let o = run_history(&bench, &format!("step-{pct}-r{repeats}-{h}"), &s, h).await;
             let step_sha = sha(h, at);
             flagged += usize::from(o.alarms.iter().any(|a| {
                 a["commit"] == step_sha.as_str()

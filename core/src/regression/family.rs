@@ -65,6 +65,10 @@ pub struct FamilyIndex {
     pub candidate: f64,
     /// What the candidate's fewer repeats add to the variance of its index (log scale², ≥ 0).
     pub extra_var: f64,
+    /// Valid runs of the candidate (the fewest among the members).
+    pub runs_candidate: usize,
+    /// Mean valid runs per commit of the level's window.
+    pub runs_per_baseline_commit: f64,
 }
 
 impl FamilyIndex {
@@ -226,6 +230,8 @@ pub fn family_indexes(group: &GroupInput, settings: &Settings) -> Vec<FamilyInde
             history,
             candidate: cand,
             extra_var,
+            runs_candidate: runs_c,
+            runs_per_baseline_commit: r_b,
         });
     }
     out

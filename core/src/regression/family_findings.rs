@@ -23,7 +23,7 @@ pub(super) fn p_phrase(p: f64) -> String {
 
 /// The order in which a family's member gives its headline: stable from commit to commit, so
 /// the alert a later commit continues is found by its first series.
-fn anchor_rank(metric: &str, stat: &Stat) -> (usize, usize) {
+pub(super) fn anchor_rank(metric: &str, stat: &Stat) -> (usize, usize) {
     let m = match metric {
         "output_throughput" => 0,
         "request_throughput" => 1,
@@ -45,6 +45,8 @@ pub(super) struct FamilyStage {
     /// Series ids whose per-series findings the family stage replaces.
     pub members: Vec<String>,
     pub findings: Vec<Finding>,
+    /// Changes of at least the minimum effect that no test established, with what would.
+    pub undecided: Vec<Undecided>,
 }
 
 /// Decides every family of `group` whose members were all compared, sets their members'
@@ -59,6 +61,7 @@ pub(super) fn family_stage(
         decisions: Vec::new(),
         members: Vec::new(),
         findings: Vec::new(),
+        undecided: Vec::new(),
     };
     for fi in family_indexes(group, settings) {
         if fi.history.len() < settings.min_baseline_commits
@@ -97,6 +100,15 @@ pub(super) fn family_stage(
                 stage.findings.push(f);
             }
         }
+        let label = describe(&d.index.key.family, &Stat::Value);
+        stage.undecided.extend(undecided(
+            &d,
+            d.index.runs_candidate,
+            d.index.runs_per_baseline_commit,
+            gates,
+            settings,
+            &label,
+        ));
         stage.decisions.push(d);
     }
     stage
@@ -564,5 +576,95 @@ pub(super) fn family_tradeoff(
                 .into(),
         ],
         settings: settings.clone(),
+    })
+}
+
+/// A change of at least the minimum effect that the test could not establish: what more data
+/// would decide it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Undecided {
+    /// The family.
+    pub family: super::family::FamilyKey,
+    /// Its index change, percent.
+    pub delta_pct: f64,
+    /// Whether the change is for the better.
+    pub better: bool,
+    /// Runs per commit of the candidate.
+    pub runs: usize,
+    /// The smallest change this test detects half the time or more with the candidate's runs
+    /// (the threshold of `t` at α / cells, in percent of the index).
+    pub detectable_pct: f64,
+    /// Repeats per commit that would detect this change with 80 % power at the same level
+    /// (at most 10); `None` when even 10 would not.
+    pub repeats_needed: Option<usize>,
+    /// The smallest change those repeats would detect with 80 % power, percent.
+    pub detectable_with_repeats_pct: Option<f64>,
+    /// One sentence.
+    pub summary: String,
+}
+
+/// Most repeats [`undecided`] proposes.
+const MAX_PROPOSED_REPEATS: usize = 10;
+
+/// For a family whose index moved at least `min_effect_pct` but is no finding: the minimum
+/// detectable effect at its noise, and the repeats that would detect it. The spread `s` of the
+/// baseline's commit means is taken as run-to-run variation (each baseline commit holds
+/// `runs_b` runs, so one run varies by `s·√runs_b`); with `r` repeats the candidate's mean
+/// varies by `s²·runs_b / r` and the level by `s² / k`. Detectable with 80 % power:
+/// `(t_{1−α'/2} + t_{0.8}) · √(var)`, with α' = α / cells and the test's degrees of freedom.
+pub(super) fn undecided(
+    d: &FamilyDecision,
+    runs_c: usize,
+    runs_b: f64,
+    gates: &Gates,
+    settings: &Settings,
+    label: &str,
+) -> Option<Undecided> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if d.rule.is_some() || d.delta_pct.abs() < settings.min_effect_pct {
+        return None;
+    }
+    let (t, df) = (d.own.statistic?, d.own.df?);
+    if t == 0.0 || df <= 0.0 {
+        return None;
+    }
+    let se = d.own.delta_abs.abs() / t.abs();
+    let k = settings.baseline_window.min(d.index.history.len()).max(1) as f64;
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    let crit = dist.inverse_cdf(1.0 - settings.alpha / gates.cells.max(1) as f64 / 2.0);
+    let power = dist.inverse_cdf(0.8);
+    let detectable_pct = log_pct(crit * se);
+    // se² = s²(1 + 1/k) (+ extra): recover s² and project to r repeats.
+    let s2 = (se * se - d.index.extra_var).max(0.0) / (1.0 + 1.0 / k);
+    let mde = |r: usize| (crit + power) * (s2 * runs_b / r as f64 + s2 / k).sqrt();
+    let needed =
+        (runs_c.max(1)..=MAX_PROPOSED_REPEATS).find(|&r| log_pct(mde(r)) <= d.delta_pct.abs());
+    let summary = match needed {
+        Some(r) if r > runs_c => format!(
+            "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{:.1} %); {r} repeats would detect ≥ {:.1} %",
+            pct(d.delta_pct),
+            detectable_pct,
+            log_pct(mde(r))
+        ),
+        Some(_) => format!(
+            "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{:.1} %); a repeat of this commit would tell",
+            pct(d.delta_pct),
+            detectable_pct
+        ),
+        None => format!(
+            "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{:.1} %); even {MAX_PROPOSED_REPEATS} repeats would not resolve a change this small at this noise",
+            pct(d.delta_pct),
+            detectable_pct
+        ),
+    };
+    Some(Undecided {
+        family: d.index.key.clone(),
+        delta_pct: d.delta_pct,
+        better: d.better,
+        runs: runs_c,
+        detectable_pct,
+        repeats_needed: needed,
+        detectable_with_repeats_pct: needed.map(|r| log_pct(mde(r))),
+        summary,
     })
 }

@@ -7,8 +7,8 @@ use crate::storage::{
     Alert, AlertKind, AlertStatus, GroupSeries, NewAlert, StorageError, Store, StoredRun,
 };
 use benchtrail_core::regression::{
-    analyze, change_point_findings, Comparison, Finding, FindingKind, GroupInput, SeriesInput,
-    Severity,
+    analyze, family_scan::family_change_points, Comparison, Finding, FindingKind, GroupInput,
+    SeriesInput, Severity,
 };
 use benchtrail_core::settings::DetectionSettings;
 use serde_json::json;
@@ -223,10 +223,9 @@ pub(super) async fn change_point_scan(
     let found = tokio::task::spawn_blocking(move || {
         let mut out = Vec::new();
         for g in &groups {
-            for s in &g.series {
-                for f in change_point_findings(s, &settings) {
-                    out.push((g.series_key.clone(), g.cell_key.clone(), f));
-                }
+            // One scan per metric family (its index), not per statistic.
+            for f in family_change_points(g, &settings) {
+                out.push((g.series_key.clone(), g.cell_key.clone(), f));
             }
         }
         out
