@@ -47,6 +47,7 @@ pub mod confounds;
 pub mod edivisive;
 pub mod family;
 mod family_findings;
+pub use family_findings::Undecided;
 pub mod family_scan;
 pub mod rates;
 pub mod realistic;
@@ -523,6 +524,10 @@ pub struct GroupReport {
     /// differs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nearest: Option<confounds::Nearest>,
+    /// Families that moved at least the minimum effect without a finding: the smallest change
+    /// detectable here and the repeats that would decide it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undecided: Vec<Undecided>,
 }
 
 /// The short name of a (metric, statistic) in a sentence: `median TTFT`, `p95 TTFT`,
@@ -1181,6 +1186,7 @@ pub fn analyze_checked(
         findings: all,
         workload: used,
         nearest,
+        undecided: stage.undecided,
     }
 }
 
