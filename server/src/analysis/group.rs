@@ -3,9 +3,10 @@
 
 use crate::storage::{GroupSeries, HistoryPoint};
 use benchtrail_core::history::CommitGraph;
+use benchtrail_core::regression::confounds::{self, CommitLengths, RunLengths, Workload};
 use benchtrail_core::regression::family::{configuration_gates, Gates};
 use benchtrail_core::regression::{
-    analyze, analyze_with, request_values, CommitRuns, Finding, FindingKind, GroupInput,
+    analyze, analyze_checked, request_values, CommitRuns, Finding, FindingKind, GroupInput,
     GroupReport, RunValue, SeriesInput, SeriesState,
 };
 use benchtrail_core::samples::RequestSamples;
@@ -327,8 +328,85 @@ impl Context<'_> {
         (input, scan_input)
     }
 
-    /// The group's analysis: the engine's report on `input`, with `gates` from every cell of
-    /// its configuration at this commit.
+    /// What the group's runs measured of their own work ([`Workload`]): the mean measured
+    /// lengths of the valid runs of each commit the baseline may come from and of the
+    /// candidate, and the cell's requested lengths. `nearest` is filled by the caller for a
+    /// group without history ([`nearest_of`]).
+    pub fn workload(
+        &self,
+        series: &[GroupSeries],
+        points: &[HistoryPoint],
+        plan: &Plan,
+    ) -> Workload {
+        let ids: HashSet<&str> = series.iter().map(|s| s.series_id.as_str()).collect();
+        // One entry per result: its commit, branch, validity and lengths.
+        let mut seen = HashSet::new();
+        let results: Vec<&HistoryPoint> = points
+            .iter()
+            .filter(|p| ids.contains(p.series_id.as_str()) && seen.insert(p.result_id))
+            .collect();
+        let mean_of = |rs: Vec<&HistoryPoint>| {
+            let rs: Vec<&HistoryPoint> = rs
+                .into_iter()
+                .filter(|p| self.invalid(p).is_none())
+                .collect();
+            if rs.is_empty() {
+                return None;
+            }
+            let mean = |f: &dyn Fn(&RunLengths) -> Option<f64>| {
+                let v: Vec<f64> = rs.iter().filter_map(|p| f(&p.lengths)).collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            Some(RunLengths {
+                input: mean(&|l| l.input),
+                output: mean(&|l| l.output),
+                retokenized_share: rs
+                    .iter()
+                    .filter_map(|p| p.lengths.retokenized_share)
+                    .min_by(|a, b| a.total_cmp(b)),
+            })
+        };
+        let base_branch = plan.pinned.is_none().then_some(self.default_branch);
+        let history = plan
+            .base_commits
+            .iter()
+            .filter(|c| *c != self.commit || self.branch != self.default_branch)
+            .filter_map(|c| {
+                let rs = results
+                    .iter()
+                    .copied()
+                    .filter(|p| &p.commit_sha == c && base_branch.is_none_or(|b| p.branch == b))
+                    .collect();
+                mean_of(rs).map(|lengths| CommitLengths {
+                    commit: c.clone(),
+                    lengths,
+                })
+            })
+            .collect();
+        let candidate = mean_of(
+            results
+                .iter()
+                .copied()
+                .filter(|p| p.commit_sha == self.commit && p.branch == self.branch)
+                .collect(),
+        );
+        let cell = series
+            .first()
+            .map(|s| confounds::cell_fields(&s.cell_key))
+            .unwrap_or_default();
+        let len = |k: &str| cell.get(k).and_then(|v| v.as_str()?.parse::<f64>().ok());
+        Workload {
+            requested_input: len("cell.input_len"),
+            requested_output: len("cell.output_len"),
+            history,
+            candidate,
+            nearest: None,
+        }
+    }
+
+    /// The group's analysis: the engine's report on `input` (with what its runs measured of
+    /// their work, `workload`), with `gates` from every cell of its configuration at this
+    /// commit.
     pub fn finish(
         &self,
         input: GroupInput,
@@ -336,8 +414,9 @@ impl Context<'_> {
         points: &[HistoryPoint],
         plan: &Plan,
         gates: &Gates,
+        workload: &Workload,
     ) -> GroupAnalysis {
-        let mut report = analyze_with(&input, &self.det.engine, gates);
+        let mut report = analyze_checked(&input, workload, &self.det.engine, gates);
         // A pinned baseline commit with one run (or a candidate compared with one value) gives
         // effect-only findings: one value per side, no significance test. They describe and
         // never become alerts, as with too little history.
@@ -367,6 +446,18 @@ impl Context<'_> {
             Vec::new()
         };
         effect_only.extend(untested);
+        // A metric its workload confounds gets no verdict, not even an effect-only one.
+        let confounded: HashSet<&str> = report
+            .series
+            .iter()
+            .filter(|s| s.state == SeriesState::WorkloadMismatch)
+            .map(|s| s.series_id.as_str())
+            .collect();
+        effect_only.retain(|f| {
+            !f.series_ids
+                .iter()
+                .any(|id| confounded.contains(id.as_str()))
+        });
         let mut invalid_runs = Vec::new();
         let mut seen = HashSet::new();
         for p in points
@@ -396,6 +487,27 @@ impl Context<'_> {
             input,
         }
     }
+}
+
+/// Whether a group has no history at all (every series lacks a baseline commit): its series
+/// are `no_baseline`, and the nearest stored series is worth looking up.
+pub(super) fn lacks_history(input: &GroupInput) -> bool {
+    input.pinned_baseline.is_none() && input.series.iter().all(|s| s.history.is_empty())
+}
+
+/// The stored group nearest to `key` (series key JSON, cell key) among `groups` (series key
+/// JSON and cell key of every group with history), see [`confounds::nearest`].
+pub(super) fn nearest_of(
+    key: &(String, String),
+    groups: &[(String, String)],
+) -> Option<confounds::Nearest> {
+    let parse = |k: &str| match serde_json::from_str::<serde_json::Value>(k) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => Default::default(),
+    };
+    let others: Vec<(serde_json::Map<String, serde_json::Value>, String)> =
+        groups.iter().map(|(k, c)| (parse(k), c.clone())).collect();
+    confounds::nearest(&parse(&key.0), &key.1, &others)
 }
 
 /// The gates of every configuration among `inputs` (keyed as the groups are, by series key

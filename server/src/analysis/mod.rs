@@ -197,14 +197,27 @@ async fn analyze_one(
             .samples_of_results(&plan.sample_results(&ctx, series, &points))
             .await?;
         let (input, scan_input) = ctx.inputs(series, &points, &plan, &samples);
-        prepared.push((key, points, plan, input, scan_input));
+        // What the runs measured of their work, and for a group without history the nearest
+        // stored series (`no_baseline` names it).
+        let mut workload = ctx.workload(series, &points, &plan);
+        if group::lacks_history(&input) {
+            let others = store.groups_with_history(project.id, commit_sha).await?;
+            workload.nearest = group::nearest_of(key, &others);
+        }
+        prepared.push((key, points, plan, input, scan_input, workload));
     }
+    // A cell whose workload differs from its baseline's leaves its confounded series out of
+    // its configuration's gates.
+    let views: Vec<benchtrail_core::regression::GroupInput> = prepared
+        .iter()
+        .map(|p| benchtrail_core::regression::gating_view(&p.3, &p.5, &det.engine))
+        .collect();
     let keyed: Vec<(&(String, String), &benchtrail_core::regression::GroupInput)> =
-        prepared.iter().map(|p| (p.0, &p.3)).collect();
+        prepared.iter().zip(&views).map(|(p, v)| (p.0, v)).collect();
     let mut gates = group::gates_of(&keyed, &det.engine, |k| k.0.as_str());
-    for (key, points, plan, input, scan_input) in prepared {
+    for (key, points, plan, input, scan_input, workload) in prepared {
         let gate = gates.remove(&key).unwrap_or_else(family::Gates::single);
-        let mut ga = ctx.finish(input, scan_input, &points, &plan, &gate);
+        let mut ga = ctx.finish(input, scan_input, &points, &plan, &gate, &workload);
         for c in plan.previous(commit_sha, det.engine.confirm_commits) {
             if !previous.contains(&c) {
                 previous.push(c);

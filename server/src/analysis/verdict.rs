@@ -15,7 +15,10 @@ pub struct Reason {
     pub level: String,
     /// `regression`, `tradeoff`, `missing`, `change_point`, `insufficient_data`,
     /// `effect_only`, `invalid_run`, `pending_confirmation`, `continuing` (a change an
-    /// earlier commit's standing alert already holds), `not_analyzed`.
+    /// earlier commit's standing alert already holds), `not_analyzed`, `no_baseline` (no
+    /// earlier commit has the series; names the nearest one), `workload_mismatch`,
+    /// `prompt_counted_as_output`, `output_len_mismatch` (the metrics that length confounds get
+    /// no verdict).
     pub code: String,
     /// One sentence.
     pub message: String,
@@ -131,6 +134,7 @@ pub fn verdict_of(
                 cell: cell.clone(),
             });
         }
+        reasons.extend(workload_reasons(g, cell.as_ref()));
         let insufficient: Vec<&Value> = g["report"]["series"]
             .as_array()
             .into_iter()
@@ -190,4 +194,42 @@ pub fn verdict_of(
         settings_version,
         series_states: states,
     }
+}
+
+/// A group's `no_baseline` reason (naming the nearest stored series and what differs) and one
+/// `workload_mismatch`, `prompt_counted_as_output` or `output_len_mismatch` reason per workload
+/// confound (with both numbers): `warn`, never a pass.
+fn workload_reasons(g: &Value, cell: Option<&String>) -> Vec<Reason> {
+    let series = g["report"]["series"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    let none: Vec<&Value> = series
+        .iter()
+        .filter(|s| s["state"] == "no_baseline")
+        .collect();
+    if let Some(first) = none.first() {
+        out.push(Reason {
+            level: "warn".into(),
+            code: "no_baseline".into(),
+            message: format!(
+                "{} series not tested ({})",
+                none.len(),
+                first["reason"].as_str().unwrap_or("no baseline")
+            ),
+            alert_id: None,
+            cell: cell.cloned(),
+        });
+    }
+    for c in g["report"]["workload"].as_array().into_iter().flatten() {
+        out.push(Reason {
+            level: "warn".into(),
+            code: c["code"].as_str().unwrap_or("workload_mismatch").into(),
+            message: c["message"].as_str().unwrap_or_default().into(),
+            alert_id: None,
+            cell: cell.cloned(),
+        });
+    }
+    out
 }

@@ -37,6 +37,10 @@ pub struct HistoryPoint {
     pub num_prompts: Option<f64>,
     /// The run was excluded from baselines by a person.
     pub excluded: bool,
+    /// The result's measured mean input and output lengths (facts `measured_input_len_mean`,
+    /// `measured_output_len_mean`), and SGLang's `total_output_tokens_retokenized` over its
+    /// `total_output_tokens`.
+    pub lengths: benchtrail_core::regression::confounds::RunLengths,
 }
 
 /// A run's exclusion from baselines.
@@ -124,6 +128,7 @@ impl Store {
                     failed: None,
                     num_prompts: cell["num_prompts"].as_f64(),
                     excluded: row.try_get::<i64, _>("excluded")? > 0,
+                    lengths: Default::default(),
                 })
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
@@ -135,27 +140,63 @@ impl Store {
         result_ids.sort_unstable();
         result_ids.dedup();
         let mut health: HashMap<i64, (Option<f64>, Option<f64>)> = HashMap::new();
+        let mut output_tokens: HashMap<i64, f64> = HashMap::new();
+        let mut lengths: HashMap<i64, benchtrail_core::regression::confounds::RunLengths> =
+            HashMap::new();
         for chunk in result_ids.chunks(1000) {
             let mut q = SqlBuilder::new(
                 "SELECT v.result_id, s.metric, v.value FROM metric_values v \
                  JOIN series s ON s.series_id = v.series_id \
-                 WHERE s.stat = 'value' AND s.metric IN ('completed', 'failed') AND v.result_id IN (",
+                 WHERE s.stat = 'value' AND s.metric IN ('completed', 'failed', 'total_output_tokens') \
+                 AND v.result_id IN (",
             );
             q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
             q.push(")");
             for row in q.query().fetch_all(&self.pool).await? {
-                let entry = health.entry(row.try_get("result_id")?).or_default();
+                let id: i64 = row.try_get("result_id")?;
                 let value: f64 = row.try_get("value")?;
+                let entry = health.entry(id).or_default();
                 match row.try_get::<String, _>("metric")?.as_str() {
                     "completed" => entry.0 = Some(value),
-                    _ => entry.1 = Some(value),
+                    "failed" => entry.1 = Some(value),
+                    _ => {
+                        output_tokens.insert(id, value);
+                    }
                 }
             }
+            // The measured lengths (facts), for the workload checks.
+            let mut q = SqlBuilder::new("SELECT id, facts_json FROM results WHERE id IN (");
+            q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
+            q.push(")");
+            for row in q.query().fetch_all(&self.pool).await? {
+                let id: i64 = row.try_get("id")?;
+                let facts: String = row.try_get("facts_json")?;
+                let facts: Value = serde_json::from_str(&facts).unwrap_or(Value::Null);
+                let f = |k: &str| facts[k].as_f64().filter(|v| v.is_finite());
+                lengths.insert(
+                    id,
+                    benchtrail_core::regression::confounds::RunLengths {
+                        input: f(benchtrail_core::cell::MEASURED_INPUT_LEN),
+                        output: f(benchtrail_core::cell::MEASURED_OUTPUT_LEN),
+                        retokenized_share: f("total_output_tokens_retokenized"),
+                    },
+                );
+            }
+        }
+        for l in lengths.iter_mut() {
+            // The re-tokenized count as a share of the reported one.
+            l.1.retokenized_share = match (l.1.retokenized_share, output_tokens.get(l.0)) {
+                (Some(r), Some(t)) if *t > 0.0 => Some(r / t),
+                _ => None,
+            };
         }
         for p in &mut points {
             if let Some((completed, failed)) = health.get(&p.result_id) {
                 p.completed = *completed;
                 p.failed = *failed;
+            }
+            if let Some(l) = lengths.get(&p.result_id) {
+                p.lengths = l.clone();
             }
         }
         Ok(points)
@@ -433,6 +474,27 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// The (series key, cell key) of every group of the project with a value at a commit other
+    /// than `except_commit`: where the nearest series of a group without a baseline is looked
+    /// for.
+    pub async fn groups_with_history(
+        &self,
+        project_id: i64,
+        except_commit: &str,
+    ) -> Result<Vec<(String, String)>, StorageError> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT DISTINCT s.series_key_json, s.cell_key FROM series s WHERE s.project_id = $1 \
+             AND EXISTS (SELECT 1 FROM metric_values mv JOIN runs r ON r.id = mv.run_id \
+             WHERE mv.series_id = s.series_id AND r.commit_sha <> $2) \
+             ORDER BY s.series_key_json, s.cell_key",
+        )
+        .bind(project_id)
+        .bind(except_commit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows)
     }
 
     /// Distinct (branch, commit) pairs of a project's runs, in commit order (the
