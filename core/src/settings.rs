@@ -417,7 +417,16 @@ fn check_engine(e: &regression::Settings) -> Result<(), SettingsError> {
             ),
         ));
     }
-    let checks: [(&str, bool, String); 10] = [
+    let checks: [(&str, bool, String); 11] = [
+        (
+            "/workload_tolerance_pct",
+            e.workload_tolerance_pct > 0.0 && e.workload_tolerance_pct <= 100.0,
+            format!(
+                "expected a percentage in (0, 100], found {}: at 0 every pair would be a \
+                 workload mismatch, beyond 100 none",
+                e.workload_tolerance_pct
+            ),
+        ),
         (
             "/baseline_window",
             (1..=MAX_BASELINE_WINDOW).contains(&e.baseline_window),
