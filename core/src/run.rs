@@ -73,6 +73,13 @@ pub struct RunMeta {
     /// derived run id: repeats must differ in it (or in their files) to be stored as repeats.
     #[serde(default)]
     pub repeat_index: u32,
+    /// How many runs (repeats) of this commit the job uploads in all (`benchtrail upload
+    /// --repeats N`), in [1, 100]. Until that many runs of the commit are stored on its branch,
+    /// the commit's verdict is provisional (`pending_repeats`: nothing fails CI yet); the last
+    /// repeat's upload gets the final verdict. Absent: the project's `detection.repeats`
+    /// (default 1). Not part of the derived run id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_expected: Option<u32>,
     /// Free tags.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,

@@ -95,6 +95,18 @@ pub struct DetectionSettings {
     /// the verdict: a commit whose benchmark mostly errored must not pass CI as "not tested".
     /// Default true.
     pub invalid_run_fails: bool,
+    /// Runs (repeats) of each commit the project's CI uploads, in [1, [`MAX_REPEATS`]].
+    /// Default 1. Until that many runs of a commit are stored on its branch (or the number a
+    /// run announced in `run.repeats_expected`, which wins), the commit's verdict is
+    /// provisional: a `pending_repeats` reason and no `fail` or `incomplete` (the first repeat
+    /// never fails CI on its own), and no alert opens; the last repeat's upload gets the final
+    /// verdict, on the commit's mean.
+    pub repeats: u32,
+    /// A cell of the baseline commit that the candidate commit lacks makes the verdict
+    /// `incomplete`, which fails CI like `fail` (`true`, the default: a broken harness must not
+    /// look like "no news"). `false`: the missing cell is a `warn` reason and the verdict at
+    /// most `warn` (never `pass`).
+    pub incomplete_fails: bool,
 }
 
 impl Default for DetectionSettings {
@@ -107,6 +119,8 @@ impl Default for DetectionSettings {
             max_error_rate_pct: 5.0,
             min_completed_pct: 90.0,
             invalid_run_fails: true,
+            repeats: 1,
+            incomplete_fails: true,
         }
     }
 }
@@ -149,6 +163,15 @@ impl DetectionSettings {
                     format!("expected a percentage in [0, 100], found {value}"),
                 ));
             }
+        }
+        if !(1..=MAX_REPEATS).contains(&self.repeats) {
+            return Err(fault(
+                "/repeats",
+                format!(
+                    "expected a number of repeats in [1, {MAX_REPEATS}], found {}",
+                    self.repeats
+                ),
+            ));
         }
         check_engine(&self.engine).map_err(|e| e.under("/engine"))
     }
@@ -221,6 +244,9 @@ pub const MAX_EFFECT_PCT: f64 = 1000.0;
 pub const MAX_ALPHA: f64 = 0.1;
 /// Largest [`regression::Settings::confirm_commits`].
 pub const MAX_CONFIRM_COMMITS: usize = 10;
+/// Most repeats per commit (`detection.repeats`, `run.repeats_expected`): more runs of one
+/// commit than this is a load test, not a CI benchmark, and would hold its verdict back that long.
+pub const MAX_REPEATS: u32 = 100;
 /// Bounds of [`regression::Settings::per_request_max_per_side`].
 pub const PER_REQUEST_PER_SIDE: std::ops::RangeInclusive<usize> = 20..=5000;
 /// Bounds of [`ChangePointSettings::permutations`].

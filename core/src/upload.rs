@@ -385,6 +385,8 @@ impl UploadDocument {
 /// real repository.
 const MIN_SHA_LEN: usize = 7;
 
+use crate::settings::MAX_REPEATS;
+
 fn is_sha(s: &str) -> bool {
     (MIN_SHA_LEN..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
 }
@@ -401,6 +403,14 @@ impl UploadDocument {
                 format!("/run/commit/parents/{i}"),
                 sha_message,
             ));
+        }
+        if let Some(n) = self.run.repeats_expected {
+            if !(1..=MAX_REPEATS).contains(&n) {
+                return Err(UploadError::at(
+                    "/run/repeats_expected",
+                    format!("expected a number of repeats in [1, {MAX_REPEATS}], found {n}"),
+                ));
+            }
         }
         if let Some(branch) = &self.run.branch {
             if let Some(why) = branch_fault(branch) {

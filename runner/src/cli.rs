@@ -99,6 +99,12 @@ pub struct UploadArgs {
     /// 0-based index among repeated runs of the same commit and configuration.
     #[arg(long, value_name = "N")]
     pub repeat_index: Option<u32>,
+    /// How many runs of this commit the job uploads in all (each with its own
+    /// --repeat-index), 1–100. Until the last is in, the server's verdict is provisional
+    /// (`pending_repeats`, at most `warn`): the first repeat never fails CI on its own. Default:
+    /// the project's `detection.repeats`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeats: Option<u32>,
     /// Link to the CI job. Default on GitHub Actions:
     /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`.
     #[arg(long, value_name = "URL")]

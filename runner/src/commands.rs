@@ -90,6 +90,10 @@ pub struct UploadResponse {
     /// the server reports one. Informational: `upload` exits 0 once the data is stored.
     #[serde(default)]
     pub verdict: Option<String>,
+    /// The verdict with its reasons, missing and new cells, series not measured and repeats
+    /// (`GET /api/v1/runs/{id}/verdict`), when the server reports it.
+    #[serde(default)]
+    pub verdict_detail: Option<serde_json::Value>,
 }
 
 /// What `upload --dry-run` prints: the files chosen, the run metadata, then the results as
@@ -189,14 +193,30 @@ pub fn upload(
         response.results,
         document.run.commit.sha
     )?;
+    let detail = response.verdict_detail.clone().unwrap_or_default();
     if let Some(verdict) = &response.verdict {
+        let provisional = if detail["provisional"] == true {
+            " (provisional: waiting for more repeats)"
+        } else {
+            ""
+        };
         writeln!(
             err,
-            "verdict: {verdict} (details: {})",
+            "verdict: {verdict}{provisional} (details: {})",
             client.url(&format!("/api/v1/runs/{}/verdict", response.run_id))
         )?;
+        for (key, label) in [
+            ("missing_cells", "missing cell"),
+            ("new_cells", "new cell"),
+            ("not_measured", "not measured"),
+        ] {
+            for item in detail[key].as_array().into_iter().flatten() {
+                writeln!(err, "  {label}: {}", item["message"].as_str().unwrap_or(""))?;
+            }
+        }
     }
     if args.json {
+        let list = |key: &str| detail.get(key).cloned().unwrap_or_else(|| json!([]));
         let line = json!({
             "run_id": response.run_id,
             "url": url,
@@ -204,6 +224,12 @@ pub fn upload(
             "results": response.results,
             "status": status,
             "verdict": response.verdict,
+            "provisional": detail.get("provisional").cloned().unwrap_or(json!(false)),
+            "repeats": detail.get("repeats").cloned().unwrap_or(serde_json::Value::Null),
+            "reasons": list("reasons"),
+            "missing_cells": list("missing_cells"),
+            "new_cells": list("new_cells"),
+            "not_measured": list("not_measured"),
         });
         writeln!(out, "{line}")?;
     } else {

@@ -198,6 +198,7 @@ fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
         run_at: None,
         ci_job_url,
         repeat_index: args.repeat_index.unwrap_or(0),
+        repeats_expected: args.repeats,
         tags,
     })
 }

@@ -83,6 +83,7 @@ pub fn prepare_with(
         run_at: run.run_at.unwrap_or(now),
         ci_job_url: run.ci_job_url.clone(),
         repeat_index: i64::from(run.repeat_index),
+        repeats_expected: run.repeats_expected.map(i64::from),
         tags_json: serde_json::to_string(&run.tags).expect("tags serialize"),
         files,
         results: read

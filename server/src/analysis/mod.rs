@@ -53,10 +53,12 @@
 //! analysis and verdict reasons.
 
 mod alerts;
+mod coverage;
 mod group;
 mod scan_queue;
 mod verdict;
 
+pub use coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
 pub use verdict::{verdict_of, Reason, Verdict};
 
 use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
@@ -239,6 +241,18 @@ async fn analyze_one(
         }
         analyzed.insert(key.clone(), ga);
     }
+    // The commit's cells against its baseline commit's, and its repeats (`coverage`): while
+    // repeats are pending, no alert opens; the verdict lists the findings as provisional.
+    let mut coverage = coverage::commit_coverage(store, project.id, &ctx, &analyzed).await?;
+    let repeats = coverage::repeats_of(&runs, det.repeats);
+    if repeats.pending() {
+        coverage.held = alerts
+            .drain(..)
+            .filter(|a| a.kind != AlertKind::Improvement)
+            .map(|a| coverage::held(&a))
+            .collect();
+    }
+    coverage.repeats = Some(repeats);
     store
         .save_commit_alerts(
             project.id,
@@ -269,7 +283,8 @@ async fn analyze_one(
     }
     for run in &runs {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
-        let doc = run_document(run, &keys, &analyzed, version, &ctx);
+        let mut doc = run_document(run, &keys, &analyzed, version, &ctx);
+        doc["coverage"] = serde_json::to_value(coverage.for_run(&keys)).unwrap_or_default();
         let alerts = store.run_alerts(run.summary.id).await?;
         let v = verdict_of(run, &doc, &alerts, &det, Some(version));
         store
@@ -280,6 +295,33 @@ async fn analyze_one(
         scan_queue::request(store, project.id, branch, scans, det, version);
     }
     Ok(previous)
+}
+
+/// The current verdict of run `run_id` of `project` (its stored analysis and the current
+/// alerts of its commit), as `GET /api/v1/runs/{id}/verdict` answers it; `None` when the run
+/// does not exist.
+pub async fn current_verdict(
+    store: &Store,
+    project: &Project,
+    run_id: Uuid,
+) -> Result<Option<Verdict>, StorageError> {
+    let Some(run) = store.run(run_id).await? else {
+        return Ok(None);
+    };
+    let settings = store.settings(project).await?;
+    let analysis = store.run_analysis(run_id).await?;
+    let alerts = store.run_alerts(run_id).await?;
+    let (doc, version) = match &analysis {
+        Some(a) => (a.analysis.clone(), Some(a.settings_version)),
+        None => (Value::Null, None),
+    };
+    Ok(Some(verdict_of(
+        &run,
+        &doc,
+        &alerts,
+        &settings.settings.detection,
+        version,
+    )))
 }
 
 /// Analyzes every commit of a project again, in commit order (after an exclusion or a pin).

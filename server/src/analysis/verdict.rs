@@ -1,6 +1,21 @@
-//! A run's verdict (pass / warn / fail, with reasons) from its stored analysis and the current
-//! alerts of its commit.
+//! A run's verdict (pass / warn / incomplete / fail, with reasons) from its stored analysis and
+//! the current alerts of its commit.
+//!
+//! # Levels, lowest first
+//! * `pass`: every cell of the baseline commit is there and nothing was found or left untested.
+//! * `warn`: look at it (a small regression under `fail_severity: fail`, insufficient data, a
+//!   new cell, a series not measured, a provisional finding while repeats are pending, ...).
+//! * `incomplete`: a cell of the baseline commit is missing from this commit
+//!   (`detection.incomplete_fails`, default true; false makes it a `warn`). Fails CI like
+//!   `fail`: the values that are there were judged, but not everything was.
+//! * `fail`: a regression or trade-off that fails by the detection settings, or an invalid run.
+//!
+//! While the commit has fewer runs than expected (`detection.repeats`, or the
+//! `run.repeats_expected` its uploads announced), the verdict is provisional: a
+//! `pending_repeats` reason, every `fail` or `incomplete` reason lowered to `warn` (and no
+//! alert opened), so the verdict is at most `warn` until the last repeat is in.
 
+use super::coverage::{CellGap, Coverage, NotMeasured, Repeats};
 use crate::storage::{Alert, AlertKind, StoredRun};
 use benchtrail_core::settings::DetectionSettings;
 use serde::Serialize;
@@ -11,14 +26,16 @@ use uuid::Uuid;
 /// One reason of a verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Reason {
-    /// `fail` or `warn`.
+    /// `fail`, `incomplete` or `warn`.
     pub level: String,
     /// `regression`, `tradeoff`, `missing`, `change_point`, `insufficient_data`,
     /// `effect_only`, `invalid_run`, `pending_confirmation`, `continuing` (a change an
-    /// earlier commit's standing alert already holds), `not_analyzed`, `no_baseline` (no
-    /// earlier commit has the series; names the nearest one), `workload_mismatch`,
-    /// `prompt_counted_as_output`, `output_len_mismatch` (the metrics that length confounds get
-    /// no verdict).
+    /// earlier commit's standing alert already holds), `not_analyzed`, `missing_cell` (a cell
+    /// of the baseline commit this commit lacks), `new_cell` (new, no baseline yet),
+    /// `not_measured` (series of a present cell absent this time), `pending_repeats` (fewer
+    /// runs of the commit than expected: provisional), `no_baseline` (no earlier commit has
+    /// the series; names the nearest one), `workload_mismatch`, `prompt_counted_as_output`,
+    /// `output_len_mismatch` (the metrics that length confounds get no verdict).
     pub code: String,
     /// One sentence.
     pub message: String,
@@ -33,10 +50,23 @@ pub struct Reason {
 /// `GET /api/v1/runs/{id}/verdict`.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Verdict {
-    /// `pass`, `warn` or `fail`.
+    /// `pass`, `warn`, `incomplete` or `fail` (lowest first; `incomplete` and `fail` fail CI).
     pub verdict: String,
+    /// True while the commit has fewer runs than expected (`repeats`): the verdict is at most
+    /// `warn` and becomes final with the last repeat's upload.
+    pub provisional: bool,
     /// Why; empty for `pass`.
     pub reasons: Vec<Reason>,
+    /// Cells of the baseline commit this commit lacks (they make it `incomplete`).
+    pub missing_cells: Vec<CellGap>,
+    /// Cells of this run with no baseline yet.
+    pub new_cells: Vec<CellGap>,
+    /// Series of this run's cells that have a history but were not measured this time.
+    pub not_measured: Vec<NotMeasured>,
+    /// The commit's runs against those expected; absent for a run analyzed before repeats
+    /// were counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
     /// The run.
     pub run_id: Uuid,
     /// Its commit.
@@ -57,6 +87,7 @@ pub fn verdict_of(
     settings_version: Option<i64>,
 ) -> Verdict {
     let mut reasons = Vec::new();
+    let cov: Coverage = serde_json::from_value(doc["coverage"].clone()).unwrap_or_default();
     let groups = doc["groups"].as_array().cloned().unwrap_or_default();
     let mut mine: HashSet<String> = HashSet::new();
     let mut states: BTreeMap<String, usize> = BTreeMap::new();
@@ -141,7 +172,10 @@ pub fn verdict_of(
             .flatten()
             .filter(|s| s["state"] == "insufficient_data")
             .collect();
-        if let Some(first) = insufficient.first() {
+        let is_new = cov.new_cells.iter().any(|n| {
+            Some(n.cell.as_str()) == g["cell"].as_str() && n.series_key == g["series_key"]
+        });
+        if let Some(first) = insufficient.first().filter(|_| !is_new) {
             reasons.push(Reason {
                 level: "warn".into(),
                 code: "insufficient_data".into(),
@@ -179,21 +213,113 @@ pub fn verdict_of(
             cell: None,
         });
     }
-    let verdict = if reasons.iter().any(|r| r.level == "fail") {
-        "fail"
-    } else if reasons.is_empty() {
-        "pass"
-    } else {
-        "warn"
-    };
+    coverage_reasons(&cov, det, &mut reasons);
+    let provisional = cov.repeats.as_ref().is_some_and(Repeats::pending);
+    let verdict = level_of(&reasons);
     Verdict {
         verdict: verdict.into(),
+        provisional,
         reasons,
+        missing_cells: cov.missing_cells,
+        new_cells: cov.new_cells,
+        not_measured: cov.not_measured,
+        repeats: cov.repeats,
         run_id: run.summary.id,
         commit: run.summary.commit_sha.clone(),
         settings_version,
         series_states: states,
     }
+}
+
+/// The verdict of `reasons`: the highest level among them (`pass` when there is none).
+fn level_of(reasons: &[Reason]) -> &'static str {
+    ["fail", "incomplete", "warn"]
+        .into_iter()
+        .find(|l| reasons.iter().any(|r| r.level == *l))
+        .unwrap_or(if reasons.is_empty() { "pass" } else { "warn" })
+}
+
+/// The reasons of what the commit covers: missing cells (`incomplete`), new cells and
+/// series not measured (`warn`), and, while repeats are pending, the held findings and
+/// `pending_repeats`, with every `fail` or `incomplete` reason lowered to `warn`.
+fn coverage_reasons(cov: &Coverage, det: &DetectionSettings, reasons: &mut Vec<Reason>) {
+    let reason = |level: &str, code: &str, message: String, cell: &str| Reason {
+        level: level.into(),
+        code: code.into(),
+        message,
+        alert_id: None,
+        cell: Some(cell.to_string()),
+    };
+    let missing_level = if det.incomplete_fails {
+        "incomplete"
+    } else {
+        "warn"
+    };
+    // Missing cells first: what was not judged comes before what was.
+    let missing = cov
+        .missing_cells
+        .iter()
+        .map(|g| reason(missing_level, "missing_cell", g.message.clone(), &g.cell));
+    reasons.splice(0..0, missing);
+    for g in &cov.new_cells {
+        // A `no_baseline` reason of the cell already says it, naming the nearest series.
+        let said = reasons
+            .iter()
+            .any(|r| r.code == "no_baseline" && r.cell.as_deref() == Some(g.cell.as_str()));
+        if !said {
+            reasons.push(reason("warn", "new_cell", g.message.clone(), &g.cell));
+        }
+    }
+    for n in &cov.not_measured {
+        reasons.push(reason("warn", "not_measured", n.message.clone(), &n.cell));
+    }
+    let Some(r) = cov.repeats.as_ref().filter(|r| r.pending()) else {
+        return;
+    };
+    let of = format!("{} of {} repeats", r.received, r.expected);
+    for h in &cov.held {
+        let severe_enough = det.fail_severity == "warn" || h.severity.as_deref() == Some("fail");
+        let would_fail = severe_enough
+            && match h.kind.as_str() {
+                "tradeoff" => det.tradeoff_fails,
+                "regression" => det.fail_metrics.contains(&h.metric),
+                _ => false,
+            };
+        let would = if would_fail {
+            "would be fail"
+        } else {
+            "would be warn"
+        };
+        reasons.push(reason(
+            "warn",
+            &h.kind,
+            format!(
+                "provisional ({of} in, {would}, no alert yet): {}",
+                h.summary
+            ),
+            &h.cell,
+        ));
+    }
+    for x in reasons.iter_mut() {
+        if x.level == "fail" || x.level == "incomplete" {
+            x.message = format!("provisional ({of} in, would be {}): {}", x.level, x.message);
+            x.level = "warn".into();
+        }
+    }
+    reasons.push(Reason {
+        level: "warn".into(),
+        code: "pending_repeats".into(),
+        message: format!(
+            "{of} of this commit are in ({}): the verdict is provisional and becomes final with the last repeat's upload",
+            if r.source == "run" {
+                "as its uploads announced"
+            } else {
+                "detection.repeats"
+            }
+        ),
+        alert_id: None,
+        cell: None,
+    });
 }
 
 /// A group's `no_baseline` reason (naming the nearest stored series and what differs) and one

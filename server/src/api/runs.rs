@@ -33,6 +33,9 @@ pub struct UploadReceipt {
     /// finished yet (a concurrent upload of the same run). Details:
     /// `GET /api/v1/runs/{id}/verdict`.
     pub verdict: Option<String>,
+    /// The verdict with its reasons, missing and new cells, series not measured and repeats,
+    /// as `GET /api/v1/runs/{id}/verdict` answers it; `null` with `verdict`.
+    pub verdict_detail: Option<analysis::Verdict>,
 }
 
 /// The project of an upload, once the caller's token is known to have `upload` on it. An
@@ -94,7 +97,7 @@ pub(super) async fn upload(
             }
             // Stored nothing, but counted (`upload_count`).
             state.store.count_reupload(id).await?;
-            let verdict = stored_verdict(&state, id).await;
+            let verdict = stored_verdict(&state, &project, id).await;
             return Ok((
                 StatusCode::OK,
                 Json(receipt(id, false, existing.results.len(), verdict)),
@@ -115,7 +118,7 @@ pub(super) async fn upload(
             tracing::warn!(run = %run.id, error = %e, "analysis of an upload failed");
         }
     }
-    let verdict = stored_verdict(&state, run.id).await;
+    let verdict = stored_verdict(&state, &project, run.id).await;
     Ok((
         status,
         Json(receipt(
@@ -129,9 +132,14 @@ pub(super) async fn upload(
 
 /// The verdict of a run's stored analysis, so that a retried (or concurrent) upload of a stored
 /// run answers with it too; `None` when the run has not been analyzed (its analysis failed).
-async fn stored_verdict(state: &AppState, run_id: Uuid) -> Option<String> {
-    match state.store.run_analysis(run_id).await {
-        Ok(analysis) => analysis.map(|a| a.verdict),
+async fn stored_verdict(
+    state: &AppState,
+    project: &Project,
+    run_id: Uuid,
+) -> Option<analysis::Verdict> {
+    match analysis::current_verdict(&state.store, project, run_id).await {
+        // Not analyzed (the analysis failed, or a concurrent upload's is not finished): null.
+        Ok(v) => v.filter(|v| v.settings_version.is_some()),
         Err(e) => {
             tracing::warn!(run = %run_id, error = %e, "reading a run's analysis failed");
             None
@@ -178,13 +186,19 @@ fn same_upload(existing: &StoredRun, new: &crate::storage::NewRun) -> bool {
             .all(|(a, b)| a.sha256 == b.sha256)
 }
 
-fn receipt(run_id: Uuid, created: bool, results: usize, verdict: Option<String>) -> UploadReceipt {
+fn receipt(
+    run_id: Uuid,
+    created: bool,
+    results: usize,
+    verdict: Option<analysis::Verdict>,
+) -> UploadReceipt {
     UploadReceipt {
         run_id,
         created,
         results,
         path: format!("/runs/{run_id}"),
-        verdict,
+        verdict: verdict.as_ref().map(|v| v.verdict.clone()),
+        verdict_detail: verdict,
     }
 }
 

@@ -291,10 +291,20 @@ pub struct ReasonView {
 /// A run's verdict as shown on its page.
 #[derive(Debug, Clone)]
 pub struct VerdictView {
-    /// `pass`, `warn` or `fail`.
+    /// `pass`, `warn`, `incomplete` or `fail`.
     pub verdict: String,
     /// Why; empty for `pass`.
     pub reasons: Vec<ReasonView>,
+    /// Fewer runs of the commit than expected.
+    pub provisional: bool,
+    /// `1 of 3 repeats`.
+    pub repeats_text: String,
+    /// Missing cells: (cell key, short baseline commit).
+    pub missing_cells: Vec<(String, String)>,
+    /// New cells' keys.
+    pub new_cells: Vec<String>,
+    /// Not measured: (cell key, its series joined).
+    pub not_measured: Vec<(String, String)>,
 }
 
 /// The run's verdict, as `GET /api/v1/runs/{id}/verdict` computes it from storage: the
@@ -319,6 +329,24 @@ pub async fn run_verdict(
     );
     Ok(Some(VerdictView {
         verdict: v.verdict,
+        provisional: v.provisional,
+        repeats_text: v.repeats.as_ref().map_or(String::new(), |r| {
+            format!("{} of {} repeats", r.received, r.expected)
+        }),
+        missing_cells: v
+            .missing_cells
+            .iter()
+            .map(|g| {
+                let c = g.baseline_commit.as_deref().unwrap_or_default();
+                (g.cell.clone(), c[..c.len().min(12)].to_string())
+            })
+            .collect(),
+        new_cells: v.new_cells.iter().map(|g| g.cell.clone()).collect(),
+        not_measured: v
+            .not_measured
+            .iter()
+            .map(|n| (n.cell.clone(), n.series.join(", ")))
+            .collect(),
         reasons: v
             .reasons
             .into_iter()

@@ -430,6 +430,32 @@ impl Store {
         .await?;
         ids.iter().map(|i| parse_uuid("id", i)).collect()
     }
+
+    /// The (series key JSON, cell key) of every result of `commit_sha`'s runs on `branch`,
+    /// runs a person excluded left out, sorted and without duplicates: the cells a later
+    /// commit is expected to have.
+    pub async fn commit_cells(
+        &self,
+        project_id: i64,
+        branch: &str,
+        commit_sha: &str,
+    ) -> Result<Vec<(String, String)>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT DISTINCT s.series_key_json, s.cell_key FROM runs r \
+             JOIN metric_values mv ON mv.run_id = r.id JOIN series s ON s.series_id = mv.series_id \
+             WHERE r.project_id = $1 AND r.branch = $2 AND r.commit_sha = $3 \
+             AND NOT EXISTS (SELECT 1 FROM run_exclusions x WHERE x.run_id = r.id) \
+             ORDER BY s.series_key_json, s.cell_key",
+        )
+        .bind(project_id)
+        .bind(branch)
+        .bind(commit_sha)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("series_key_json")?, row.try_get("cell_key")?)))
+            .collect()
+    }
 }
 
 /// One series of a result's group (same project, series key and cell).

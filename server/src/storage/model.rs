@@ -178,6 +178,8 @@ pub struct NewRun {
     pub ci_job_url: Option<String>,
     /// Repeat index.
     pub repeat_index: i64,
+    /// Runs of the commit the uploader announced (`run.repeats_expected`).
+    pub repeats_expected: Option<i64>,
     /// Tags as JSON object text.
     pub tags_json: String,
     /// Files, in upload order (`files/{n}`).
@@ -226,6 +228,10 @@ pub struct RunSummary {
     pub ci_job_url: Option<String>,
     /// Repeat index.
     pub repeat_index: i64,
+    /// How many runs of its commit the uploader announced (`run.repeats_expected`, `benchtrail
+    /// upload --repeats N`); absent: not announced (the project's `detection.repeats` applies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats_expected: Option<i64>,
     /// Tags.
     pub tags: Value,
     /// Number of results.

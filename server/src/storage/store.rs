@@ -40,7 +40,7 @@ const PROJECT_COLUMNS: &str =
 
 /// Columns decoded by [`run_summary`]; `r` is `runs`, `p` its project.
 const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.parent_shas, r.commit_time, r.commit_time_offset, \
-     r.commit_subject, r.upload_count, r.branch, r.pr_number, r.merge_base_sha, r.run_at, r.uploaded_at, r.ci_job_url, r.repeat_index, r.tags, \
+     r.commit_subject, r.upload_count, r.branch, r.pr_number, r.merge_base_sha, r.run_at, r.uploaded_at, r.ci_job_url, r.repeat_index, r.repeats_expected, r.tags, \
      (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id) AS result_count";
 
 /// Columns decoded by [`series_info`]; `s` is `series`, `p` its project.
@@ -688,8 +688,8 @@ async fn insert_run_row(
     let commit_time = run.commit_time.as_ref().map(offset_time_parts);
     let seq: Option<i64> = sqlx::query_scalar(
         "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, commit_time_offset, commit_subject, \
-         branch, pr_number, merge_base_sha, run_at, uploaded_at, ci_job_url, repeat_index, tags) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+         branch, pr_number, merge_base_sha, run_at, uploaded_at, ci_job_url, repeat_index, tags, repeats_expected) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
          ON CONFLICT (id) DO NOTHING RETURNING seq",
     )
     .bind(run_id)
@@ -707,6 +707,7 @@ async fn insert_run_row(
     .bind(&run.ci_job_url)
     .bind(run.repeat_index)
     .bind(&run.tags_json)
+    .bind(run.repeats_expected)
     .fetch_optional(&mut *conn)
     .await
     .map_err(|e| unique_as_conflict(e, || format!("run {} could not be stored: unique constraint", run.id)))?;
@@ -1097,6 +1098,7 @@ fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageError> {
         uploaded_at: parse_timestamp("uploaded_at", &uploaded_at)?,
         ci_job_url: row.try_get("ci_job_url")?,
         repeat_index: row.try_get("repeat_index")?,
+        repeats_expected: row.try_get("repeats_expected")?,
         tags: parse_json("tags", &tags)?,
         result_count: row.try_get("result_count")?,
         upload_count: row.try_get("upload_count")?,

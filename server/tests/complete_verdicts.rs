@@ -1,0 +1,375 @@
+//! Complete verdicts and counted repeats over real HTTP on every database: a cell of the
+//! baseline commit missing from the candidate makes the verdict `incomplete` naming it (in the
+//! verdict, the upload's answer and the run page), a new cell is "new, no baseline yet", a
+//! metric not written this time is "not measured" and opens no alert, and a commit whose
+//! repeats are announced gets a provisional verdict (never `fail`) until the last is in.
+
+mod common;
+
+use benchtrail_core::metric::{MetricValue, Stat};
+use common::db::for_each_store;
+use common::server::{TestServer, ADMIN_TOKEN};
+use serde_json::{json, Value};
+
+fn commit(i: usize) -> String {
+    format!("{i:040x}")
+}
+
+/// The key of the cell of concurrency `c` that [`result`] uploads.
+fn cell_key(c: u32) -> String {
+    format!("max_concurrency={c};input_len=512;output_len=128;num_prompts=100")
+}
+
+/// One result of cell `max_concurrency = c` with median TTFT (ms) and, when given, output
+/// throughput (tok/s).
+fn result(c: u32, ttft_p50: f64, throughput: Option<f64>) -> Value {
+    let m = |name: &str, stat: Stat, v: f64| {
+        serde_json::to_value(MetricValue::new(name, stat, v, None)).unwrap()
+    };
+    let mut metrics = vec![m("ttft", Stat::Percentile("50".into()), ttft_p50)];
+    metrics.extend(throughput.map(|t| m("output_throughput", Stat::Value, t)));
+    json!({
+        "cell": {"load": {"max_concurrency": c}, "input_len": 512, "output_len": 128, "num_prompts": 100},
+        "configuration": {"engine": {"name": "vllm"}, "model": {"name": "mock-llm"}},
+        "metrics": metrics,
+    })
+}
+
+fn upload(i: usize, results: Vec<Value>) -> Value {
+    json!({
+        "run": {"commit": {"sha": commit(i), "time": format!("2026-11-01T10:{i:02}:00Z")}, "branch": "main"},
+        "results": results,
+    })
+}
+
+const TTFT: [f64; 5] = [100.0, 101.0, 99.0, 100.5, 99.5];
+
+/// Five baseline commits with cells c=4 and c=16 (TTFT and throughput in both).
+async fn two_cell_history(server: &TestServer, slug: &str, token: &str) {
+    for (i, ttft) in TTFT.into_iter().enumerate() {
+        let t = Some(1000.0 + i as f64);
+        let doc = upload(i, vec![result(4, ttft, t), result(16, ttft * 2.0, t)]);
+        let (status, r) = server.upload(slug, token, &doc).await;
+        assert_eq!(status, 201, "{r}");
+    }
+}
+
+async fn verdict(server: &TestServer, run_id: &str) -> Value {
+    let (status, v) = server.get(&format!("/api/v1/runs/{run_id}/verdict")).await;
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
+async fn page(server: &TestServer, run_id: &str) -> String {
+    let r = server
+        .http
+        .get(server.url(&format!("/runs/{run_id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.text().await.unwrap()
+}
+
+/// The (level, code) of a verdict's reasons, but `no_baseline` (whose wording belongs to the
+/// no-baseline rule; a new cell with one has no `new_cell` reason, it says the same).
+fn codes(v: &Value) -> Vec<(String, String)> {
+    let new_cell_said = v["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["code"] == "no_baseline");
+    v["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["code"] != "no_baseline")
+        .chain(
+            new_cell_said
+                .then_some(&json!({"level": "warn", "code": "new_cell"}))
+                .into_iter(),
+        )
+        .map(|r| {
+            (
+                r["level"].as_str().unwrap().to_string(),
+                r["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_dropped_cell_makes_the_verdict_incomplete_naming_it_and_an_added_one_is_new() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("cells", json!({})).await;
+        two_cell_history(&server, "cells", &token).await;
+        // The candidate drops c=16 and adds c=64; c=4 is unchanged.
+        let doc = upload(
+            5,
+            vec![
+                result(4, 100.0, Some(1003.0)),
+                result(64, 300.0, Some(900.0)),
+            ],
+        );
+        let (status, receipt) = server.upload("cells", &token, &doc).await;
+        assert_eq!(status, 201, "{receipt}");
+        assert_eq!(receipt["verdict"], "incomplete", "{db}: {receipt}");
+        let run = receipt["run_id"].as_str().unwrap();
+        let v = verdict(&server, run).await;
+        assert_eq!(v, receipt["verdict_detail"], "{db}");
+        assert_eq!(v["verdict"], "incomplete");
+        assert_eq!(v["provisional"], false);
+        let missing = v["missing_cells"].as_array().unwrap();
+        assert_eq!(missing.len(), 1, "{db}: {v}");
+        assert_eq!(missing[0]["cell"], cell_key(16));
+        assert_eq!(missing[0]["baseline_commit"], commit(4));
+        let msg = format!(
+            "cell `{}` is missing: baseline commit {} has it, this commit has no result for it",
+            cell_key(16),
+            &commit(4)[..12]
+        );
+        assert_eq!(missing[0]["message"], msg);
+        let new = v["new_cells"].as_array().unwrap();
+        assert_eq!(new.len(), 1, "{db}: {v}");
+        assert_eq!(new[0]["cell"], cell_key(64));
+        assert_eq!(
+            new[0]["message"],
+            format!("cell `{}` is new, no baseline yet", cell_key(64))
+        );
+        assert_eq!(
+            codes(&v),
+            [
+                ("incomplete".to_string(), "missing_cell".to_string()),
+                ("warn".to_string(), "new_cell".to_string()),
+            ],
+            "{db}: {v}"
+        );
+        assert_eq!(v["reasons"][0]["message"], msg);
+        assert_eq!(v["reasons"][0]["cell"], cell_key(16));
+        // The run page names both.
+        let html = page(&server, run).await;
+        assert!(html.contains(r#"data-verdict="incomplete""#), "{db}");
+        assert!(html.contains(r#"id="missing-cells""#), "{db}");
+        assert!(html.contains(&format!(
+            r#"<li class="missing-cell" data-cell="{}"><code class="cell-key">{}</code> <span class="muted">(baseline commit <code>{}</code>)</span></li>"#,
+            cell_key(16),
+            cell_key(16),
+            &commit(4)[..12]
+        )), "{db}");
+        assert!(html.contains(&format!(
+            r#"<li class="new-cell" data-cell="{}"><code class="cell-key">{}</code>: new, no baseline yet</li>"#,
+            cell_key(64),
+            cell_key(64)
+        )), "{db}");
+        // No alert: a missing cell is a verdict, not a regression.
+        assert!(server.alerts("cells", "?status=open").await.is_empty());
+
+        // The same candidate with `incomplete_fails: false`: a warning, never a pass.
+        let body = json!({"slo_profiles": [], "detection": {"incomplete_fails": false}});
+        let (status, s) = server
+            .send("PUT", "/api/v1/projects/cells/settings", ADMIN_TOKEN, &body)
+            .await;
+        assert_eq!(status, 200, "{s}");
+        let v = verdict(&server, run).await;
+        assert_eq!(v["verdict"], "warn", "{db}: {v}");
+        assert_eq!(
+            codes(&v),
+            [
+                ("warn".to_string(), "missing_cell".to_string()),
+                ("warn".to_string(), "new_cell".to_string()),
+            ]
+        );
+
+        // The commit after it has all three cells: nothing missing, nothing new; c=64 has one
+        // baseline commit (insufficient data), so a warning.
+        let doc = upload(
+            6,
+            vec![
+                result(4, 100.0, Some(1004.0)),
+                result(16, 200.0, Some(1004.0)),
+                result(64, 300.0, Some(900.0)),
+            ],
+        );
+        let (_, next) = server.upload("cells", &token, &doc).await;
+        let v = &next["verdict_detail"];
+        assert_eq!(v["missing_cells"], json!([]), "{db}: {v}");
+        assert_eq!(v["new_cells"], json!([]), "{db}: {v}");
+        assert_eq!(
+            codes(v),
+            [("warn".to_string(), "insufficient_data".to_string())],
+            "{db}: {v}"
+        );
+        assert_eq!(v["reasons"][0]["cell"], cell_key(64));
+        // And one that drops c=64 again is incomplete against it (the last baseline commit).
+        let doc = upload(
+            7,
+            vec![result(4, 100.0, Some(1004.0)), result(16, 200.0, Some(1004.0))],
+        );
+        let (_, again) = server.upload("cells", &token, &doc).await;
+        let v = &again["verdict_detail"];
+        assert_eq!(v["missing_cells"][0]["cell"], cell_key(64), "{db}: {v}");
+        assert_eq!(v["missing_cells"][0]["baseline_commit"], commit(6));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_metric_not_written_this_time_is_not_measured_and_opens_no_alert() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("gap", json!({})).await;
+        two_cell_history(&server, "gap", &token).await;
+        // Both cells are there; c=4 lacks output throughput this time.
+        let doc = upload(
+            5,
+            vec![result(4, 100.0, None), result(16, 200.0, Some(1003.0))],
+        );
+        let (status, receipt) = server.upload("gap", &token, &doc).await;
+        assert_eq!(status, 201, "{receipt}");
+        assert_eq!(receipt["verdict"], "warn", "{db}: {receipt}");
+        let v = &receipt["verdict_detail"];
+        assert_eq!(v["missing_cells"], json!([]));
+        let gaps = v["not_measured"].as_array().unwrap();
+        assert_eq!(gaps.len(), 1, "{db}: {v}");
+        assert_eq!(gaps[0]["cell"], cell_key(4));
+        assert_eq!(gaps[0]["series"], json!(["output throughput"]));
+        assert_eq!(
+            gaps[0]["message"],
+            format!("not measured in cell `{}`: output throughput (in the baseline, absent from this commit's result: a gap, no alert)", cell_key(4))
+        );
+        assert_eq!(
+            codes(v),
+            [("warn".to_string(), "not_measured".to_string())],
+            "{db}: {v}"
+        );
+        assert_eq!(v["series_states"]["not_measured"], 1, "{db}: {v}");
+        assert!(v["series_states"].get("missing").is_none(), "{db}: {v}");
+        assert!(server.alerts("gap", "").await.is_empty(), "{db}");
+        let html = page(&server, receipt["run_id"].as_str().unwrap()).await;
+        assert!(html.contains(&format!(
+            r#"<li class="not-measured" data-cell="{}"><code class="cell-key">{}</code>: output throughput not measured</li>"#,
+            cell_key(4),
+            cell_key(4)
+        )), "{db}");
+    })
+    .await;
+}
+
+/// Commit 5's repeat `k` of median TTFT `ttft` in cell c=4, announcing `expected` repeats.
+fn repeat(k: u32, ttft: f64, expected: Option<u32>) -> Value {
+    let mut doc = upload(5, vec![result(4, ttft, Some(1003.0))]);
+    doc["run"]["repeat_index"] = json!(k);
+    if let Some(n) = expected {
+        doc["run"]["repeats_expected"] = json!(n);
+    }
+    doc
+}
+
+#[tokio::test]
+async fn announced_repeats_keep_the_verdict_provisional_until_the_last_is_in() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("reps", json!({})).await;
+        for (i, ttft) in TTFT.into_iter().enumerate() {
+            let doc = upload(i, vec![result(4, ttft, Some(1000.0 + i as f64))]);
+            assert_eq!(server.upload("reps", &token, &doc).await.0, 201);
+        }
+        // A real step: median TTFT +20 % in every repeat.
+        for (k, ttft) in [120.0, 121.0].into_iter().enumerate() {
+            let (status, r) = server
+                .upload("reps", &token, &repeat(k as u32, ttft, Some(3)))
+                .await;
+            assert_eq!(status, 201, "{r}");
+            assert_eq!(r["verdict"], "warn", "{db}: repeat {k}: {r}");
+            let v = &r["verdict_detail"];
+            assert_eq!(v["provisional"], true);
+            assert_eq!(
+                v["repeats"],
+                json!({"expected": 3, "received": k + 1, "source": "run"})
+            );
+            assert_eq!(
+                codes(v),
+                [
+                    ("warn".to_string(), "regression".to_string()),
+                    ("warn".to_string(), "pending_repeats".to_string()),
+                ],
+                "{db}: repeat {k}: {v}"
+            );
+            let held = v["reasons"][0]["message"].as_str().unwrap();
+            let prefix = format!("provisional ({} of 3 repeats in, would be fail, no alert yet): median TTFT +", k + 1);
+            assert!(held.starts_with(&prefix), "{db}: {held}");
+            assert_eq!(
+                v["reasons"][1]["message"],
+                format!("{} of 3 repeats of this commit are in (as its uploads announced): the verdict is provisional and becomes final with the last repeat's upload", k + 1)
+            );
+            assert!(server.alerts("reps", "?status=open").await.is_empty(), "{db}");
+        }
+        // The last repeat: final, and the step fails.
+        let (status, r) = server.upload("reps", &token, &repeat(2, 119.0, Some(3))).await;
+        assert_eq!(status, 201, "{r}");
+        assert_eq!(r["verdict"], "fail", "{db}: {r}");
+        let v = &r["verdict_detail"];
+        assert_eq!(v["provisional"], false);
+        assert_eq!(v["repeats"], json!({"expected": 3, "received": 3, "source": "run"}));
+        assert!(codes(v).iter().all(|(_, c)| c != "pending_repeats"), "{db}: {v}");
+        let open = server.alerts("reps", "?status=open").await;
+        assert_eq!(open.len(), 1, "{db}: {open:?}");
+        assert_eq!(open[0]["kind"], "regression");
+        assert_eq!(open[0]["commit"], commit(5));
+        // Every repeat's run now reads the final verdict.
+        let (_, runs) = server.get("/api/v1/projects/reps/runs").await;
+        let runs: Vec<&Value> = runs["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["commit_sha"] == commit(5))
+            .collect();
+        assert_eq!(runs.len(), 3, "{db}");
+        for run in runs {
+            assert_eq!(run["repeats_expected"], 3);
+            let v = verdict(&server, run["id"].as_str().unwrap()).await;
+            assert_eq!(v["verdict"], "fail", "{db}: {v}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_project_repeats_setting_holds_the_verdict_without_a_hint_and_bounds_are_checked() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("setting", json!({})).await;
+        let body = json!({"slo_profiles": [], "detection": {"repeats": 2}});
+        let path = "/api/v1/projects/setting/settings";
+        let (status, s) = server.send("PUT", path, ADMIN_TOKEN, &body).await;
+        assert_eq!(status, 200, "{s}");
+        assert_eq!(s["detection"]["repeats"], 2);
+        assert_eq!(s["detection"]["incomplete_fails"], true);
+        let bad = json!({"slo_profiles": [], "detection": {"repeats": 0}});
+        let (status, p) = server.send("PUT", path, ADMIN_TOKEN, &bad).await;
+        assert_eq!(status, 422, "{p}");
+        assert_eq!(p["pointer"], "/detection/repeats");
+        let (status, r) = server
+            .upload("setting", &token, &repeat(0, 100.0, None))
+            .await;
+        assert_eq!(status, 201, "{r}");
+        assert_eq!(r["verdict_detail"]["provisional"], true, "{db}: {r}");
+        assert_eq!(
+            r["verdict_detail"]["repeats"],
+            json!({"expected": 2, "received": 1, "source": "settings"})
+        );
+        let (status, r) = server
+            .upload("setting", &token, &repeat(1, 100.0, None))
+            .await;
+        assert_eq!(status, 201, "{r}");
+        assert_eq!(r["verdict_detail"]["provisional"], false, "{db}: {r}");
+        // An announced number out of bounds is refused at its pointer.
+        let (status, p) = server
+            .upload("setting", &token, &repeat(2, 100.0, Some(0)))
+            .await;
+        assert_eq!(status, 422, "{p}");
+        assert_eq!(p["pointer"], "/run/repeats_expected");
+    })
+    .await;
+}
