@@ -258,7 +258,7 @@ fn single_candidate_run_uses_the_prediction_interval() {
     assert!(lo < 100.0 && hi > 100.0 && hi < 110.0, "{lo} {hi}");
     assert!(
         f.summary
-            .contains("outside the 99.9 % prediction interval of 6 baseline commits' means"),
+            .contains("outside the 99.95 % prediction interval of 6 baseline commits' means"),
         "{}",
         f.summary
     );

@@ -211,8 +211,8 @@ fn decision_phrase(d: &FamilyDecision, gates: &Gates, settings: &Settings) -> St
     let o = &d.own;
     let k = settings.baseline_window.min(d.index.history.len());
     let stats = d.index.members.len();
-    // 99.9 for α = 0.001, not 99.89999999999999.
-    let level = ((1.0 - settings.alpha) * 1e4).round() / 100.0;
+    // 99.95 for α = 0.0005, not 99.94999999999999.
+    let level = ((1.0 - settings.alpha) * 1e6).round() / 1e4;
     let own = match (o.statistic, o.df, o.p_value) {
         (Some(t), Some(df), Some(p)) if stats == 1 => format!(
             "outside the {level} % prediction interval of {k} baseline commits' means \

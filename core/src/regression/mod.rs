@@ -92,11 +92,13 @@ pub struct Settings {
     /// Default 5 %. In [`min_effect_pct`, 1000]: below `min_effect_pct` every finding would
     /// be `fail` and `warn` would mean nothing.
     pub fail_effect_pct: f64,
-    /// Two-sided significance level of the Welch and prediction-interval tests. Default 0.001:
-    /// a series is tested at every commit (about 50 looks for a 50-commit history), so the
-    /// level per look must be small for the share of noise-only series that ever get a finding
-    /// to stay near 1 % (measured in `core/tests/regression_rates.rs`). For comparison,
-    /// Conbench's default lookback z-score threshold of 5 is a two-sided level of 6e-7.
+    /// Two-sided significance level of the family tests (per configuration; a cell's own test
+    /// gets α / cells). Default 0.0005: every commit is a look (about 50 for a 50-commit
+    /// history) and every upload tests a prefill family (TTFT) and decode families (TPOT, ITL,
+    /// E2E, throughput) that one run-level event moves together; at 0.001 4–5 of 40 realistic
+    /// noise-only histories got a false alert, at 0.0005 1–2 (`cargo bench --bench
+    /// detection_rates`, BENCHMARKS.md). For comparison, Conbench's default lookback z-score
+    /// threshold of 5 is a two-sided level of 6e-7.
     /// In (0, 0.1]: above it most noise-only series would get a finding.
     pub alpha: f64,
     /// Commit means the run-to-run spread is estimated from, in blocks of `baseline_window`
@@ -163,7 +165,7 @@ impl Default for Settings {
             min_baseline_commits: 3,
             min_effect_pct: 2.0,
             fail_effect_pct: 5.0,
-            alpha: 0.001,
+            alpha: 0.0005,
             spread_window: 30,
             support_alpha: 0.05,
             confidence_level: 0.95,
