@@ -110,7 +110,8 @@ fn upload_json_output_for_an_already_stored_run() {
     let printed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         printed,
-        json!({"run_id": "6f1f", "url": format!("{}/runs/6f1f", server.url), "created": false, "results": 3, "status": 200, "verdict": null})
+        json!({"run_id": "6f1f", "url": format!("{}/runs/6f1f", server.url), "created": false, "results": 3, "status": 200, "verdict": null,
+               "provisional": false, "repeats": null, "reasons": [], "missing_cells": [], "new_cells": [], "not_measured": []})
     );
     let body = server.requests()[0].json();
     assert_eq!(body["run"]["id"], "6f1f2a52-3c1e-4d59-9a55-0d3c2b3b8e11");
