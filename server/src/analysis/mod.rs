@@ -8,9 +8,10 @@
 //!   baseline of are resolved, and every run of the commit gets its analysis and verdict. So
 //!   `GET /api/v1/runs/{id}/verdict` right after the upload answers for it.
 //! * **In the background** (a tokio task started by [`analyze_commit`], default branch only):
-//!   the E-Divisive change-point scan of each analyzed series' default-branch history
-//!   ([`change_point_findings`], 999 permutations per test: too slow to sit in front of an
-//!   upload's response for long histories). Its findings become `change_point` alerts. At most
+//!   the E-Divisive change-point scan of the default-branch history of each analyzed metric
+//!   family's index (`family_scan::family_change_points`: one scan per family, not per
+//!   statistic; 999 permutations per test, too slow to sit in front of an upload's response
+//!   for long histories). Its findings become `change_point` alerts. At most
 //!   one scan runs per project; requests arriving meanwhile are merged (`scan_queue`).
 //! * **On exclusion, pinning or a change of project settings** ([`recompute_project`]): every
 //!   commit of the project is analyzed again, in upload order, synchronously, before the
