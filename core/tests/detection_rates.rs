@@ -7,7 +7,8 @@
 
 use benchtrail_core::regression::rates::{analyze_commit, has_finding, ReadHistory};
 use benchtrail_core::regression::realistic::{Change, HistorySpec, Workload};
-use benchtrail_core::regression::{FindingKind, Settings};
+use benchtrail_core::regression::family_scan::{family_change_points, family_count};
+use benchtrail_core::regression::{FindingKind, GroupInput, Settings};
 
 /// The shipped defaults; `BENCHTRAIL_RATES_ALPHA` overrides α to compare levels by hand.
 fn settings() -> Settings {
@@ -52,6 +53,60 @@ fn noise(histories: u64, commits: usize, repeats: usize, cv: f64) -> (usize, usi
         total += n;
     }
     (with, total)
+}
+
+/// The change points the background scan reports on the whole of a history (every cell's
+/// families scanned together), as (cell, family metric, commit index).
+fn change_points(read: &ReadHistory, settings: &Settings) -> Vec<(usize, String, usize)> {
+    let last = read.commits() - 1;
+    let mut groups: Vec<GroupInput> = read.groups(last, None);
+    for g in groups.iter_mut() {
+        for s in g.series.iter_mut() {
+            if let Some(c) = s.candidate.take() {
+                s.history.push(c);
+            }
+        }
+    }
+    let scans: usize = groups.iter().map(|g| family_count(g, settings)).sum();
+    let mut out = Vec::new();
+    for (cell, g) in groups.iter().enumerate() {
+        for f in family_change_points(g, settings, scans) {
+            let at = f
+                .candidate_commit
+                .as_deref()
+                .and_then(|c| usize::from_str_radix(c, 16).ok())
+                .unwrap_or(usize::MAX);
+            out.push((cell, f.metric.clone(), at));
+        }
+    }
+    out
+}
+
+/// Noise only: histories with a change point from the scan of the whole history.
+fn noise_change_points(histories: u64, commits: usize, cv: f64) -> (usize, usize) {
+    let settings = settings();
+    let (mut with, mut total) = (0, 0);
+    for h in 0..histories {
+        let cps = change_points(&ReadHistory::new(&spec(1000 + h, commits, 1, cv)), &settings);
+        with += usize::from(!cps.is_empty());
+        total += cps.len();
+    }
+    (with, total)
+}
+
+/// A TTFT step of `pct` at commit `at` of `commits`: histories whose scan places a TTFT change
+/// point within 3 commits of it.
+fn step_change_points(histories: u64, commits: usize, at: usize, pct: f64) -> usize {
+    let settings = settings();
+    (0..histories)
+        .filter(|h| {
+            let mut s = spec(7000 + h, commits, 1, 0.02);
+            s.step = Some((at, Change::ttft_step(pct, 3)));
+            change_points(&ReadHistory::new(&s), &settings)
+                .iter()
+                .any(|(_, m, i)| m == "ttft" && i.abs_diff(at) <= 3)
+        })
+        .count()
 }
 
 /// A TTFT step of `pct` at commit `at` of `at + 1` commits: histories (of `histories`) with a
@@ -137,6 +192,14 @@ fn full_rates() {
             step(40, at, 3, 0.02, 5.0)
         );
     }
+    for cv in [0.02, 0.05] {
+        let (with, total) = noise_change_points(40, 50, cv);
+        println!("noise CV {cv}: {with}/40 histories with a change point at the end ({total})");
+    }
+    println!(
+        "+5 % TTFT step at commit 25 of 50, single runs, CV 2 %: {}/40 with a TTFT change point within 3 commits",
+        step_change_points(40, 50, 25, 5.0)
+    );
     let cells = fp8(10);
     println!(
         "FP8: draws with ≥ 2 of 3 trade-off cells: {}/10 ({cells:?})",

@@ -561,6 +561,7 @@ pub(super) fn family_tradeoff(
         statistic: benefit.own.statistic,
         df: benefit.own.df,
         p_value: Some(benefit_p),
+        regime_p_value: None,
         prediction_interval: None,
         threshold: super::Threshold {
             min_effect_pct: settings.min_effect_pct,

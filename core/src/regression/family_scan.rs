@@ -18,7 +18,12 @@ use std::collections::{BTreeMap, HashMap};
 /// read). Each finding's first series is the family's anchor (median, else mean, else value),
 /// then the family's other members; its values are the index's (a geometric mean of the
 /// statistics, in the metric's unit).
-pub fn family_change_points(group: &GroupInput, settings: &Settings) -> Vec<Finding> {
+///
+/// Multiplicity: `scans` is how many family indexes this scan covers (across every group of
+/// the upload); a change point E-Divisive places is kept only when Welch's t between its two
+/// regimes' commit values has p < `change_points.alpha / scans` (Bonferroni), so a scan of 15
+/// families is about as likely to report a false change point as a scan of one.
+pub fn family_change_points(group: &GroupInput, settings: &Settings, scans: usize) -> Vec<Finding> {
     let mut by_key: BTreeMap<FamilyKey, Vec<&SeriesInput>> = BTreeMap::new();
     for s in &group.series {
         let member = settings.tests(&s.stat)
@@ -99,7 +104,11 @@ pub fn family_change_points(group: &GroupInput, settings: &Settings) -> Vec<Find
                 members.len()
             )
         };
-        for mut f in change_point_findings(&index, settings) {
+        let level = settings.change_points.alpha / scans.max(1) as f64;
+        for mut f in change_point_findings(&index, settings)
+            .into_iter()
+            .filter(|f| f.regime_p_value.is_some_and(|p| p < level))
+        {
             f.series_ids = members.iter().map(|s| s.series_id.clone()).collect();
             f.summary = f
                 .summary
@@ -108,4 +117,27 @@ pub fn family_change_points(group: &GroupInput, settings: &Settings) -> Vec<Find
         }
     }
     out
+}
+
+/// How many family indexes [`family_change_points`] scans in `group`: the share of α each
+/// gets when several groups are scanned together.
+pub fn family_count(group: &GroupInput, settings: &Settings) -> usize {
+    let mut keys: Vec<FamilyKey> = group
+        .series
+        .iter()
+        .filter(|s| {
+            settings.tests(&s.stat)
+                && direction_of(&s.metric) != Direction::Neutral
+                && !super::PEAK_METRICS.contains(&s.metric.as_str())
+                && !lookup(&s.metric)
+                    .is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent))
+        })
+        .map(|s| FamilyKey {
+            family: family_of(&s.metric).to_string(),
+            slo_profile: s.slo_profile.clone(),
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.len()
 }

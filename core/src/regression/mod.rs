@@ -449,6 +449,11 @@ pub struct Finding {
     pub df: Option<f64>,
     /// p-value.
     pub p_value: Option<f64>,
+    /// For a change point: the two-sided p-value of Welch's t between the commit values of its
+    /// two regimes (the multiplicity-controlled criterion of the family scan,
+    /// [`family_scan::family_change_points`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regime_p_value: Option<f64>,
     /// Prediction interval of a baseline-like value, for `prediction_interval`.
     pub prediction_interval: Option<(f64, f64)>,
     /// Thresholds applied.
@@ -836,6 +841,7 @@ fn comparison_finding(
         statistic: o.statistic,
         df: o.df,
         p_value: o.p_value,
+        regime_p_value: None,
         prediction_interval: o.prediction_interval,
         threshold: Threshold {
             min_effect_pct: settings.min_effect_pct,
@@ -1265,6 +1271,7 @@ fn missing_finding(
         statistic: None,
         df: None,
         p_value: None,
+        regime_p_value: None,
         prediction_interval: None,
         threshold: Threshold {
             min_effect_pct: settings.min_effect_pct,
@@ -1425,6 +1432,7 @@ fn tradeoff_finding(
         statistic: hc.outcome.statistic,
         df: hc.outcome.df,
         p_value: hc.outcome.p_value,
+        regime_p_value: None,
         prediction_interval: None,
         threshold: Threshold {
             min_effect_pct: settings.min_effect_pct,
@@ -1508,6 +1516,7 @@ pub fn change_point_findings(s: &SeriesInput, settings: &Settings) -> Vec<Findin
             statistic: Some(cp.q),
             df: None,
             p_value: Some(cp.p_value),
+            regime_p_value: o.p_value,
             prediction_interval: None,
             threshold: Threshold {
                 min_effect_pct: settings.min_effect_pct,

@@ -7,8 +7,9 @@ use crate::storage::{
     Alert, AlertKind, AlertStatus, GroupSeries, NewAlert, StorageError, Store, StoredRun,
 };
 use benchtrail_core::regression::{
-    analyze, family_scan::family_change_points, Comparison, Finding, FindingKind, GroupInput,
-    SeriesInput, Severity,
+    analyze,
+    family_scan::{family_change_points, family_count},
+    Comparison, Finding, FindingKind, GroupInput, SeriesInput, Severity,
 };
 use benchtrail_core::settings::DetectionSettings;
 use serde_json::json;
@@ -222,9 +223,10 @@ pub(super) async fn change_point_scan(
         .collect();
     let found = tokio::task::spawn_blocking(move || {
         let mut out = Vec::new();
+        // One scan per metric family (its index), not per statistic; α is shared by all.
+        let scans: usize = groups.iter().map(|g| family_count(g, &settings)).sum();
         for g in &groups {
-            // One scan per metric family (its index), not per statistic.
-            for f in family_change_points(g, &settings) {
+            for f in family_change_points(g, &settings, scans) {
                 out.push((g.series_key.clone(), g.cell_key.clone(), f));
             }
         }
