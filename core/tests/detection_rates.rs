@@ -5,9 +5,9 @@
 //! --nocapture` and through the HTTP API with `cargo bench -p benchtrail-server --bench
 //! detection_rates` (BENCHMARKS.md).
 
+use benchtrail_core::regression::family_scan::{family_change_points, family_count};
 use benchtrail_core::regression::rates::{analyze_commit, has_finding, ReadHistory};
 use benchtrail_core::regression::realistic::{Change, HistorySpec, Workload};
-use benchtrail_core::regression::family_scan::{family_change_points, family_count};
 use benchtrail_core::regression::{FindingKind, GroupInput, Settings};
 
 /// The shipped defaults; `BENCHTRAIL_RATES_ALPHA` overrides α to compare levels by hand.
@@ -87,7 +87,10 @@ fn noise_change_points(histories: u64, commits: usize, cv: f64) -> (usize, usize
     let settings = settings();
     let (mut with, mut total) = (0, 0);
     for h in 0..histories {
-        let cps = change_points(&ReadHistory::new(&spec(1000 + h, commits, 1, cv)), &settings);
+        let cps = change_points(
+            &ReadHistory::new(&spec(1000 + h, commits, 1, cv)),
+            &settings,
+        );
         with += usize::from(!cps.is_empty());
         total += cps.len();
     }
