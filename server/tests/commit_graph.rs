@@ -168,13 +168,9 @@ async fn a_history_uploaded_out_of_order_plots_and_baselines_by_ancestry() {
             ],
             "{db}"
         );
-        // Right at its upload, c (uploaded after its child d) did not take d as a baseline.
-        assert_eq!(
-            baseline_commits(&server, id_of(&ids, 'c')).await,
-            ['b'],
-            "{db}"
-        );
-        recompute(&server).await;
+        // No recomputation asked for: each upload of a commit that a stored commit names as
+        // its parent (c after d, b after c, a after b and e) analyzed the project again, so
+        // the commits uploaded before their ancestors follow the completed graph.
         // Baselines hold ancestors only: never e (not an ancestor of b, c, d), never a child.
         let expected = [
             ('a', vec![]),
@@ -208,6 +204,61 @@ async fn a_history_uploaded_out_of_order_plots_and_baselines_by_ancestry() {
             at('a') < at('b') && at('b') < at('e') && at('e') < at('c') && at('c') < at('d'),
             "{db}"
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn descendants_uploaded_before_their_ancestors_are_judged_again_when_the_graph_completes() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // 1 ← 2 ← 3 ← 4 ← 5 ← 6 on main, committer times running backwards (a rebase).
+        // The changed commits 4, 5, 6 (the real candidate file, TTFT about doubled) are
+        // uploaded first, then their ancestors 1, 2, 3 (three baseline files).
+        let time = |h: u32| format!("2026-11-0{}T09:00:00Z", 9 - h);
+        let docs = [
+            ('4', doc('4', &['3'], &time(3), "main", FILES[4])),
+            ('5', doc('5', &['4'], &time(4), "main", FILES[4])),
+            ('6', doc('6', &['5'], &time(5), "main", FILES[4])),
+            ('1', doc('1', &[], &time(0), "main", FILES[0])),
+            ('2', doc('2', &['1'], &time(1), "main", FILES[1])),
+            ('3', doc('3', &['2'], &time(2), "main", FILES[2])),
+        ];
+        let ids = upload_all(&server, &token, &docs).await;
+        // 3's upload completed the graph (4 names it as its parent): every commit was judged
+        // again against its ancestors only.
+        for (c, base) in [
+            ('1', vec![]),
+            ('2', vec!['1']),
+            ('3', vec!['1', '2']),
+            ('4', vec!['1', '2', '3']),
+        ] {
+            assert_eq!(
+                baseline_commits(&server, id_of(&ids, c)).await,
+                base,
+                "{db}: {c}"
+            );
+        }
+        // The root 1, judged at its upload against 4, 5, 6 (unrelated then, committed
+        // earlier), keeps no alert and no failing verdict; the change is 4's.
+        let (_, alerts) = server.get("/api/v1/projects/demo/alerts?status=open").await;
+        let at: Vec<&str> = alerts["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a["commit"].as_str())
+            .collect();
+        assert!(!at.is_empty(), "{db}: the change at 4 opens an alert");
+        assert!(at.iter().all(|c| *c == sha('4')), "{db}: {at:?}");
+        let (_, v) = server
+            .get(&format!("/api/v1/runs/{}/verdict", id_of(&ids, '1')))
+            .await;
+        assert_ne!(v["verdict"], "fail", "{db}: {v}");
+        let (_, v) = server
+            .get(&format!("/api/v1/runs/{}/verdict", id_of(&ids, '4')))
+            .await;
+        assert_eq!(v["verdict"], "fail", "{db}: {v}");
     })
     .await;
 }

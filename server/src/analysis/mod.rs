@@ -325,6 +325,29 @@ pub async fn current_verdict(
     )))
 }
 
+/// The analysis of an upload: [`analyze_commit`], and then, when the uploaded commit is a
+/// parent of a commit already stored (the history arrived out of order), every commit of the
+/// project again ([`recompute_project`]): the commits uploaded before their ancestor were
+/// analyzed against a graph with a gap, where unrelated earlier commits stand in for the
+/// missing ancestry, and their baselines, alerts and verdicts must follow the completed graph.
+pub async fn analyze_upload(
+    store: &Store,
+    project: &Project,
+    branch: &str,
+    commit_sha: &str,
+) -> Result<(), StorageError> {
+    analyze_commit(store, project, branch, commit_sha).await?;
+    let graph = store.commit_graph(project.id).await?;
+    let has_stored_child = graph
+        .order()
+        .filter_map(|sha| graph.node(sha))
+        .any(|n| n.sha != commit_sha && n.parents.iter().any(|p| p == commit_sha));
+    if has_stored_child {
+        recompute_project(store, project).await?;
+    }
+    Ok(())
+}
+
 /// Analyzes every commit of a project again, in commit order (after an exclusion or a pin).
 /// Each commit is analyzed once (its following commits are all stored, so confirmation needs
 /// no second pass); the change-point scan runs once, from the last default-branch commit.

@@ -113,7 +113,7 @@ pub(super) async fn upload(
     // The analysis runs before the response, so CI can read the verdict right away.
     if status == StatusCode::CREATED {
         if let Err(e) =
-            analysis::analyze_commit(&state.store, &project, &run.branch, &run.commit_sha).await
+            analysis::analyze_upload(&state.store, &project, &run.branch, &run.commit_sha).await
         {
             tracing::warn!(run = %run.id, error = %e, "analysis of an upload failed");
         }
