@@ -7,7 +7,7 @@
 
 use benchtrail_core::regression::family_scan::{family_change_points, family_count};
 use benchtrail_core::regression::rates::{analyze_commit, has_finding, ReadHistory};
-use benchtrail_core::regression::realistic::{Change, HistorySpec, Workload};
+use benchtrail_core::regression::realistic::{Change, HistorySpec, FP8_BASELINE_COMMITS};
 use benchtrail_core::regression::{FindingKind, GroupInput, Settings};
 
 /// The shipped defaults; `BENCHTRAIL_RATES_ALPHA` overrides α to compare levels by hand.
@@ -22,15 +22,7 @@ fn settings() -> Settings {
 const ALARMS: [FindingKind; 2] = [FindingKind::Regression, FindingKind::Tradeoff];
 
 fn spec(seed: u64, commits: usize, repeats: usize, cv: f64) -> HistorySpec {
-    HistorySpec {
-        seed,
-        commits,
-        repeats,
-        cv,
-        cell_correlation: 0.5,
-        step: None,
-        workload: Workload::chat(),
-    }
+    HistorySpec::chat(seed, commits, repeats, cv)
 }
 
 /// Noise only: histories (of `histories`) with any regression or trade-off finding at any
@@ -136,17 +128,9 @@ fn fp8(draws: u64) -> Vec<usize> {
     let settings = settings();
     (0..draws)
         .map(|d| {
-            let s = HistorySpec {
-                seed: 9000 + d,
-                commits: 11,
-                repeats: 1,
-                cv: 0.012,
-                cell_correlation: 0.5,
-                step: Some((10, Change::fp8_kv_cache())),
-                workload: Workload::fp8_case(),
-            };
+            let s = HistorySpec::fp8_case(9000 + d);
             let read = ReadHistory::new(&s);
-            analyze_commit(&read, 10, None, &settings)
+            analyze_commit(&read, FP8_BASELINE_COMMITS, None, &settings)
                 .iter()
                 .filter(|r| {
                     r.findings.iter().any(|f| {

@@ -16,7 +16,9 @@
 
 mod support;
 
-use benchtrail_core::regression::realistic::{commit_runs, Change, HistorySpec, Workload};
+use benchtrail_core::regression::realistic::{
+    commit_runs, Change, HistorySpec, FP8_BASELINE_COMMITS,
+};
 use benchtrail_server::storage::Store;
 use clap::Parser;
 use serde_json::{json, Value};
@@ -131,15 +133,7 @@ async fn run_history(bench: &Bench, slug: &str, spec: &HistorySpec, h: u64) -> O
 }
 
 fn spec(seed: u64, commits: usize, repeats: usize, cv: f64) -> HistorySpec {
-    HistorySpec {
-        seed,
-        commits,
-        repeats,
-        cv,
-        cell_correlation: 0.5,
-        step: None,
-        workload: Workload::chat(),
-    }
+    HistorySpec::chat(seed, commits, repeats, cv)
 }
 
 #[tokio::main]
@@ -206,20 +200,14 @@ async fn main() {
     let mut good_draws = 0;
     let mut per_draw = Vec::new();
     for d in 0..args.draws {
-        let s = HistorySpec {
-            seed: 9000 + d,
-            commits: 11,
-            repeats: 1,
-            cv: 0.012,
-            cell_correlation: 0.5,
-            step: Some((10, Change::fp8_kv_cache())),
-            workload: Workload::fp8_case(),
-        };
+        let s = HistorySpec::fp8_case(9000 + d);
         let o = run_history(&bench, &format!("fp8-{d}"), &s, d).await;
         let cells: std::collections::BTreeSet<String> = o
             .alarms
             .iter()
-            .filter(|a| a["kind"] == "tradeoff" && a["commit"] == sha(d, 10).as_str())
+            .filter(|a| {
+                a["kind"] == "tradeoff" && a["commit"] == sha(d, FP8_BASELINE_COMMITS).as_str()
+            })
             .map(|a| a["cell"].to_string())
             .collect();
         per_draw.push(cells.len());

@@ -96,7 +96,7 @@ impl FamilyIndex {
 
 /// Whether a series can be a member of a family: a tested statistic of a metric with a
 /// direction whose values are not counts or percentages.
-fn family_member(s: &SeriesInput, settings: &Settings) -> bool {
+pub(super) fn family_member(s: &SeriesInput, settings: &Settings) -> bool {
     settings.tests(&s.stat)
         && direction_of(&s.metric) != Direction::Neutral
         && !super::PEAK_METRICS.contains(&s.metric.as_str())

@@ -299,16 +299,7 @@ fn family_finding(
             describe(&r.metric, &r.stat),
             pct(c.delta_pct.unwrap_or(0.0))
         ));
-        parts.push(TradeoffPart {
-            series_id: r.series_id.clone(),
-            metric: r.metric.clone(),
-            stat: r.stat.clone(),
-            change,
-            delta_pct: c.delta_pct.unwrap_or(0.0),
-            test: c.outcome.test,
-            p_value: c.outcome.p_value,
-            per_request: r.per_request.clone(),
-        });
+        parts.push(TradeoffPart::of(r, change));
     }
     let unit = lookup(&s.metric).map_or("", |m| m.unit.as_str());
     f.series_ids = ids;
@@ -490,20 +481,7 @@ pub(super) fn family_tradeoff(
         (Some(t), Some(df)) => one_sided_p(t, df, 1.0),
         _ => 0.0,
     };
-    let part = |i: usize, change: &'static str| {
-        let r = &reports[i];
-        let c = r.comparison.as_ref().expect("compared");
-        TradeoffPart {
-            series_id: r.series_id.clone(),
-            metric: r.metric.clone(),
-            stat: r.stat.clone(),
-            change,
-            delta_pct: c.delta_pct.unwrap_or(0.0),
-            test: c.outcome.test,
-            p_value: c.outcome.p_value,
-            per_request: r.per_request.clone(),
-        }
-    };
+    let part = |i: usize, change: &'static str| TradeoffPart::of(&reports[i], change);
     let mut parts: Vec<TradeoffPart> = benefit
         .index
         .members

@@ -5,13 +5,12 @@
 //! the same change five times over and multiplied the false change points of a noise-only
 //! history by the number of series.
 
-use super::family::{family_of, inverse_variance_weights, prior_weight, FamilyKey};
+use super::family::{family_member, family_of, inverse_variance_weights, prior_weight, FamilyKey};
 use super::family_findings::anchor_rank;
 use super::{
-    change_point_findings, describe, direction_of, CommitRuns, Finding, GroupInput, SeriesInput,
-    Settings,
+    change_point_findings, describe, CommitRuns, Finding, GroupInput, SeriesInput, Settings,
 };
-use crate::metric::{lookup, Direction, Stat, Unit};
+use crate::metric::Stat;
 use std::collections::{BTreeMap, HashMap};
 
 /// The change-point findings of every family of `group`'s history (its `candidate` is not
@@ -29,11 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 pub fn family_change_points(group: &GroupInput, settings: &Settings, scans: usize) -> Vec<Finding> {
     let mut by_key: BTreeMap<FamilyKey, Vec<&SeriesInput>> = BTreeMap::new();
     for s in &group.series {
-        let member = settings.tests(&s.stat)
-            && direction_of(&s.metric) != Direction::Neutral
-            && !super::PEAK_METRICS.contains(&s.metric.as_str())
-            && !lookup(&s.metric).is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent));
-        if member {
+        if family_member(s, settings) {
             by_key
                 .entry(FamilyKey {
                     family: family_of(&s.metric).to_string(),
@@ -135,13 +130,7 @@ pub fn family_count(group: &GroupInput, settings: &Settings) -> usize {
     let mut keys: Vec<FamilyKey> = group
         .series
         .iter()
-        .filter(|s| {
-            settings.tests(&s.stat)
-                && direction_of(&s.metric) != Direction::Neutral
-                && !super::PEAK_METRICS.contains(&s.metric.as_str())
-                && !lookup(&s.metric)
-                    .is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent))
-        })
+        .filter(|s| family_member(s, settings))
         .map(|s| FamilyKey {
             family: family_of(&s.metric).to_string(),
             slo_profile: s.slo_profile.clone(),

@@ -409,6 +409,26 @@ pub struct TradeoffPart {
     pub per_request: Option<RequestShift>,
 }
 
+impl TradeoffPart {
+    /// The part of a compared series' report: its comparison's change, test and p-value.
+    ///
+    /// # Panics
+    /// When `r` has no comparison (callers pass compared series only).
+    fn of(r: &SeriesReport, change: &'static str) -> TradeoffPart {
+        let c = r.comparison.as_ref().expect("a part is a compared series");
+        TradeoffPart {
+            series_id: r.series_id.clone(),
+            metric: r.metric.clone(),
+            stat: r.stat.clone(),
+            change,
+            delta_pct: c.delta_pct.unwrap_or(0.0),
+            test: c.outcome.test,
+            p_value: c.outcome.p_value,
+            per_request: r.per_request.clone(),
+        }
+    }
+}
+
 /// A finding: everything needed to explain it from data alone.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
@@ -1376,19 +1396,7 @@ fn tradeoff_finding(
         }
     }
     summary.push('.');
-    let part = |r: &SeriesReport, change: &'static str| {
-        let c = r.comparison.as_ref().expect("significant series have one");
-        TradeoffPart {
-            series_id: r.series_id.clone(),
-            metric: r.metric.clone(),
-            stat: r.stat.clone(),
-            change,
-            delta_pct: c.delta_pct.unwrap_or(0.0),
-            test: c.outcome.test,
-            p_value: c.outcome.p_value,
-            per_request: r.per_request.clone(),
-        }
-    };
+    let part = TradeoffPart::of;
     let mut parts: Vec<TradeoffPart> = throughputs.iter().map(|r| part(r, "improved")).collect();
     parts.extend(
         ttft.iter()

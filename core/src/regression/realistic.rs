@@ -178,6 +178,39 @@ pub struct HistorySpec {
     pub workload: Workload,
 }
 
+impl HistorySpec {
+    /// A noise-only history of [`Workload::chat`] with cells correlated 0.5.
+    pub fn chat(seed: u64, commits: usize, repeats: usize, cv: f64) -> HistorySpec {
+        HistorySpec {
+            seed,
+            commits,
+            repeats,
+            cv,
+            cell_correlation: 0.5,
+            step: None,
+            workload: Workload::chat(),
+        }
+    }
+
+    /// The FP8 KV-cache case as its targets state it: [`FP8_BASELINE_COMMITS`] single-run
+    /// baseline commits at run-to-run CV 1.2 %, then the change ([`Change::fp8_kv_cache`]) at
+    /// the last commit.
+    pub fn fp8_case(seed: u64) -> HistorySpec {
+        HistorySpec {
+            seed,
+            commits: FP8_BASELINE_COMMITS + 1,
+            repeats: 1,
+            cv: 0.012,
+            cell_correlation: 0.5,
+            step: Some((FP8_BASELINE_COMMITS, Change::fp8_kv_cache())),
+            workload: Workload::fp8_case(),
+        }
+    }
+}
+
+/// Baseline commits of [`HistorySpec::fp8_case`].
+pub const FP8_BASELINE_COMMITS: usize = 10;
+
 /// One generated result file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneratedRun {
