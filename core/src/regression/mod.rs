@@ -776,13 +776,14 @@ fn test_phrase(o: &TestOutcome, k: usize) -> String {
         ),
         "prediction_interval" => {
             let (lo, hi) = o.prediction_interval.unwrap_or((0.0, 0.0));
+            // The level the decision used, unrounded (99.95 for α = 0.0005, never "100").
             format!(
-                "outside the {:.0} % prediction interval [{}, {}] of {k} baseline commits (t = {:.2}, p = {})",
-                o.level * 100.0,
+                "outside the {} % prediction interval [{}, {}] of {k} baseline commits' means (t = {:.2}, {})",
+                (o.level * 1e6).round() / 1e4,
                 fmt_num(lo),
                 fmt_num(hi),
                 o.statistic.unwrap_or(0.0),
-                fmt_p(o.p_value.unwrap_or(1.0))
+                family_findings::p_phrase(o.p_value.unwrap_or(1.0))
             )
         }
         "pinned_t" => format!(
