@@ -17,6 +17,7 @@ pub mod lenient_json;
 pub mod lenient_yaml;
 pub mod metric;
 pub mod regression;
+pub mod report;
 pub mod result;
 pub mod run;
 pub mod samples;
@@ -26,6 +27,7 @@ pub mod slo;
 pub mod stats;
 pub mod summary;
 pub mod upload;
+pub mod wire;
 
 pub use cell::{LoadShape, PrefixMode, RequestRate, WorkloadCell};
 pub use config::Configuration;

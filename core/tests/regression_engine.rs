@@ -7,7 +7,7 @@ use benchtrail_core::regression::confounds::confounds;
 use benchtrail_core::regression::synthetic::{fp8_kv_cache, Fp8Candidate};
 use benchtrail_core::regression::{
     analyze, compare_pair, CommitRuns, FindingKind, GroupInput, RunValue, SeriesInput, SeriesState,
-    Settings, Severity,
+    Settings, Severity, Test,
 };
 
 /// Seed of the FP8 scenario ("fp8kv").
@@ -125,7 +125,7 @@ fn zero_spread_history_gives_a_finite_explained_result() {
     );
     let f = &worse.findings[0];
     assert_eq!(f.kind, FindingKind::Regression);
-    assert_eq!(f.test, "zero_spread");
+    assert_eq!(f.test, Test::ZeroSpread);
     assert_eq!(f.p_value, None);
     assert_eq!(f.delta_pct, Some(3.0));
     assert_eq!(
@@ -150,7 +150,7 @@ fn two_files_offline_give_an_effect_only_finding() {
     )
     .unwrap();
     assert_eq!(f.kind, FindingKind::Regression);
-    assert_eq!(f.test, "effect_only");
+    assert_eq!(f.test, Test::EffectOnly);
     assert_eq!(
         f.severity,
         Some(Severity::Warn),
@@ -251,7 +251,7 @@ fn single_candidate_run_uses_the_prediction_interval() {
     // One statistic is a family of one: its index is tested with the prediction interval of
     // one new commit mean, at the level the decision used (1 − α).
     let f = &r.findings[0];
-    assert_eq!(f.test, "family_index");
+    assert_eq!(f.test, Test::FamilyIndex);
     assert_eq!(f.kind, FindingKind::Regression);
     assert_eq!(f.df, Some(5.0));
     let (lo, hi) = f.prediction_interval.unwrap();
@@ -486,7 +486,7 @@ fn a_pinned_commit_of_one_run_takes_its_spread_from_the_history() {
     let r = analyze(&g, &Settings::default());
     assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
     let f = &r.findings[0];
-    assert_eq!((f.kind, f.test), (FindingKind::Regression, "pinned_t"));
+    assert_eq!((f.kind, f.test), (FindingKind::Regression, Test::PinnedT));
     assert_eq!(f.baseline_commits, ["pin"]);
     assert_eq!(
         (f.baseline_value, f.candidate_value),
@@ -512,7 +512,7 @@ fn a_pinned_commit_of_one_run_takes_its_spread_from_the_history() {
     g.pinned_baseline = Some("pin".into());
     assert_eq!(
         analyze(&g, &Settings::default()).findings[0].test,
-        "effect_only"
+        Test::EffectOnly
     );
 }
 

@@ -61,6 +61,16 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         )
     })?;
     tracing::info!(database = ?store.backend(), "migrations applied");
+    // Analyses stored by an older server (an older schema of the typed model) are recomputed
+    // in the background; until its project is done, such a run reads as not analyzed.
+    let upgrading = store.clone();
+    tokio::spawn(async move {
+        match benchtrail_server::analysis::recompute_stale(&upgrading).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(projects = n, "analyses of an older schema recomputed"),
+            Err(e) => tracing::error!("recomputing analyses of an older schema: {e}"),
+        }
+    });
     let admin_token_hash =
         admin_token_hash(&store, args.admin_token.as_deref(), args.reset_admin_token).await?;
     let listener = tokio::net::TcpListener::bind(args.bind)

@@ -385,15 +385,49 @@ pub struct Workload {
     pub nearest: Option<Nearest>,
 }
 
+/// What kind of workload confound (serialized snake_case, the reason code of the verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfoundCode {
+    /// Baseline and candidate measured different mean lengths.
+    WorkloadMismatch,
+    /// The measured output ≈ input + requested output.
+    PromptCountedAsOutput,
+    /// SGLang's re-tokenized output well below its reported output.
+    OutputLenMismatch,
+    /// The run measured a mean length far from the one its cell requested.
+    RequestedLenMismatch,
+}
+
+/// Which length a confound is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LengthKind {
+    /// Prompt (input) tokens.
+    Input,
+    /// Generated (output) tokens.
+    Output,
+}
+
+impl LengthKind {
+    /// `input` or `output`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LengthKind::Input => "input",
+            LengthKind::Output => "output",
+        }
+    }
+}
+
 /// A reason the candidate's work differs from its baseline's, or from its own request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadConfound {
     /// `workload_mismatch` (baseline and candidate measured different mean lengths),
     /// `prompt_counted_as_output` (the measured output ≈ input + requested output),
     /// `output_len_mismatch` (SGLang's re-tokenized output well below its reported output).
-    pub code: &'static str,
+    pub code: ConfoundCode,
     /// `input` or `output`.
-    pub length: &'static str,
+    pub length: LengthKind,
     /// The baseline's mean length (`workload_mismatch`), the input + requested output
     /// (`prompt_counted_as_output`) or the reported output tokens per request
     /// (`output_len_mismatch`: the share is in the message).
@@ -401,13 +435,13 @@ pub struct WorkloadConfound {
     /// The candidate's measured mean length (`output_len_mismatch`: the re-tokenized share).
     pub candidate: f64,
     /// Relative difference, percent of `baseline`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_pct: Option<f64>,
     /// The baseline commits the baseline length is the mean of.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline_commits: Vec<String>,
     /// Metrics given no regression or improvement verdict because of it.
-    pub metrics: Vec<&'static str>,
+    pub metrics: Vec<String>,
     /// One sentence, with both numbers.
     pub message: String,
 }
@@ -436,10 +470,13 @@ pub fn workload_confounds(
     };
     let tol = tolerance_pct / 100.0;
     for (length, metrics) in [
-        ("input", INPUT_LENGTH_METRICS),
-        ("output", OUTPUT_LENGTH_METRICS),
+        (LengthKind::Input, INPUT_LENGTH_METRICS),
+        (LengthKind::Output, OUTPUT_LENGTH_METRICS),
     ] {
-        let pick = |l: &RunLengths| if length == "input" { l.input } else { l.output };
+        let pick = |l: &RunLengths| match length {
+            LengthKind::Input => l.input,
+            LengthKind::Output => l.output,
+        };
         let Some(c) = pick(cand) else {
             continue;
         };
@@ -465,17 +502,18 @@ pub fn workload_confounds(
             .map(|m| super::describe(m, &crate::metric::Stat::Value))
             .collect::<Vec<_>>();
         out.push(WorkloadConfound {
-            code: "workload_mismatch",
+            code: ConfoundCode::WorkloadMismatch,
             length,
             baseline: Some(b),
             candidate: c,
             delta_pct: Some(delta),
             baseline_commits: base.iter().map(|x| x.0.to_string()).collect(),
-            metrics: metrics.to_vec(),
+            metrics: metrics.iter().map(|m| m.to_string()).collect(),
             message: format!(
-                "workload mismatch: measured mean {length} length {} tokens vs {} in the baseline \
+                "workload mismatch: measured mean {} length {} tokens vs {} in the baseline \
                  ({delta:+.1} %, {} baseline commit(s); tolerance {tolerance_pct} %): no \
                  regression or improvement verdict on {}",
+                length.as_str(),
                 tokens(c),
                 tokens(b),
                 base.len(),
@@ -487,13 +525,13 @@ pub fn workload_confounds(
         let expected = i + req;
         if req > 0.0 && ((o - expected) / expected).abs() <= tol && ((o - req) / req).abs() > tol {
             out.push(WorkloadConfound {
-                code: "prompt_counted_as_output",
-                length: "output",
+                code: ConfoundCode::PromptCountedAsOutput,
+                length: LengthKind::Output,
                 baseline: Some(expected),
                 candidate: o,
                 delta_pct: Some((o - expected) / expected * 100.0),
                 baseline_commits: Vec::new(),
-                metrics: OUTPUT_COUNT_METRICS.to_vec(),
+                metrics: OUTPUT_COUNT_METRICS.iter().map(|m| m.to_string()).collect(),
                 message: format!(
                     "prompt counted as output: measured mean output length {} tokens ≈ input {} + \
                      requested output {} = {}: TPOT, output throughput and total token throughput \
@@ -509,13 +547,13 @@ pub fn workload_confounds(
     if let Some(share) = cand.retokenized_share {
         if share < MIN_RETOKENIZED_SHARE {
             out.push(WorkloadConfound {
-                code: "output_len_mismatch",
-                length: "output",
+                code: ConfoundCode::OutputLenMismatch,
+                length: LengthKind::Output,
                 baseline: cand.output,
                 candidate: share,
                 delta_pct: None,
                 baseline_commits: Vec::new(),
-                metrics: OUTPUT_COUNT_METRICS.to_vec(),
+                metrics: OUTPUT_COUNT_METRICS.iter().map(|m| m.to_string()).collect(),
                 message: format!(
                     "output length mismatch: the re-tokenized output is {:.1} % of the reported \
                      output tokens (below {:.0} %: the output length was taken from the request, \
@@ -596,7 +634,7 @@ mod tests {
         };
         let found = workload_confounds(&w, None, 10, 5.0);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].code, "workload_mismatch");
+        assert_eq!(found[0].code, ConfoundCode::WorkloadMismatch);
         assert_eq!(
             found[0].message,
             "workload mismatch: measured mean output length 300 tokens vs 1023 in the baseline \
@@ -614,10 +652,16 @@ mod tests {
             }),
             ..Workload::default()
         };
-        let codes: Vec<&str> = workload_confounds(&w, None, 10, 5.0)
+        let codes: Vec<ConfoundCode> = workload_confounds(&w, None, 10, 5.0)
             .iter()
             .map(|c| c.code)
             .collect();
-        assert_eq!(codes, ["prompt_counted_as_output", "output_len_mismatch"]);
+        assert_eq!(
+            codes,
+            [
+                ConfoundCode::PromptCountedAsOutput,
+                ConfoundCode::OutputLenMismatch
+            ]
+        );
     }
 }

@@ -424,9 +424,7 @@ pub fn decide(index: FamilyIndex, gates: &Gates, settings: &Settings) -> FamilyD
             }
             // Zero spread, or one baseline value (effect only, which the server keeps out of
             // alerts): decided on the effect alone, as everywhere.
-            (None, _, _) if matches!(own.test, "zero_spread" | "effect_only") => {
-                Some(DecisionRule::OwnTest)
-            }
+            (None, _, _) if own.test.is_untested() => Some(DecisionRule::OwnTest),
             _ => None,
         }
     };

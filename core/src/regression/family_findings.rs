@@ -4,10 +4,10 @@
 //! one-sided at `support_alpha`).
 
 use super::family::{decide, family_indexes, log_pct, DecisionRule, FamilyDecision, Gates};
-use super::significance::{commit_mean_prediction, one_sided_p};
+use super::significance::{commit_mean_prediction, one_sided_p, Test};
 use super::{
     comparison_finding, describe, direction_of, fmt_num, pct, Comparison, Finding, FindingKind,
-    GroupInput, SeriesReport, SeriesState, Settings, Severity, TradeoffPart,
+    GroupInput, PartChange, SeriesReport, SeriesState, Settings, Severity, TradeoffPart,
 };
 use crate::metric::{lookup, Stat};
 
@@ -225,7 +225,7 @@ fn decision_phrase(d: &FamilyDecision, gates: &Gates, settings: &Settings) -> St
             pct(d.delta_pct),
             p_phrase(p)
         ),
-        _ if o.test == "effect_only" => {
+        _ if o.test == Test::EffectOnly => {
             "effect only: one value per side and no history, not tested for significance"
                 .to_string()
         }
@@ -284,7 +284,11 @@ fn family_finding(
         reports[anchor].per_request.clone(),
         Vec::new(),
     );
-    let change = if d.better { "improved" } else { "worsened" };
+    let change = if d.better {
+        PartChange::Improved
+    } else {
+        PartChange::Worsened
+    };
     let mut ids = vec![s.series_id.clone()];
     let mut parts = Vec::new();
     let mut listed = Vec::new();
@@ -305,8 +309,8 @@ fn family_finding(
     f.series_ids = ids;
     f.parts = parts;
     f.test = match d.own.test {
-        t @ ("zero_spread" | "effect_only") => t,
-        _ => "family_index",
+        t if t.is_untested() => t,
+        _ => Test::FamilyIndex,
     };
     f.statistic = d.own.statistic;
     f.df = d.own.df;
@@ -359,7 +363,7 @@ pub(super) fn family_tradeoff(
                 (Some(t), Some(df)) => {
                     one_sided_p(t, df, d.own.delta_abs.signum()) < settings.support_alpha
                 }
-                _ => matches!(d.own.test, "zero_spread" | "effect_only"),
+                _ => d.own.test.is_untested(),
             }
     };
     let benefit = by_family("throughput").filter(|d| supports(d))?;
@@ -481,27 +485,27 @@ pub(super) fn family_tradeoff(
         (Some(t), Some(df)) => one_sided_p(t, df, 1.0),
         _ => 0.0,
     };
-    let part = |i: usize, change: &'static str| TradeoffPart::of(&reports[i], change);
+    let part = |i: usize, change: PartChange| TradeoffPart::of(&reports[i], change);
     let mut parts: Vec<TradeoffPart> = benefit
         .index
         .members
         .iter()
-        .map(|&i| part(i, "improved"))
+        .map(|&i| part(i, PartChange::Improved))
         .collect();
     for d in &harms {
         let h = headline(d);
-        parts.push(part(h, "worsened"));
+        parts.push(part(h, PartChange::Worsened));
         parts.extend(
             d.index
                 .members
                 .iter()
                 .filter(|&&i| i != h && reports[i].state == SeriesState::Regression)
-                .map(|&i| part(i, "worsened")),
+                .map(|&i| part(i, PartChange::Worsened)),
         );
     }
-    parts.extend(series_harms.iter().map(|&i| part(i, "worsened")));
+    parts.extend(series_harms.iter().map(|&i| part(i, PartChange::Worsened)));
     if let Some(e) = e2e {
-        parts.push(part(headline(e), "improved"));
+        parts.push(part(headline(e), PartChange::Improved));
     }
     let severity = harms
         .iter()
@@ -535,7 +539,7 @@ pub(super) fn family_tradeoff(
         candidate_value: Some(hc.outcome.candidate_mean),
         delta_pct: hc.delta_pct,
         effect: Some(super::effect_of(&hc.outcome)),
-        test: "tradeoff",
+        test: Test::Tradeoff,
         statistic: benefit.own.statistic,
         df: benefit.own.df,
         p_value: Some(benefit_p),
@@ -560,7 +564,7 @@ pub(super) fn family_tradeoff(
 
 /// A change of at least the minimum effect that the test could not establish: what more data
 /// would decide it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Undecided {
     /// The family.
     pub family: super::family::FamilyKey,

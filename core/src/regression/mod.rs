@@ -57,6 +57,7 @@ pub mod synthetic;
 use crate::metric::{lookup, Direction, Stat, Unit};
 use edivisive::ChangePointSettings;
 use serde::{Deserialize, Serialize};
+pub use significance::Test;
 use significance::{RequestShift, TestOutcome};
 use std::collections::HashMap;
 
@@ -301,7 +302,7 @@ pub struct GroupInput {
 }
 
 /// What happened to a series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SeriesState {
     /// Compared; no finding.
@@ -336,8 +337,59 @@ pub enum SeriesState {
     WorkloadMismatch,
 }
 
+impl SeriesState {
+    /// The snake_case name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeriesState::NoChange => "no_change",
+            SeriesState::Regression => "regression",
+            SeriesState::Improvement => "improvement",
+            SeriesState::InsufficientData => "insufficient_data",
+            SeriesState::Missing => "missing",
+            SeriesState::NotMeasured => "not_measured",
+            SeriesState::Descriptive => "descriptive",
+            SeriesState::PendingConfirmation => "pending_confirmation",
+            SeriesState::NotConfirmed => "not_confirmed",
+            SeriesState::NoBaseline => "no_baseline",
+            SeriesState::WorkloadMismatch => "workload_mismatch",
+        }
+    }
+}
+
+/// Why a series was not tested (its [`SeriesReport::untested`]); serialized as
+/// `{"code": "too_few_baseline_commits", "have": 2, "need": 3}` and the like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum Untested {
+    /// The statistic is not among [`Settings::tested_stats`]: descriptive.
+    StatisticNotTested,
+    /// Neutral metric, or a peak over one-second buckets: descriptive.
+    Descriptive,
+    /// In the baseline, absent from the candidate (the whole cell is absent).
+    AbsentFromCandidate,
+    /// The candidate's result of this cell lacks the series.
+    NotMeasured,
+    /// A workload confound makes this metric incomparable.
+    WorkloadConfound,
+    /// No earlier commit has this series.
+    NoBaseline,
+    /// The candidate has no valid run.
+    NoValidCandidate,
+    /// The pinned baseline commit has no valid run of this series.
+    PinnedWithoutRun,
+    /// Fewer baseline commits with a valid run than [`Settings::min_baseline_commits`].
+    TooFewBaselineCommits {
+        /// Baseline commits with a valid run.
+        have: usize,
+        /// Needed.
+        need: usize,
+    },
+    /// One value per side (a pinned baseline commit with one run): effect only.
+    OneValuePerSide,
+}
+
 /// Kind of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// The candidate is significantly worse.
@@ -353,7 +405,7 @@ pub enum FindingKind {
 }
 
 /// Severity of an alert-worthy finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Look at it.
@@ -362,8 +414,25 @@ pub enum Severity {
     Fail,
 }
 
+impl Severity {
+    /// `warn` or `fail`, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warn => "warn",
+            Severity::Fail => "fail",
+        }
+    }
+
+    /// The severity serialized as `s`, if any.
+    pub fn parse(s: &str) -> Option<Severity> {
+        [Severity::Warn, Severity::Fail]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+    }
+}
+
 /// The effect with its confidence interval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Effect {
     /// Candidate − baseline, metric's unit.
     pub delta_abs: f64,
@@ -379,7 +448,7 @@ pub struct Effect {
 }
 
 /// The thresholds a finding was judged against.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Threshold {
     /// Minimum relative effect, percent.
     pub min_effect_pct: f64,
@@ -387,8 +456,28 @@ pub struct Threshold {
     pub alpha: f64,
 }
 
+/// Which way one side of a trade-off moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartChange {
+    /// Better (throughput up, or latency down).
+    Improved,
+    /// Worse.
+    Worsened,
+}
+
+impl PartChange {
+    /// `improved` or `worsened`, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartChange::Improved => "improved",
+            PartChange::Worsened => "worsened",
+        }
+    }
+}
+
 /// One side of a trade-off.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TradeoffPart {
     /// Series id.
     pub series_id: String,
@@ -397,11 +486,11 @@ pub struct TradeoffPart {
     /// Statistic.
     pub stat: Stat,
     /// `improved` or `worsened`.
-    pub change: &'static str,
+    pub change: PartChange,
     /// Percent change.
     pub delta_pct: f64,
     /// The test and its p-value.
-    pub test: &'static str,
+    pub test: Test,
     /// p-value, when the test has one.
     pub p_value: Option<f64>,
     /// Per-request shift of this side, when samples exist (description only).
@@ -414,7 +503,7 @@ impl TradeoffPart {
     ///
     /// # Panics
     /// When `r` has no comparison (callers pass compared series only).
-    fn of(r: &SeriesReport, change: &'static str) -> TradeoffPart {
+    fn of(r: &SeriesReport, change: PartChange) -> TradeoffPart {
         let c = r.comparison.as_ref().expect("a part is a compared series");
         TradeoffPart {
             series_id: r.series_id.clone(),
@@ -430,7 +519,7 @@ impl TradeoffPart {
 }
 
 /// A finding: everything needed to explain it from data alone.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// What was found.
     pub kind: FindingKind,
@@ -460,9 +549,9 @@ pub struct Finding {
     pub delta_pct: Option<f64>,
     /// The effect with its interval.
     pub effect: Option<Effect>,
-    /// `welch_t`, `prediction_interval`, `zero_spread`, `effect_only`, `e_divisive`, `tradeoff`,
-    /// `missing`.
-    pub test: &'static str,
+    /// `welch_t`, `prediction_interval`, `pinned_t`, `family_index`, `zero_spread`,
+    /// `effect_only`, `e_divisive`, `tradeoff`, `missing`.
+    pub test: Test,
     /// Test statistic (t, or Q for E-Divisive).
     pub statistic: Option<f64>,
     /// Degrees of freedom of t.
@@ -497,7 +586,7 @@ pub struct Finding {
 }
 
 /// The comparison of a series' candidate with its baseline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// The test's outcome.
     pub outcome: TestOutcome,
@@ -512,7 +601,7 @@ pub struct Comparison {
 }
 
 /// Per-series outcome.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesReport {
     /// Series id.
     pub series_id: String,
@@ -522,9 +611,13 @@ pub struct SeriesReport {
     pub stat: Stat,
     /// State.
     pub state: SeriesState,
-    /// Why, for states without a comparison.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why, for states without a comparison (one sentence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The same, typed, for states that were not tested: what logic reads instead of
+    /// `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untested: Option<Untested>,
     /// The comparison, when one was made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
@@ -534,7 +627,7 @@ pub struct SeriesReport {
 }
 
 /// Result of [`analyze`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupReport {
     /// Series key.
     pub series_key: String,
@@ -768,13 +861,13 @@ fn effect_of(o: &TestOutcome) -> Effect {
 
 fn test_phrase(o: &TestOutcome, k: usize) -> String {
     match o.test {
-        "welch_t" => format!(
+        Test::WelchT => format!(
             "Welch's t = {:.2}, df = {:.1}, p = {} against {k} baseline commits",
             o.statistic.unwrap_or(0.0),
             o.df.unwrap_or(0.0),
             fmt_p(o.p_value.unwrap_or(1.0))
         ),
-        "prediction_interval" => {
+        Test::PredictionInterval => {
             let (lo, hi) = o.prediction_interval.unwrap_or((0.0, 0.0));
             // The level the decision used, unrounded (99.95 for α = 0.0005, never "100").
             format!(
@@ -786,14 +879,14 @@ fn test_phrase(o: &TestOutcome, k: usize) -> String {
                 family_findings::p_phrase(o.p_value.unwrap_or(1.0))
             )
         }
-        "pinned_t" => format!(
+        Test::PinnedT => format!(
             "t = {:.2}, df = {:.0}, p = {} against the pinned baseline, with the run-to-run spread of {} recent runs",
             o.statistic.unwrap_or(0.0),
             o.df.unwrap_or(0.0),
             fmt_p(o.p_value.unwrap_or(1.0)),
             o.df.unwrap_or(0.0) + 1.0
         ),
-        "zero_spread" => format!(
+        Test::ZeroSpread => format!(
             "zero run-to-run spread in {k} baseline commits, so decided on the effect alone"
         ),
         _ => "effect only: one value per side and no history, not tested for significance"
@@ -804,9 +897,11 @@ fn test_phrase(o: &TestOutcome, k: usize) -> String {
 /// `fail` for a worsening of at least [`Settings::fail_effect_pct`] that was tested, `warn`
 /// otherwise (a smaller one, an effect-only comparison, or one from a zero baseline, whose
 /// percent is undefined).
-fn severity_of(delta_pct: Option<f64>, test: &str, settings: &Settings) -> Severity {
+fn severity_of(delta_pct: Option<f64>, test: Test, settings: &Settings) -> Severity {
     match delta_pct {
-        Some(d) if d.abs() >= settings.fail_effect_pct && test != "effect_only" => Severity::Fail,
+        Some(d) if d.abs() >= settings.fail_effect_pct && test != Test::EffectOnly => {
+            Severity::Fail
+        }
         _ => Severity::Warn,
     }
 }
@@ -939,11 +1034,7 @@ pub fn confounded_series(
     group
         .series
         .iter()
-        .filter(|s| {
-            confounds
-                .iter()
-                .any(|c| c.metrics.contains(&s.metric.as_str()))
-        })
+        .filter(|s| confounds.iter().any(|c| c.metrics.contains(&s.metric)))
         .map(|s| s.series_id.clone())
         .collect()
 }
@@ -1013,11 +1104,13 @@ pub fn analyze_checked(
             stat: s.stat.clone(),
             state: SeriesState::NoChange,
             reason: None,
+            untested: None,
             comparison: None,
             per_request: None,
         };
         if !settings.tests(&s.stat) {
             report.state = SeriesState::Descriptive;
+            report.untested = Some(Untested::StatisticNotTested);
             report.reason = Some(format!(
                 "statistic `{}` is not among the tested statistics: descriptive, never a finding",
                 s.stat
@@ -1028,10 +1121,12 @@ pub fn analyze_checked(
         let Some(candidate) = &s.candidate else {
             if !base.commits.is_empty() && !cell_present {
                 report.state = SeriesState::Missing;
+                report.untested = Some(Untested::AbsentFromCandidate);
                 report.reason = Some("absent from the candidate run".into());
                 missing.push((s, base.commits.clone()));
             } else if !base.commits.is_empty() {
                 report.state = SeriesState::NotMeasured;
+                report.untested = Some(Untested::NotMeasured);
                 report.reason =
                     Some("not measured: the candidate's result of this cell lacks it".into());
             }
@@ -1040,6 +1135,7 @@ pub fn analyze_checked(
         };
         if direction == Direction::Neutral || PEAK_METRICS.contains(&s.metric.as_str()) {
             report.state = SeriesState::Descriptive;
+            report.untested = Some(Untested::Descriptive);
             report.reason = Some(if direction == Direction::Neutral {
                 "neutral metric: descriptive, never a finding".into()
             } else {
@@ -1051,10 +1147,11 @@ pub fn analyze_checked(
         let cand = candidate.valid();
         let confounded: Vec<&confounds::WorkloadConfound> = confounds_found
             .iter()
-            .filter(|c| c.metrics.contains(&s.metric.as_str()))
+            .filter(|c| c.metrics.contains(&s.metric))
             .collect();
         if !cand.is_empty() && !confounded.is_empty() {
             report.state = SeriesState::WorkloadMismatch;
+            report.untested = Some(Untested::WorkloadConfound);
             report.reason = Some(
                 confounded
                     .iter()
@@ -1067,6 +1164,7 @@ pub fn analyze_checked(
         }
         if !cand.is_empty() && group.pinned_baseline.is_none() && base.commits.is_empty() {
             report.state = SeriesState::NoBaseline;
+            report.untested = Some(Untested::NoBaseline);
             report.reason = Some(no_baseline_reason(workload.nearest.as_ref()));
             reports.push(report);
             continue;
@@ -1078,6 +1176,16 @@ pub fn analyze_checked(
         };
         if cand.is_empty() || !enough {
             report.state = SeriesState::InsufficientData;
+            report.untested = Some(if cand.is_empty() {
+                Untested::NoValidCandidate
+            } else if group.pinned_baseline.is_some() {
+                Untested::PinnedWithoutRun
+            } else {
+                Untested::TooFewBaselineCommits {
+                    have: base.commits.len(),
+                    need: settings.min_baseline_commits,
+                }
+            });
             report.reason = Some(if cand.is_empty() {
                 "the candidate has no valid run".into()
             } else if group.pinned_baseline.is_some() {
@@ -1203,9 +1311,9 @@ pub fn analyze_checked(
     let used: Vec<confounds::WorkloadConfound> = confounds_found
         .into_iter()
         .filter(|c| {
-            reports.iter().any(|r| {
-                r.state == SeriesState::WorkloadMismatch && c.metrics.contains(&r.metric.as_str())
-            })
+            reports
+                .iter()
+                .any(|r| r.state == SeriesState::WorkloadMismatch && c.metrics.contains(&r.metric))
         })
         .collect();
     GroupReport {
@@ -1288,7 +1396,7 @@ fn missing_finding(
         candidate_value: None,
         delta_pct: None,
         effect: None,
-        test: "missing",
+        test: Test::Missing,
         statistic: None,
         df: None,
         p_value: None,
@@ -1398,13 +1506,16 @@ fn tradeoff_finding(
     }
     summary.push('.');
     let part = TradeoffPart::of;
-    let mut parts: Vec<TradeoffPart> = throughputs.iter().map(|r| part(r, "improved")).collect();
+    let mut parts: Vec<TradeoffPart> = throughputs
+        .iter()
+        .map(|r| part(r, PartChange::Improved))
+        .collect();
     parts.extend(
         ttft.iter()
             .chain(goodput.iter())
-            .map(|r| part(r, "worsened")),
+            .map(|r| part(r, PartChange::Worsened)),
     );
-    parts.extend(e2e.iter().map(|r| part(r, "improved")));
+    parts.extend(e2e.iter().map(|r| part(r, PartChange::Improved)));
     let hc = head.comparison.as_ref().expect("significant");
     let candidate = group
         .series
@@ -1437,7 +1548,7 @@ fn tradeoff_finding(
         candidate_value: Some(hc.outcome.candidate_mean),
         delta_pct: hc.delta_pct,
         effect: Some(effect_of(&hc.outcome)),
-        test: "tradeoff",
+        test: Test::Tradeoff,
         statistic: hc.outcome.statistic,
         df: hc.outcome.df,
         p_value: hc.outcome.p_value,
@@ -1521,7 +1632,7 @@ pub fn change_point_findings(s: &SeriesInput, settings: &Settings) -> Vec<Findin
             candidate_value: Some(o.candidate_mean),
             delta_pct: Some(dp),
             effect: Some(effect_of(&o)),
-            test: "e_divisive",
+            test: Test::EDivisive,
             statistic: Some(cp.q),
             df: None,
             p_value: Some(cp.p_value),

@@ -4,14 +4,68 @@
 //! whose numbers are all finite: a degenerate input (zero spread, too few values) gives an
 //! outcome that says so in `note` instead of a NaN or an infinity.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
+/// The test (or decision rule) behind an outcome, a finding or one side of a trade-off.
+/// Serialized in snake_case (`welch_t`, `prediction_interval`, ...), the names the stored
+/// analysis and the API have always used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Test {
+    /// Welch's unequal-variance t test on run values (Welch 1947).
+    WelchT,
+    /// The candidate commit's mean against the prediction interval of the baseline commits'
+    /// means ([`commit_mean_prediction`]).
+    PredictionInterval,
+    /// Student's t of the candidate against a pinned level, with the run-to-run spread of the
+    /// runs the baseline would otherwise be.
+    PinnedT,
+    /// No run-to-run spread in the baseline: decided on the effect alone.
+    ZeroSpread,
+    /// One value per side: described, never tested.
+    EffectOnly,
+    /// The prediction interval on a metric family's index (mean log value of its statistics,
+    /// [`super::family`]).
+    FamilyIndex,
+    /// E-Divisive change-point detection (Matteson & James 2014).
+    EDivisive,
+    /// A trade-off: throughput better while latency or goodput worse.
+    Tradeoff,
+    /// A series of the baseline absent from the candidate.
+    Missing,
+    /// Mann–Whitney U on per-request values (Mann & Whitney 1947): description only.
+    MannWhitneyU,
+}
+
+impl Test {
+    /// Decided without a significance test (zero spread, or one value per side).
+    pub fn is_untested(self) -> bool {
+        matches!(self, Test::ZeroSpread | Test::EffectOnly)
+    }
+
+    /// The snake_case name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Test::WelchT => "welch_t",
+            Test::PredictionInterval => "prediction_interval",
+            Test::PinnedT => "pinned_t",
+            Test::ZeroSpread => "zero_spread",
+            Test::EffectOnly => "effect_only",
+            Test::FamilyIndex => "family_index",
+            Test::EDivisive => "e_divisive",
+            Test::Tradeoff => "tradeoff",
+            Test::Missing => "missing",
+            Test::MannWhitneyU => "mann_whitney_u",
+        }
+    }
+}
+
 /// The result of one test of "candidate differs from baseline".
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestOutcome {
     /// `welch_t`, `prediction_interval`, `pinned_t`, `zero_spread` or `effect_only`.
-    pub test: &'static str,
+    pub test: Test,
     /// Mean of the baseline values, in the metric's unit.
     pub baseline_mean: f64,
     /// Mean of the candidate values, in the metric's unit.
@@ -70,7 +124,7 @@ fn t_quantile(level: f64, df: f64) -> f64 {
 fn zero_spread(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
     let (b, c) = (mean(base), mean(cand));
     TestOutcome {
-        test: "zero_spread",
+        test: Test::ZeroSpread,
         baseline_mean: b,
         candidate_mean: c,
         delta_abs: c - b,
@@ -125,7 +179,7 @@ pub fn welch(base: &[f64], cand: &[f64], level: f64, cand_var_floor: f64) -> Tes
     let t = (c - b) / se;
     let q = t_quantile(level, df);
     TestOutcome {
-        test: "welch_t",
+        test: Test::WelchT,
         baseline_mean: b,
         candidate_mean: c,
         delta_abs: c - b,
@@ -169,7 +223,7 @@ pub fn prediction(base: &[f64], cand: f64, level: f64) -> TestOutcome {
     // The interval of the difference: the candidate is one draw, the baseline mean is estimated.
     let se_diff = s * (1.0 + 1.0 / n).sqrt();
     TestOutcome {
-        test: "prediction_interval",
+        test: Test::PredictionInterval,
         baseline_mean: b,
         candidate_mean: cand,
         delta_abs: cand - b,
@@ -241,7 +295,7 @@ pub fn commit_mean_prediction(
     let t = (cand - b) / scale;
     let q = t_quantile(level, dof);
     TestOutcome {
-        test: "prediction_interval",
+        test: Test::PredictionInterval,
         baseline_mean: b,
         candidate_mean: cand,
         delta_abs: cand - b,
@@ -289,7 +343,7 @@ pub fn pinned(pin: &[f64], cand: &[f64], spread: &[f64], level: f64) -> TestOutc
     let t = (c - b) / se;
     let q = t_quantile(level, df);
     TestOutcome {
-        test: "pinned_t",
+        test: Test::PinnedT,
         baseline_mean: b,
         candidate_mean: c,
         delta_abs: c - b,
@@ -312,7 +366,7 @@ pub fn pinned(pin: &[f64], cand: &[f64], spread: &[f64], level: f64) -> TestOutc
 pub fn effect_only(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
     let (b, c) = (mean(base), mean(cand));
     TestOutcome {
-        test: "effect_only",
+        test: Test::EffectOnly,
         baseline_mean: b,
         candidate_mean: c,
         delta_abs: c - b,
@@ -337,10 +391,10 @@ pub fn effect_only(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
 /// Requests within one run share the server's state (batch composition, cache, clocks): they
 /// are not independent samples, so this p-value is optimistic. It describes a shift and is
 /// attached to a finding; it never opens one by itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestShift {
     /// Always `mann_whitney_u` (Mann & Whitney 1947), normal approximation with tie correction.
-    pub test: &'static str,
+    pub test: Test,
     /// U of the candidate sample.
     pub u: f64,
     /// Standardized U.
@@ -362,10 +416,10 @@ pub struct RequestShift {
     /// Requests used on the candidate side.
     pub n_candidate: usize,
     /// The caveat, in one sentence.
-    pub note: &'static str,
+    pub note: String,
     /// The shift in one sentence ([`RequestShift::describe`]); empty until the caller, which
     /// knows the metric, sets it.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub summary: String,
 }
 
@@ -466,7 +520,7 @@ pub fn request_shift(
     let (lo, hi) = (nth(lo_rank), nth(hi_rank));
     let median_b = crate::stats::percentile(&b, 50.0).expect("non-empty");
     Some(RequestShift {
-        test: "mann_whitney_u",
+        test: Test::MannWhitneyU,
         u,
         z,
         p_value: p,
@@ -477,7 +531,8 @@ pub fn request_shift(
         n_baseline: b.len(),
         n_candidate: c.len(),
         note: "requests within one run are not independent: this describes a shift and never \
-               opens an alert by itself",
+               opens an alert by itself"
+            .to_string(),
         summary: String::new(),
     })
 }
@@ -504,7 +559,7 @@ mod tests {
         // Pinned 100, candidate 110, history spread s = 2 (values 98, 100, 102; df 2):
         // t = 10 / (2 · sqrt(1 + 1)) = 3.5355...
         let o = pinned(&[100.0], &[110.0], &[98.0, 100.0, 102.0], 0.95);
-        assert_eq!(o.test, "pinned_t");
+        assert_eq!(o.test, Test::PinnedT);
         assert_eq!(
             (o.baseline_mean, o.delta_abs, o.df),
             (100.0, 10.0, Some(2.0))
@@ -516,14 +571,14 @@ mod tests {
         assert!((p - (1.0 - t / (t * t + 2.0).sqrt())).abs() < 1e-9, "{p}");
         assert_eq!(
             pinned(&[5.0], &[6.0], &[3.0, 3.0], 0.95).test,
-            "zero_spread"
+            Test::ZeroSpread
         );
     }
 
     #[test]
     fn zero_spread_is_finite_and_explained() {
         let o = welch(&[5.0, 5.0, 5.0], &[6.0, 6.0], 0.95, 0.0);
-        assert_eq!(o.test, "zero_spread");
+        assert_eq!(o.test, Test::ZeroSpread);
         assert_eq!(o.delta_abs, 1.0);
         assert!(o.p_value.is_none() && o.statistic.is_none());
         assert!(o.note.unwrap().contains("zero run-to-run spread"));

@@ -1,7 +1,6 @@
 //! Findings → stored alerts: new alerts of a commit, resolution of earlier alerts a commit
 //! returns to the baseline of, and the background change-point scan.
 
-use super::group::{Context, GroupAnalysis};
 use super::{IMPROVEMENT_REASON, SUPERSEDED};
 use crate::storage::{
     Alert, AlertKind, AlertStatus, GroupSeries, NewAlert, StorageError, Store, StoredRun,
@@ -11,6 +10,7 @@ use benchtrail_core::regression::{
     family_scan::{family_change_points, family_count},
     Comparison, Finding, FindingKind, GroupInput, SeriesInput, Severity,
 };
+use benchtrail_core::report::group::{CommitContext, GroupAnalysis};
 use benchtrail_core::settings::DetectionSettings;
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
@@ -95,7 +95,7 @@ pub(super) fn new_alert(
 pub(super) async fn resolve_returned(
     store: &Store,
     standing: &[Alert],
-    ctx: &Context<'_>,
+    ctx: &CommitContext<'_>,
     groups: &BTreeMap<(String, String), Vec<GroupSeries>>,
     analyzed: &HashMap<(String, String), GroupAnalysis>,
 ) -> Result<Vec<((String, String), Alert)>, StorageError> {

@@ -21,52 +21,26 @@
 //!   branch show it too; each upload analyzes the n commits before it again, so the alert
 //!   opens at the changed commit as soon as the last confirming commit arrives.
 //!
-//! # Baseline
-//! * A commit on the project's default branch: the last `detection.engine.baseline_window`
-//!   (default 10) commits *before it* on the default branch that have a valid run of the series
-//!   and are its ancestors (commit order: ancestry through the uploaded `parents`, committer
-//!   time, else run time, then upload order, only between unrelated commits; behind a parent
-//!   that was never uploaded, the commits ordered before it count as possible ancestors:
-//!   `benchtrail_core::history`).
-//! * A pull request (another branch with a `merge_base`): the default branch's commits that
-//!   are the merge base or its ancestors, the same window.
-//! * Another branch without a merge base: the default branch's commits that are ancestors of
-//!   the candidate, the same window.
-//! * A pinned run (`PUT .../baselines/{series_id}`): for the default branch's commits after
-//!   the pinned one and for every other branch, the baseline of that series' whole group (every
-//!   metric of the same series key and cell) is the pinned commit's level; when it has fewer
-//!   than two valid runs, the run-to-run spread comes from the window the baseline would
-//!   otherwise be (a t test with the pinned level, `pinned_t`), and with no such spread the
-//!   comparison is effect only (described, never an alert).
-//! * Never in a baseline (nor a valid candidate): runs excluded by a person, and results with
-//!   more than `detection.max_error_rate_pct` (5 %) failed requests or fewer than
-//!   `detection.min_completed_pct` (90 %) of the cell's `num_prompts` completed.
-//! * Per-request samples (TTFT, TPOT, ITL, E2E latency of each request) of the candidate and
-//!   of the baseline window's runs are given to the engine, thinned to
-//!   `per_request_max_per_side` per run: they describe the shift (Mann–Whitney U,
-//!   Hodges–Lehmann interval) in each finding and never open an alert by themselves.
+//! The baseline rules, the input builder, the verdict rules and the stored model are pure and
+//! live in [`benchtrail_core::report`]; this module reads history, calls them, and stores.
 //!
-//! # Insufficient data
-//! A group with fewer than `min_baseline_commits` (3) baseline commits is not tested: its
-//! series are in state `insufficient_data`, no alert is opened, and the verdict is at best
-//! `warn`. The effect is still described: the baseline mean against the candidate mean as an
-//! effect-only comparison (no significance test), with the engine's wording, in the run's
-//! analysis and verdict reasons.
+//! # Stored analyses of an older shape
+//! At start-up ([`recompute_stale`]) every project holding a run analysis whose schema is not
+//! [`benchtrail_core::report::ANALYSIS_SCHEMA`] is analyzed again, so the API and pages only
+//! read the current typed model.
 
 mod alerts;
 mod coverage;
-mod group;
 mod scan_queue;
-mod verdict;
 
-pub use coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
-pub use verdict::{verdict_of, Reason, Verdict};
+pub use benchtrail_core::report::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
+pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
 
 use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
 use alerts::{new_alert, resolve_returned};
 use benchtrail_core::regression::{family, Finding};
-use group::{Context, GroupAnalysis};
-use serde_json::{json, Value};
+use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
+use benchtrail_core::report::{CellAnalysis, Continuing, RunAnalysis, ANALYSIS_SCHEMA};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
 
@@ -171,7 +145,7 @@ async fn analyze_one(
     }
 
     let graph = store.commit_graph(project.id).await?;
-    let ctx = Context {
+    let ctx = CommitContext {
         default_branch: &project.default_branch,
         branch,
         commit: commit_sha,
@@ -228,12 +202,12 @@ async fn analyze_one(
         }
         for f in &ga.report.findings {
             match continued(&standing, f, commit_sha) {
-                Some(earlier) => ga.continuing.push(json!({
-                    "alert_id": earlier.id,
-                    "commit": earlier.commit,
-                    "status": earlier.status.as_str(),
-                    "summary": f.summary,
-                })),
+                Some(earlier) => ga.continuing.push(Continuing {
+                    alert_id: earlier.id,
+                    commit: earlier.commit.clone(),
+                    status: earlier.status,
+                    summary: f.summary.clone(),
+                }),
                 None => alerts.push(new_alert(f, key, branch, commit_sha, &ga, version, &runs)),
             }
         }
@@ -245,7 +219,11 @@ async fn analyze_one(
     // The commit's cells against its baseline commit's, and its repeats (`coverage`): while
     // repeats are pending, no alert opens; the verdict lists the findings as provisional.
     let mut coverage = coverage::commit_coverage(store, project.id, &ctx, &analyzed).await?;
-    let repeats = coverage::repeats_of(&runs, det.repeats);
+    let repeats = Repeats::of(
+        runs.iter().filter_map(|r| r.summary.repeats_expected),
+        runs.len(),
+        det.repeats,
+    );
     if repeats.pending() {
         coverage.held = alerts
             .drain(..)
@@ -270,27 +248,30 @@ async fn analyze_one(
             let Some(ga) = analyzed.get_mut(&key) else {
                 continue;
             };
-            let id = serde_json::to_value(alert.id).unwrap_or_default();
-            if ga.continuing.iter().any(|c| c["alert_id"] == id) {
+            if ga.continuing.iter().any(|c| c.alert_id == alert.id) {
                 continue;
             }
-            ga.continuing.push(json!({
-                "alert_id": alert.id,
-                "commit": alert.commit,
-                "status": alert.status.as_str(),
-                "summary": alert.summary,
-            }));
+            ga.continuing.push(Continuing {
+                alert_id: alert.id,
+                commit: alert.commit.clone(),
+                status: alert.status,
+                summary: alert.summary.clone(),
+            });
         }
     }
     for run in &runs {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
-        let mut doc = run_document(run, &keys, &analyzed, version, &ctx);
-        doc["coverage"] = serde_json::to_value(coverage.for_run(&keys)).unwrap_or_default();
+        let mut doc = run_analysis(run, &keys, &analyzed, version, &ctx);
+        doc.coverage = coverage.for_run(&keys);
         let alerts = store.run_alerts(run.summary.id).await?;
-        let v = verdict_of(run, &doc, &alerts, &det, Some(version));
-        store
-            .put_run_analysis(run.summary.id, &v.verdict, version, &doc)
-            .await?;
+        let v = verdict_of(
+            run.summary.id,
+            &run.summary.commit_sha,
+            Some(&doc),
+            &alerts,
+            &det,
+        );
+        store.put_run_analysis(v.verdict, &doc).await?;
     }
     if !scans.is_empty() {
         scan_queue::request(store, project.id, branch, scans, det, version);
@@ -312,16 +293,12 @@ pub async fn current_verdict(
     let settings = store.settings(project).await?;
     let analysis = store.run_analysis(run_id).await?;
     let alerts = store.run_alerts(run_id).await?;
-    let (doc, version) = match &analysis {
-        Some(a) => (a.analysis.clone(), Some(a.settings_version)),
-        None => (Value::Null, None),
-    };
     Ok(Some(verdict_of(
-        &run,
-        &doc,
+        run.summary.id,
+        &run.summary.commit_sha,
+        analysis.as_ref().map(|a| &a.analysis),
         &alerts,
         &settings.settings.detection,
-        version,
     )))
 }
 
@@ -362,49 +339,62 @@ pub async fn recompute_project(store: &Store, project: &Project) -> Result<(), S
     Ok(())
 }
 
-/// The analysis document of one run: its groups with their inputs' shape, reports and
-/// effect-only findings.
-fn run_document(
+/// Recomputes, one project after another, every project that holds a run analysis of an
+/// older schema than [`ANALYSIS_SCHEMA`] ([`recompute_project`]); returns how many. Run at
+/// start-up.
+pub async fn recompute_stale(store: &Store) -> Result<usize, StorageError> {
+    let slugs = store.projects_with_stale_analyses().await?;
+    for slug in &slugs {
+        if let Some(project) = store.project(slug).await? {
+            tracing::info!(project = %project.slug, "recomputing analyses of an older schema");
+            recompute_project(store, &project).await?;
+        }
+    }
+    Ok(slugs.len())
+}
+
+/// The analysis of one run: its groups with the baseline they were compared with, reports and
+/// effect-only findings (coverage is set by the caller).
+fn run_analysis(
     run: &StoredRun,
     keys: &[(String, String)],
     analyzed: &HashMap<(String, String), GroupAnalysis>,
     version: i64,
-    ctx: &Context<'_>,
-) -> Value {
+    ctx: &CommitContext<'_>,
+) -> RunAnalysis {
     let mut seen = HashSet::new();
-    let groups: Vec<Value> = keys
+    let groups = keys
         .iter()
         .filter(|k| seen.insert((*k).clone()))
         .filter_map(|k| analyzed.get(k).map(|ga| (k, ga)))
-        .map(|(k, ga)| {
-            let base: Vec<&str> = ga
+        .map(|(k, ga)| CellAnalysis {
+            series_key: serde_json::from_str(&k.0).unwrap_or(serde_json::Value::Null),
+            cell: k.1.clone(),
+            baseline_rule: ga.baseline_rule.clone(),
+            pinned_baseline: ga.input.pinned_baseline.clone(),
+            history_commits: ga
                 .input
                 .series
                 .iter()
-                .flat_map(|s| s.history.iter().map(|c| c.commit.as_str()))
+                .flat_map(|s| s.history.iter().map(|c| c.commit.clone()))
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
-                .collect();
-            json!({
-                "series_key": serde_json::from_str::<Value>(&k.0).unwrap_or(Value::Null),
-                "cell": k.1,
-                "baseline_rule": ga.baseline_rule,
-                "pinned_baseline": ga.input.pinned_baseline,
-                "history_commits": base,
-                "invalid_runs": ga.invalid_runs,
-                "report": ga.report,
-                "effect_only": ga.effect_only,
-                "continuing": ga.continuing,
-            })
+                .collect(),
+            invalid_runs: ga.invalid_runs.clone(),
+            report: ga.report.clone(),
+            effect_only: ga.effect_only.clone(),
+            continuing: ga.continuing.clone(),
         })
         .collect();
-    json!({
-        "run_id": run.summary.id,
-        "commit": ctx.commit,
-        "branch": ctx.branch,
-        "default_branch": ctx.default_branch,
-        "merge_base": ctx.merge_base,
-        "settings_version": version,
-        "groups": groups,
-    })
+    RunAnalysis {
+        schema: ANALYSIS_SCHEMA,
+        run_id: run.summary.id,
+        commit: ctx.commit.to_string(),
+        branch: ctx.branch.to_string(),
+        default_branch: ctx.default_branch.to_string(),
+        merge_base: ctx.merge_base.map(str::to_string),
+        settings_version: version,
+        groups,
+        coverage: Default::default(),
+    }
 }

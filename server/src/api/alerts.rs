@@ -219,16 +219,12 @@ pub(super) async fn verdict(
     let settings = state.store.settings(&project).await?;
     let analysis = state.store.run_analysis(run.summary.id).await?;
     let alerts = state.store.run_alerts(run.summary.id).await?;
-    let (doc, version) = match &analysis {
-        Some(a) => (a.analysis.clone(), Some(a.settings_version)),
-        None => (serde_json::Value::Null, None),
-    };
     Ok(Json(verdict_of(
-        &run,
-        &doc,
+        run.summary.id,
+        &run.summary.commit_sha,
+        analysis.as_ref().map(|a| &a.analysis),
         &alerts,
         &settings.settings.detection,
-        version,
     )))
 }
 

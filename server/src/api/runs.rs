@@ -14,29 +14,10 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use benchtrail_core::UploadDocument;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use uuid::Uuid;
 
-/// Answer to an upload.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct UploadReceipt {
-    /// The run's id.
-    pub run_id: Uuid,
-    /// False when the run id was already stored (nothing was stored again).
-    pub created: bool,
-    /// Number of results in the run.
-    pub results: usize,
-    /// Path of the run's page (`/runs/{id}`).
-    pub path: String,
-    /// The run's verdict right after its analysis (`pass`, `warn`, `fail`); for a run that was
-    /// already stored, its stored verdict. `null` when the analysis failed (logged) or has not
-    /// finished yet (a concurrent upload of the same run). Details:
-    /// `GET /api/v1/runs/{id}/verdict`.
-    pub verdict: Option<String>,
-    /// The verdict with its reasons, missing and new cells, series not measured and repeats,
-    /// as `GET /api/v1/runs/{id}/verdict` answers it; `null` with `verdict`.
-    pub verdict_detail: Option<analysis::Verdict>,
-}
+pub use benchtrail_core::wire::UploadReceipt;
 
 /// The project of an upload, once the caller's token is known to have `upload` on it. An
 /// extractor of the request's head, so it runs before the body is read: a request without a
@@ -197,7 +178,7 @@ fn receipt(
         created,
         results,
         path: format!("/runs/{run_id}"),
-        verdict: verdict.as_ref().map(|v| v.verdict.clone()),
+        verdict: verdict.as_ref().map(|v| v.verdict),
         verdict_detail: verdict,
     }
 }

@@ -321,14 +321,14 @@ pub async fn run_verdict(
     };
     let settings = store.settings(project).await?;
     let v = crate::analysis::verdict_of(
-        run,
-        &analysis.analysis,
+        run.summary.id,
+        &run.summary.commit_sha,
+        Some(&analysis.analysis),
         alerts,
         &settings.settings.detection,
-        Some(analysis.settings_version),
     );
     Ok(Some(VerdictView {
-        verdict: v.verdict,
+        verdict: v.verdict.as_str().to_string(),
         provisional: v.provisional,
         repeats_text: v.repeats.as_ref().map_or(String::new(), |r| {
             format!("{} of {} repeats", r.received, r.expected)
@@ -351,8 +351,8 @@ pub async fn run_verdict(
             .reasons
             .into_iter()
             .map(|r| ReasonView {
-                level: r.level,
-                code: r.code,
+                level: r.level.as_str().to_string(),
+                code: r.code.as_str().to_string(),
                 message: r.message,
                 cell: r.cell.unwrap_or_default(),
             })

@@ -5,43 +5,14 @@ use super::codec::*;
 use super::store::{Arg, SqlBuilder};
 use super::{StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
+pub use benchtrail_core::report::{GroupSeries, HistoryPoint};
+use benchtrail_core::report::{RunAnalysis, VerdictLevel, ANALYSIS_SCHEMA};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 use std::collections::HashMap;
 use uuid::Uuid;
-
-/// One stored value of a series, with what the analysis needs to place and judge it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HistoryPoint {
-    /// Series id.
-    pub series_id: String,
-    /// Internal result id.
-    pub result_id: i64,
-    /// Run id.
-    pub run_id: Uuid,
-    /// Commit SHA.
-    pub commit_sha: String,
-    /// Branch.
-    pub branch: String,
-    /// Upload sequence number (last tie-breaker of the order).
-    pub seq: i64,
-    /// The value, in the series' unit.
-    pub value: f64,
-    /// The `completed` count of the same result, if stored.
-    pub completed: Option<f64>,
-    /// The `failed` count of the same result, if stored.
-    pub failed: Option<f64>,
-    /// `num_prompts` of the result's cell, if stated.
-    pub num_prompts: Option<f64>,
-    /// The run was excluded from baselines by a person.
-    pub excluded: bool,
-    /// The result's measured mean input and output lengths (facts `measured_input_len_mean`,
-    /// `measured_output_len_mean`), and SGLang's `total_output_tokens_retokenized` over its
-    /// `total_output_tokens`.
-    pub lengths: benchtrail_core::regression::confounds::RunLengths,
-}
 
 /// A run's exclusion from baselines.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -72,13 +43,15 @@ pub struct BaselinePin {
 pub struct StoredAnalysis {
     /// The run.
     pub run_id: Uuid,
-    /// `pass`, `warn` or `fail`.
-    pub verdict: String,
+    /// `pass`, `warn`, `incomplete` or `fail`, as computed with the analysis (the current
+    /// verdict also follows later triage of the commit's alerts: `GET .../verdict`).
+    #[schema(value_type = String)]
+    pub verdict: VerdictLevel,
     /// Project settings version used.
     pub settings_version: i64,
-    /// The analysis document (see `crate::analysis::RunAnalysis`).
+    /// The analysis (`benchtrail_core::report::RunAnalysis`, serialized).
     #[schema(value_type = Object)]
-    pub analysis: Value,
+    pub analysis: RunAnalysis,
     /// When it was computed.
     pub analyzed_at: DateTime<Utc>,
 }
@@ -344,50 +317,75 @@ impl Store {
     /// Stores (replaces) a run's analysis.
     pub async fn put_run_analysis(
         &self,
-        run_id: Uuid,
-        verdict: &str,
-        settings_version: i64,
-        analysis: &Value,
+        verdict: VerdictLevel,
+        analysis: &RunAnalysis,
     ) -> Result<(), StorageError> {
-        let id = run_id.to_string();
+        let id = analysis.run_id.to_string();
+        let json = serde_json::to_string(analysis)
+            .map_err(|e| StorageError::Corrupt(format!("analysis of run {id}: {e}")))?;
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_analyses WHERE run_id = $1")
             .bind(&id)
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_json, analyzed_at) \
-             VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_json, analyzed_at, analysis_schema) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&id)
-        .bind(verdict)
-        .bind(settings_version)
-        .bind(analysis.to_string())
+        .bind(verdict.as_str())
+        .bind(analysis.settings_version)
+        .bind(json)
         .bind(timestamp_text(&now()))
+        .bind(i64::from(analysis.schema))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// A run's latest analysis, if it was analyzed.
+    /// A run's latest analysis, if it was analyzed with the current
+    /// [`ANALYSIS_SCHEMA`]. An analysis of an older schema counts as none: the server
+    /// recomputes those at start-up ([`Store::projects_with_stale_analyses`]).
     pub async fn run_analysis(&self, run_id: Uuid) -> Result<Option<StoredAnalysis>, StorageError> {
         let row = sqlx::query(
-            "SELECT verdict, settings_version, analysis_json, analyzed_at FROM run_analyses WHERE run_id = $1",
+            "SELECT verdict, settings_version, analysis_json, analyzed_at FROM run_analyses \
+             WHERE run_id = $1 AND analysis_schema = $2",
         )
         .bind(run_id.to_string())
+        .bind(i64::from(ANALYSIS_SCHEMA))
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
         let json: String = row.try_get("analysis_json")?;
         let at: String = row.try_get("analyzed_at")?;
+        let verdict: String = row.try_get("verdict")?;
+        let analysis: RunAnalysis = serde_json::from_str(&json)
+            .map_err(|e| StorageError::Corrupt(format!("analysis_json of run {run_id}: {e}")))?;
         Ok(Some(StoredAnalysis {
             run_id,
-            verdict: row.try_get("verdict")?,
+            verdict: serde_json::from_value(Value::String(verdict.clone())).map_err(|_| {
+                StorageError::Corrupt(format!("verdict {verdict:?} of run {run_id}"))
+            })?,
             settings_version: row.try_get("settings_version")?,
-            analysis: parse_json("analysis_json", &json)?,
+            analysis,
             analyzed_at: parse_timestamp("analyzed_at", &at)?,
         }))
+    }
+
+    /// Slugs of the projects holding a run analysis of a schema other than
+    /// [`ANALYSIS_SCHEMA`] (written by an older server): they are recomputed at start-up.
+    pub async fn projects_with_stale_analyses(&self) -> Result<Vec<String>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT DISTINCT p.slug FROM run_analyses a JOIN runs r ON r.id = a.run_id \
+             JOIN projects p ON p.id = r.project_id WHERE a.analysis_schema <> $1 ORDER BY p.slug",
+        )
+        .bind(i64::from(ANALYSIS_SCHEMA))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| Ok(row.try_get::<String, _>("slug")?))
+            .collect()
     }
 
     /// The decoded per-request samples of the results `result_ids` that have any, by result id
@@ -456,23 +454,6 @@ impl Store {
             .map(|row| Ok((row.try_get("series_key_json")?, row.try_get("cell_key")?)))
             .collect()
     }
-}
-
-/// One series of a result's group (same project, series key and cell).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GroupSeries {
-    /// Series id.
-    pub series_id: String,
-    /// Metric.
-    pub metric: String,
-    /// Statistic.
-    pub stat: benchtrail_core::Stat,
-    /// SLO profile.
-    pub slo_profile: Option<String>,
-    /// The group's series key (JSON text).
-    pub series_key_json: String,
-    /// The group's cell key.
-    pub cell_key: String,
 }
 
 impl Store {

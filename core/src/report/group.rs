@@ -1,22 +1,24 @@
-//! One group's analysis at a candidate commit: which commits form its baseline, the engine's
-//! input built from stored history (values, health, per-request samples), and its report.
+//! One group's analysis at a candidate commit: which commits form its baseline (the baseline
+//! rules, [`CommitContext::plan`]), the engine's input built from stored history (values,
+//! health, per-request samples: [`CommitContext::inputs`]), and its report
+//! ([`CommitContext::finish`]). Pure: the caller reads the history and stores the result.
 
-use crate::storage::{GroupSeries, HistoryPoint};
-use benchtrail_core::history::CommitGraph;
-use benchtrail_core::regression::confounds::{self, CommitLengths, RunLengths, Workload};
-use benchtrail_core::regression::family::{configuration_gates, Gates};
-use benchtrail_core::regression::{
+use super::history::{GroupSeries, HistoryPoint};
+use super::model::{Continuing, InvalidRun};
+use crate::history::CommitGraph;
+use crate::regression::confounds::{self, CommitLengths, RunLengths, Workload};
+use crate::regression::family::{configuration_gates, Gates};
+use crate::regression::{
     analyze, analyze_checked, request_values, CommitRuns, Finding, FindingKind, GroupInput,
-    GroupReport, RunValue, SeriesInput, SeriesState,
+    GroupReport, RunValue, SeriesInput, SeriesState, Test, Untested,
 };
-use benchtrail_core::samples::RequestSamples;
-use benchtrail_core::settings::DetectionSettings;
-use serde::Serialize;
+use crate::samples::RequestSamples;
+use crate::settings::DetectionSettings;
 use std::collections::{HashMap, HashSet};
-use uuid::Uuid;
 
-/// What every group of one commit's analysis shares.
-pub(super) struct Context<'a> {
+/// What every group of one commit's analysis shares: where the candidate is (commit, branch,
+/// merge base), the project's default branch, detection settings and commit graph.
+pub struct CommitContext<'a> {
     pub default_branch: &'a str,
     pub branch: &'a str,
     pub commit: &'a str,
@@ -26,36 +28,24 @@ pub(super) struct Context<'a> {
     pub graph: &'a CommitGraph,
 }
 
-/// A candidate run that is neither tested nor part of a baseline.
-#[derive(Debug, Clone, Serialize)]
-pub(super) struct InvalidRun {
-    pub run_id: Uuid,
-    /// One sentence.
-    pub message: String,
-    /// Excluded by a person (not by its own health: too many failed or too few completed
-    /// requests).
-    pub excluded_by_person: bool,
-}
-
 /// The analysis of one group at the candidate commit.
-pub(super) struct GroupAnalysis {
+pub struct GroupAnalysis {
     pub input: GroupInput,
     pub report: GroupReport,
     /// Effect-only findings when the group has insufficient data.
     pub effect_only: Vec<Finding>,
     /// Candidate runs that are not valid.
     pub invalid_runs: Vec<InvalidRun>,
-    /// Findings that continue a standing alert of an earlier commit (`alert_id`, `commit`,
-    /// `status`, `summary`), filled by the caller.
-    pub continuing: Vec<serde_json::Value>,
-    /// The baseline rule used.
+    /// Findings that continue a standing alert of an earlier commit, filled by the caller.
+    pub continuing: Vec<Continuing>,
+    /// The baseline rule used, in words.
     pub baseline_rule: String,
     /// Default-branch history through the candidate, for the change-point scan.
     pub scan_input: GroupInput,
 }
 
 /// Which commits a group's analysis reads, from the stored history of its series.
-pub(super) struct Plan {
+pub struct Plan {
     /// Default-branch commits in history order.
     order: Vec<String>,
     /// Candidate-branch commits in history order (the same as `order` on the default branch).
@@ -92,7 +82,7 @@ impl Plan {
     /// count towards it), for the metrics that have a per-request column.
     pub fn sample_results(
         &self,
-        ctx: &Context<'_>,
+        ctx: &CommitContext<'_>,
         series: &[GroupSeries],
         points: &[HistoryPoint],
     ) -> Vec<i64> {
@@ -118,10 +108,10 @@ impl Plan {
     }
 }
 
-/// Metrics with a per-request column ([`benchtrail_core::regression::request_values`]).
+/// Metrics with a per-request column ([`crate::regression::request_values`]).
 const SAMPLED_METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
 
-impl Context<'_> {
+impl CommitContext<'_> {
     fn invalid(&self, p: &HistoryPoint) -> Option<String> {
         if p.excluded {
             return Some("excluded from baselines by a person".into());
@@ -153,7 +143,7 @@ impl Context<'_> {
         });
         // Only ancestors of the candidate (for a pull request: of its merge base, itself
         // included) may be its baseline; behind a gap in the graph, the commits ordered before
-        // it may be (see `benchtrail_core::history`).
+        // it may be (see `crate::history`).
         let ancestors_of = |sha: &str, inclusive: bool| {
             let mut set: HashSet<String> = self
                 .graph
@@ -216,7 +206,7 @@ impl Context<'_> {
 
     /// The group's engine input from `points` (with the per-request `samples` of the results
     /// that have them, by result id), and the input of its change-point scan (the default
-    /// branch's history through the candidate). [`Context::finish`] analyzes it once every
+    /// branch's history through the candidate). [`CommitContext::finish`] analyzes it once every
     /// group of the commit has its input, since the cells of one configuration are decided
     /// together ([`configuration_gates`]).
     pub fn inputs(
@@ -428,6 +418,7 @@ impl Context<'_> {
                 && matches!(s.state, SeriesState::Regression | SeriesState::Improvement)
             {
                 s.state = SeriesState::InsufficientData;
+                s.untested = Some(Untested::OneValuePerSide);
                 s.reason = Some(
                     "one value per side (a pinned baseline commit with one run): effect only, not tested"
                         .into(),
@@ -437,9 +428,7 @@ impl Context<'_> {
         let mut effect_only = if plan.pinned.is_none()
             && report.series.iter().any(|s| {
                 s.state == SeriesState::InsufficientData
-                    && s.reason
-                        .as_deref()
-                        .is_some_and(|r| r.contains("baseline commit"))
+                    && matches!(s.untested, Some(Untested::TooFewBaselineCommits { .. }))
             }) {
             effect_only_findings(&input, &self.det.engine)
         } else {
@@ -491,13 +480,13 @@ impl Context<'_> {
 
 /// Whether a group has no history at all (every series lacks a baseline commit): its series
 /// are `no_baseline`, and the nearest stored series is worth looking up.
-pub(super) fn lacks_history(input: &GroupInput) -> bool {
+pub fn lacks_history(input: &GroupInput) -> bool {
     input.pinned_baseline.is_none() && input.series.iter().all(|s| s.history.is_empty())
 }
 
 /// The stored group nearest to `key` (series key JSON, cell key) among `groups` (series key
 /// JSON and cell key of every group with history), see [`confounds::nearest`].
-pub(super) fn nearest_of(
+pub fn nearest_of(
     key: &(String, String),
     groups: &[(String, String)],
 ) -> Option<confounds::Nearest> {
@@ -512,9 +501,9 @@ pub(super) fn nearest_of(
 
 /// The gates of every configuration among `inputs` (keyed as the groups are, by series key
 /// and cell): the cells of one series key are one configuration.
-pub(super) fn gates_of<K: Ord + Clone>(
+pub fn gates_of<K: Ord + Clone>(
     inputs: &[(K, &GroupInput)],
-    settings: &benchtrail_core::regression::Settings,
+    settings: &crate::regression::Settings,
     series_key: impl Fn(&K) -> &str,
 ) -> std::collections::BTreeMap<K, Gates> {
     let mut by_config: std::collections::BTreeMap<&str, Vec<&GroupInput>> = Default::default();
@@ -534,15 +523,15 @@ pub(super) fn gates_of<K: Ord + Clone>(
 /// A finding decided on its effect alone (one value per side), or a trade-off with such a
 /// side.
 fn is_effect_only(f: &Finding) -> bool {
-    f.test == "effect_only" || f.parts.iter().any(|p| p.test == "effect_only")
+    f.test == Test::EffectOnly || f.parts.iter().any(|p| p.test == Test::EffectOnly)
 }
 
 /// The engine's findings when each series' baseline is reduced to one value (the mean of its
 /// valid baseline runs) and each candidate to its runs: every comparison is `effect_only`
 /// (one baseline value, no test), so this describes, never decides.
-pub(super) fn effect_only_findings(
+pub fn effect_only_findings(
     input: &GroupInput,
-    settings: &benchtrail_core::regression::Settings,
+    settings: &crate::regression::Settings,
 ) -> Vec<Finding> {
     let mut s = settings.clone();
     s.min_baseline_commits = 1;

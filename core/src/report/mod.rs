@@ -1,0 +1,64 @@
+//! The typed analysis model every report renders, and the pure rules that build it.
+//!
+//! The server loads history, calls this module, stores [`model::RunAnalysis`] (serialized)
+//! and renders it; the CLI renders the same [`verdict::Verdict`]; `benchtrail compare` runs
+//! [`compare::compare`] on two uploads with no server. Nothing here does I/O.
+//!
+//! * [`history`]: what an analysis reads of stored history (series of a group, values of
+//!   runs).
+//! * [`group`]: the baseline rules ([`group::CommitContext::plan`]), the engine input built
+//!   from history, and one group's analysis.
+//! * [`coverage`]: missing and new cells, series not measured, repeats.
+//! * [`model`]: the stored analysis of one run.
+//! * [`verdict`]: the verdict rules: levels, reason codes, what fails CI.
+//! * [`render`]: the verdict and analysis as terminal text or Markdown.
+//! * [`compare`]: two uploads compared offline, with the same engine and rules.
+//!
+//! # Baseline
+//! * A commit on the project's default branch: the last `detection.engine.baseline_window`
+//!   (default 10) commits *before it* on the default branch that have a valid run of the series
+//!   and are its ancestors (commit order: ancestry through the uploaded `parents`, committer
+//!   time, else run time, then upload order, only between unrelated commits; behind a parent
+//!   that was never uploaded, the commits ordered before it count as possible ancestors:
+//!   [`crate::history`]).
+//! * A pull request (another branch with a `merge_base`): the default branch's commits that
+//!   are the merge base or its ancestors, the same window.
+//! * Another branch without a merge base: the default branch's commits that are ancestors of
+//!   the candidate, the same window.
+//! * A pinned run (`PUT .../baselines/{series_id}`): for the default branch's commits after
+//!   the pinned one and for every other branch, the baseline of that series' whole group (every
+//!   metric of the same series key and cell) is the pinned commit's level; when it has fewer
+//!   than two valid runs, the run-to-run spread comes from the window the baseline would
+//!   otherwise be (a t test with the pinned level, `pinned_t`), and with no such spread the
+//!   comparison is effect only (described, never an alert).
+//! * Never in a baseline (nor a valid candidate): runs excluded by a person, and results with
+//!   more than `detection.max_error_rate_pct` (5 %) failed requests or fewer than
+//!   `detection.min_completed_pct` (90 %) of the cell's `num_prompts` completed.
+//! * Per-request samples (TTFT, TPOT, ITL, E2E latency of each request) of the candidate and
+//!   of the baseline window's runs are given to the engine, thinned to
+//!   `per_request_max_per_side` per run: they describe the shift (Mann–Whitney U,
+//!   Hodges–Lehmann interval) in each finding and never open an alert by themselves.
+//!
+//! # Insufficient data
+//! A group with fewer than `min_baseline_commits` (3) baseline commits is not tested: its
+//! series are in state `insufficient_data`, no alert is opened, and the verdict is at best
+//! `warn`. The effect is still described: the baseline mean against the candidate mean as an
+//! effect-only comparison (no significance test), with the engine's wording, in the run's
+//! analysis and verdict reasons.
+
+pub mod compare;
+pub mod coverage;
+pub mod group;
+pub mod history;
+pub mod model;
+pub mod render;
+pub mod verdict;
+
+pub use history::{GroupSeries, HistoryPoint};
+pub use model::{CellAnalysis, Continuing, InvalidRun, RunAnalysis, ANALYSIS_SCHEMA};
+pub use verdict::{verdict_of, Reason, ReasonCode, Verdict, VerdictLevel};
+
+/// `abc123def456`: the first 12 characters of a SHA.
+pub fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}

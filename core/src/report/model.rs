@@ -1,0 +1,98 @@
+//! The analysis of one run, as stored (`run_analyses.analysis`, the typed model serialized as
+//! JSON) and served by `GET /api/v1/runs/{id}/analysis`: per group of the run (series key and
+//! cell) the baseline it was compared with, the engine's report, the effect-only findings of a
+//! group with too little history, invalid candidate runs and the standing alerts it continues;
+//! and the commit's coverage (missing and new cells, series not measured, repeats).
+//!
+//! [`ANALYSIS_SCHEMA`] is the version of this shape. A stored analysis of an older schema (or
+//! one that no longer parses) is recomputed by the server at start-up, so readers only ever
+//! see the current shape.
+
+use super::coverage::Coverage;
+use crate::regression::{Finding, GroupReport};
+use crate::wire::AlertStatus;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// Version of the stored analysis shape. 1: the untyped documents before the typed model
+/// (no `schema` field); 2: [`RunAnalysis`].
+pub const ANALYSIS_SCHEMA: u32 = 2;
+
+/// The analysis of one run at its commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunAnalysis {
+    /// [`ANALYSIS_SCHEMA`] when written.
+    #[serde(default = "schema_one")]
+    pub schema: u32,
+    /// The run.
+    pub run_id: Uuid,
+    /// Its commit.
+    pub commit: String,
+    /// Its branch.
+    pub branch: String,
+    /// The project's default branch at the time.
+    pub default_branch: String,
+    /// The merge base the run's upload stated, if any.
+    pub merge_base: Option<String>,
+    /// Version of the project settings the analysis used.
+    pub settings_version: i64,
+    /// One entry per group (series key and cell) of the run's results.
+    pub groups: Vec<CellAnalysis>,
+    /// What the commit's analysis covers, as far as this run's groups are concerned.
+    #[serde(default)]
+    pub coverage: Coverage,
+}
+
+fn schema_one() -> u32 {
+    1
+}
+
+/// The analysis of one group (series key and cell) of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellAnalysis {
+    /// The configuration (series key object).
+    pub series_key: Value,
+    /// The cell key (`max_concurrency=4;request_rate=inf;...`).
+    pub cell: String,
+    /// Where the baseline came from, in words.
+    pub baseline_rule: String,
+    /// The pinned baseline commit, if the group's baseline is pinned.
+    pub pinned_baseline: Option<String>,
+    /// The commits the baseline was drawn from (sorted by SHA).
+    pub history_commits: Vec<String>,
+    /// Candidate runs that are neither tested nor part of a baseline.
+    pub invalid_runs: Vec<InvalidRun>,
+    /// The engine's report.
+    pub report: GroupReport,
+    /// With too little history (or a one-run pin): the effect described, never tested.
+    pub effect_only: Vec<Finding>,
+    /// Findings that are the change a standing alert of an earlier commit already holds.
+    pub continuing: Vec<Continuing>,
+}
+
+/// A candidate run that is neither tested nor part of a baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvalidRun {
+    /// The run.
+    pub run_id: Uuid,
+    /// One sentence.
+    pub message: String,
+    /// Excluded by a person (not by its own health: too many failed or too few completed
+    /// requests).
+    pub excluded_by_person: bool,
+}
+
+/// A finding of this commit that continues the standing alert of an earlier commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Continuing {
+    /// The earlier alert.
+    pub alert_id: Uuid,
+    /// Its commit.
+    pub commit: String,
+    /// Its status.
+    pub status: AlertStatus,
+    /// The sentence of this commit's finding (or of the alert, when this commit's analysis
+    /// did not find it again but has not returned to the baseline either).
+    pub summary: String,
+}

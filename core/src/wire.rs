@@ -1,0 +1,193 @@
+//! Types that cross the wire between the server, the `benchtrail` CLI and other clients:
+//! alerts, the upload receipt, and (re-exported from [`crate::report`]) the verdict. Defined
+//! once here, so the server serializes and the CLI reads the same structs.
+
+use crate::Stat;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+pub use crate::report::verdict::{Reason, ReasonCode, Verdict, VerdictLevel};
+
+/// What an alert is about (the engine's finding kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    /// The candidate is significantly worse.
+    Regression,
+    /// The candidate is significantly better (stored resolved: no triage needed).
+    Improvement,
+    /// Throughput better while TTFT or goodput worse, within one result.
+    Tradeoff,
+    /// The default branch's history shifted at a commit (E-Divisive means).
+    ChangePoint,
+    /// A series of the baseline is absent from the candidate run.
+    Missing,
+}
+
+impl AlertKind {
+    /// Every kind.
+    pub const ALL: [AlertKind; 5] = [
+        AlertKind::Regression,
+        AlertKind::Improvement,
+        AlertKind::Tradeoff,
+        AlertKind::ChangePoint,
+        AlertKind::Missing,
+    ];
+
+    /// `regression`, `improvement`, `tradeoff`, `change_point`, `missing`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertKind::Regression => "regression",
+            AlertKind::Improvement => "improvement",
+            AlertKind::Tradeoff => "tradeoff",
+            AlertKind::ChangePoint => "change_point",
+            AlertKind::Missing => "missing",
+        }
+    }
+
+    /// The kind named `s`, if any.
+    pub fn parse(s: &str) -> Option<AlertKind> {
+        AlertKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Where an alert is in its lifecycle (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertStatus {
+    /// New, nobody looked yet.
+    Open,
+    /// Someone is looking into it.
+    Acknowledged,
+    /// Someone decided it is not a problem (with a reason).
+    Dismissed,
+    /// benchtrail saw it go away.
+    Resolved,
+}
+
+impl AlertStatus {
+    /// Every status.
+    pub const ALL: [AlertStatus; 4] = [
+        AlertStatus::Open,
+        AlertStatus::Acknowledged,
+        AlertStatus::Dismissed,
+        AlertStatus::Resolved,
+    ];
+
+    /// `open`, `acknowledged`, `dismissed`, `resolved`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertStatus::Open => "open",
+            AlertStatus::Acknowledged => "acknowledged",
+            AlertStatus::Dismissed => "dismissed",
+            AlertStatus::Resolved => "resolved",
+        }
+    }
+
+    /// The status named `s`, if any.
+    pub fn parse(s: &str) -> Option<AlertStatus> {
+        AlertStatus::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Open or acknowledged: still a problem.
+    pub fn is_active(self) -> bool {
+        matches!(self, AlertStatus::Open | AlertStatus::Acknowledged)
+    }
+}
+
+/// Addresses of what an alert refers to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AlertLinks {
+    /// This alert (`/api/v1/alerts/{id}`).
+    #[serde(rename = "self")]
+    pub self_: String,
+    /// The run whose analysis produced it (`/api/v1/runs/{id}`), if any.
+    pub run: Option<String>,
+    /// The run's verdict (`/api/v1/runs/{id}/verdict`), if any.
+    pub verdict: Option<String>,
+    /// The headline series' points (`/api/v1/projects/{p}/series/{series_id}`).
+    pub series: String,
+    /// The commit in the repository (`{repository_url}/commit/{sha}`), when the project has one.
+    pub commit: Option<String>,
+}
+
+/// A stored alert.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Alert {
+    /// Id.
+    pub id: Uuid,
+    /// Project slug.
+    pub project: String,
+    /// Kind.
+    pub kind: AlertKind,
+    /// Lifecycle status.
+    pub status: AlertStatus,
+    /// `warn` or `fail` (none for improvements).
+    pub severity: Option<String>,
+    /// The headline series (for a trade-off: the throughput that improved).
+    pub series_id: String,
+    /// Every series involved (a trade-off's parts).
+    pub series_ids: Vec<String>,
+    /// Headline metric (vocabulary name).
+    pub metric: String,
+    /// Its statistic.
+    #[schema(value_type = String)]
+    pub stat: Stat,
+    /// SLO profile, for goodput and attainment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_profile: Option<String>,
+    /// Series key object of the result.
+    pub series_key: Value,
+    /// Cell key of the result.
+    pub cell: String,
+    /// Branch of the candidate commit.
+    pub branch: String,
+    /// The candidate commit (for a change point: the first commit of the new regime).
+    pub commit: String,
+    /// The run whose analysis produced or last updated it.
+    pub run_id: Option<Uuid>,
+    /// The baseline commits compared against (for a change point: the previous regime).
+    pub baseline_commits: Vec<String>,
+    /// Percent change of the headline metric, of the baseline mean.
+    pub delta_pct: Option<f64>,
+    /// One sentence for people.
+    pub summary: String,
+    /// The engine's finding: inputs, test, statistic, p-value and intervals, thresholds and
+    /// the detection settings.
+    #[schema(value_type = Object)]
+    pub finding: Value,
+    /// Version of the project settings that produced it (`GET .../settings`).
+    pub settings_version: i64,
+    /// The reason given when dismissed or acknowledged, or benchtrail's when resolved.
+    pub reason: Option<String>,
+    /// The commit that returned to the baseline, when resolved by one.
+    pub resolved_by: Option<String>,
+    /// When it was first stored.
+    pub created_at: DateTime<Utc>,
+    /// Last change (status or recomputed finding).
+    pub updated_at: DateTime<Utc>,
+    /// Related addresses.
+    pub links: AlertLinks,
+}
+
+/// Answer to an upload (`POST /api/v1/projects/{project}/runs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct UploadReceipt {
+    /// The run's id.
+    pub run_id: Uuid,
+    /// False when the run id was already stored (nothing was stored again).
+    pub created: bool,
+    /// Number of results in the run.
+    pub results: usize,
+    /// Path of the run's page (`/runs/{id}`).
+    pub path: String,
+    /// The run's verdict right after its analysis; for a run that was already stored, its
+    /// stored verdict. `null` when the analysis failed (logged) or has not finished yet (a
+    /// concurrent upload of the same run). Details: `GET /api/v1/runs/{id}/verdict`.
+    pub verdict: Option<VerdictLevel>,
+    /// The verdict with its reasons, missing and new cells, series not measured and repeats,
+    /// as `GET /api/v1/runs/{id}/verdict` answers it; `null` with `verdict`.
+    pub verdict_detail: Option<Verdict>,
+}
