@@ -136,7 +136,7 @@ pub struct Alert {
     #[schema(value_type = String)]
     pub stat: Stat,
     /// SLO profile, for goodput and attainment.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_profile: Option<String>,
     /// Series key object of the result.
     pub series_key: Value,

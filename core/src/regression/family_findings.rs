@@ -12,7 +12,7 @@ use super::{
 use crate::metric::{lookup, Stat};
 
 /// `p < 0.001` below a thousandth (never a rounded `p = 0.0010`), else two significant digits.
-pub(super) fn p_phrase(p: f64) -> String {
+pub fn p_phrase(p: f64) -> String {
     if p < 0.001 {
         "p < 0.001".to_string()
     } else {

@@ -47,7 +47,7 @@ pub mod confounds;
 pub mod edivisive;
 pub mod family;
 mod family_findings;
-pub use family_findings::Undecided;
+pub use family_findings::{p_phrase, Undecided};
 pub mod family_scan;
 pub mod rates;
 pub mod realistic;
@@ -494,7 +494,7 @@ pub struct TradeoffPart {
     /// p-value, when the test has one.
     pub p_value: Option<f64>,
     /// Per-request shift of this side, when samples exist (description only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_request: Option<RequestShift>,
 }
 
@@ -533,7 +533,7 @@ pub struct Finding {
     /// Its statistic.
     pub stat: Stat,
     /// Its SLO profile, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_profile: Option<String>,
     /// Its direction.
     pub direction: Direction,
@@ -570,16 +570,16 @@ pub struct Finding {
     /// One sentence for people.
     pub summary: String,
     /// The sides of a trade-off.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<TradeoffPart>,
     /// Per-request shift, when samples exist (description only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_request: Option<RequestShift>,
     /// Commits that confirmed the finding.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub confirmed_by: Vec<String>,
     /// Caveats (zero spread, effect only, ...).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The settings that produced the finding.
     pub settings: Settings,
@@ -619,10 +619,10 @@ pub struct SeriesReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untested: Option<Untested>,
     /// The comparison, when one was made.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
     /// Per-request shift, when samples exist on both sides.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_request: Option<RequestShift>,
 }
 
@@ -638,15 +638,15 @@ pub struct GroupReport {
     /// Findings: trade-offs first, then regressions, missing series and improvements.
     pub findings: Vec<Finding>,
     /// Workload confounds of the candidate ([`confounds::workload_confounds`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workload: Vec<confounds::WorkloadConfound>,
     /// For a group with series in state `no_baseline`: the nearest stored series and what
     /// differs.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nearest: Option<confounds::Nearest>,
     /// Families that moved at least the minimum effect without a finding: the smallest change
     /// detectable here and the repeats that would decide it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub undecided: Vec<Undecided>,
 }
 
@@ -673,11 +673,12 @@ pub fn describe(metric: &str, stat: &Stat) -> String {
 }
 
 /// `+4.1 %`, `-3.0 %`.
-fn pct(x: f64) -> String {
+pub fn pct(x: f64) -> String {
     format!("{x:+.1} %")
 }
 
-fn fmt_num(x: f64) -> String {
+/// A value in its metric's unit with the digits a reader needs: `1234.5`, `12.35`, `0.1234`.
+pub fn fmt_num(x: f64) -> String {
     let a = x.abs();
     if a == 0.0 {
         "0".into()

@@ -478,6 +478,59 @@ impl CommitContext<'_> {
     }
 }
 
+/// One group of a commit with everything its analysis needs, read before any group is
+/// decided ([`analyze_groups`]).
+pub struct PreparedGroup<K> {
+    /// The caller's key of the group (the server: series key JSON and cell key).
+    pub key: K,
+    /// The group's stored history.
+    pub points: Vec<HistoryPoint>,
+    /// Its baseline plan.
+    pub plan: Plan,
+    /// The engine input ([`CommitContext::inputs`]).
+    pub input: GroupInput,
+    /// The change-point scan's input.
+    pub scan_input: GroupInput,
+    /// What its runs measured of their work ([`CommitContext::workload`]).
+    pub workload: Workload,
+}
+
+/// The analyses of every group of one commit: the cells of one configuration (series key)
+/// are decided together ([`configuration_gates`]), with the series a workload confound makes
+/// incomparable left out of the gates ([`crate::regression::gating_view`]).
+/// `series_key(k)` names a key's configuration.
+pub fn analyze_groups<K: Ord + Clone>(
+    ctx: &CommitContext<'_>,
+    prepared: Vec<PreparedGroup<K>>,
+    series_key: impl Fn(&K) -> &str,
+) -> Vec<(K, GroupAnalysis)> {
+    let views: Vec<GroupInput> = prepared
+        .iter()
+        .map(|p| crate::regression::gating_view(&p.input, &p.workload, &ctx.det.engine))
+        .collect();
+    let keyed: Vec<(K, &GroupInput)> = prepared
+        .iter()
+        .zip(&views)
+        .map(|(p, v)| (p.key.clone(), v))
+        .collect();
+    let mut gates = gates_of(&keyed, &ctx.det.engine, series_key);
+    prepared
+        .into_iter()
+        .map(|p| {
+            let gate = gates.remove(&p.key).unwrap_or_else(Gates::single);
+            let ga = ctx.finish(
+                p.input,
+                p.scan_input,
+                &p.points,
+                &p.plan,
+                &gate,
+                &p.workload,
+            );
+            (p.key, ga)
+        })
+        .collect()
+}
+
 /// Whether a group has no history at all (every series lacks a baseline commit): its series
 /// are `no_baseline`, and the nearest stored series is worth looking up.
 pub fn lacks_history(input: &GroupInput) -> bool {

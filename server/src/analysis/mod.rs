@@ -38,7 +38,7 @@ pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
 
 use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
 use alerts::{new_alert, resolve_returned};
-use benchtrail_core::regression::{family, Finding};
+use benchtrail_core::regression::Finding;
 use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
 use benchtrail_core::report::{CellAnalysis, Continuing, RunAnalysis, ANALYSIS_SCHEMA};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -181,21 +181,23 @@ async fn analyze_one(
             let others = store.groups_with_history(project.id, commit_sha).await?;
             workload.nearest = group::nearest_of(key, &others);
         }
-        prepared.push((key, points, plan, input, scan_input, workload));
+        prepared.push(group::PreparedGroup {
+            key: key.clone(),
+            points,
+            plan,
+            input,
+            scan_input,
+            workload,
+        });
     }
-    // A cell whose workload differs from its baseline's leaves its confounded series out of
-    // its configuration's gates.
-    let views: Vec<benchtrail_core::regression::GroupInput> = prepared
+    let previous_of: Vec<Vec<String>> = prepared
         .iter()
-        .map(|p| benchtrail_core::regression::gating_view(&p.3, &p.5, &det.engine))
+        .map(|p| p.plan.previous(commit_sha, det.engine.confirm_commits))
         .collect();
-    let keyed: Vec<(&(String, String), &benchtrail_core::regression::GroupInput)> =
-        prepared.iter().zip(&views).map(|(p, v)| (p.0, v)).collect();
-    let mut gates = group::gates_of(&keyed, &det.engine, |k| k.0.as_str());
-    for (key, points, plan, input, scan_input, workload) in prepared {
-        let gate = gates.remove(&key).unwrap_or_else(family::Gates::single);
-        let mut ga = ctx.finish(input, scan_input, &points, &plan, &gate, &workload);
-        for c in plan.previous(commit_sha, det.engine.confirm_commits) {
+    let decided = group::analyze_groups(&ctx, prepared, |k| k.0.as_str());
+    for ((key, mut ga), before) in decided.into_iter().zip(previous_of) {
+        let key = &key;
+        for c in before {
             if !previous.contains(&c) {
                 previous.push(c);
             }
