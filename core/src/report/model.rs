@@ -71,6 +71,31 @@ pub struct CellAnalysis {
     pub continuing: Vec<Continuing>,
 }
 
+impl CellAnalysis {
+    /// The stored form of group `cell` of configuration `series_key_json` (JSON text)'s
+    /// analysis.
+    pub fn of(series_key_json: &str, cell: &str, ga: &super::group::GroupAnalysis) -> CellAnalysis {
+        CellAnalysis {
+            series_key: serde_json::from_str(series_key_json).unwrap_or(Value::Null),
+            cell: cell.to_string(),
+            baseline_rule: ga.baseline_rule.clone(),
+            pinned_baseline: ga.input.pinned_baseline.clone(),
+            history_commits: ga
+                .input
+                .series
+                .iter()
+                .flat_map(|s| s.history.iter().map(|c| c.commit.clone()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            invalid_runs: ga.invalid_runs.clone(),
+            report: ga.report.clone(),
+            effect_only: ga.effect_only.clone(),
+            continuing: ga.continuing.clone(),
+        }
+    }
+}
+
 /// A candidate run that is neither tested nor part of a baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InvalidRun {

@@ -42,13 +42,19 @@ pub fn render(verdict: &Verdict, analysis: Option<&RunAnalysis>, format: Format)
 fn headline(out: &mut String, v: &Verdict, format: Format) {
     let level = v.verdict.as_str().to_uppercase();
     let provisional = match (&v.repeats, v.provisional) {
-        (Some(r), true) => format!(" (provisional: {} of {} repeats in)", r.received, r.expected),
+        (Some(r), true) => format!(
+            " (provisional: {} of {} repeats in)",
+            r.received, r.expected
+        ),
         _ => String::new(),
     };
     let commit = super::short(&v.commit);
     match format {
         Format::Terminal => {
-            let _ = writeln!(out, "benchtrail verdict: {level}{provisional} at commit {commit}");
+            let _ = writeln!(
+                out,
+                "benchtrail verdict: {level}{provisional} at commit {commit}"
+            );
         }
         Format::Markdown => {
             let _ = writeln!(
@@ -141,7 +147,8 @@ fn findings(out: &mut String, a: &RunAnalysis, format: Format) {
     }
     for (cell, f) in rows {
         let unit = lookup(&f.metric).map_or("", |m| m.unit.as_str());
-        let value = |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{} {unit}", fmt_num(x)));
+        let value =
+            |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{} {unit}", fmt_num(x)));
         let change = f.delta_pct.map_or("–".to_string(), pct);
         let test = match f.p_value {
             Some(p) => format!("{}, {}", f.test.as_str(), p_phrase(p)),

@@ -369,24 +369,7 @@ fn run_analysis(
         .iter()
         .filter(|k| seen.insert((*k).clone()))
         .filter_map(|k| analyzed.get(k).map(|ga| (k, ga)))
-        .map(|(k, ga)| CellAnalysis {
-            series_key: serde_json::from_str(&k.0).unwrap_or(serde_json::Value::Null),
-            cell: k.1.clone(),
-            baseline_rule: ga.baseline_rule.clone(),
-            pinned_baseline: ga.input.pinned_baseline.clone(),
-            history_commits: ga
-                .input
-                .series
-                .iter()
-                .flat_map(|s| s.history.iter().map(|c| c.commit.clone()))
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect(),
-            invalid_runs: ga.invalid_runs.clone(),
-            report: ga.report.clone(),
-            effect_only: ga.effect_only.clone(),
-            continuing: ga.continuing.clone(),
-        })
+        .map(|(k, ga)| CellAnalysis::of(&k.0, &k.1, ga))
         .collect();
     RunAnalysis {
         schema: ANALYSIS_SCHEMA,

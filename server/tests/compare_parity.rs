@@ -1,0 +1,147 @@
+//! `benchtrail_core::report::compare` offline gives the finding the server gives for the same
+//! pair in a history: the FP8 KV-cache case of the realistic generator (10 single-run baseline
+//! commits at run-to-run CV 1.2 %, then the change; `HistorySpec::fp8_case`), uploaded commit
+//! by commit over HTTP on every database, against the same upload documents read and compared
+//! in memory.
+
+mod common;
+
+use benchtrail_core::regression::realistic::{commit_runs, HistorySpec};
+use benchtrail_core::report::compare::{compare, CompareCommit};
+use benchtrail_core::report::RunAnalysis;
+use benchtrail_core::settings::ProjectSettings;
+use benchtrail_core::UploadDocument;
+use common::db::for_each_store;
+use common::server::TestServer;
+use serde_json::{json, Value};
+
+fn sha(i: usize) -> String {
+    format!("{:040x}", 0xf8_0000 + i)
+}
+
+/// The upload of commit `i` of `spec` (one run, every cell's file), parent: commit i − 1.
+fn upload(spec: &HistorySpec, i: usize) -> Value {
+    let files: Vec<Value> = commit_runs(spec, i)
+        .iter()
+        .map(|r| json!({"name": format!("c{}.json", r.cell), "content": r.file.to_string()}))
+        .collect();
+    let parents: Vec<String> = (i > 0).then(|| sha(i - 1)).into_iter().collect();
+    json!({
+        "run": {"commit": {"sha": sha(i), "parents": parents,
+                           "time": format!("2026-11-01T00:{i:02}:00Z")},
+                "branch": "main"},
+        "configuration": {"hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 1}},
+        "cell": {"input_len": spec.workload.input_len, "output_len": spec.workload.output_len},
+        "files": files,
+    })
+}
+
+/// The commit of upload `doc`, read as the server reads it.
+fn commit_of(doc: &Value) -> CompareCommit {
+    let doc: UploadDocument = serde_json::from_value(doc.clone()).unwrap();
+    CompareCommit {
+        commit: doc.run.commit.sha.clone(),
+        runs: vec![doc.read().unwrap().results],
+    }
+}
+
+/// Every trade-off of an analysis as (cell, headline, sides with their change, p-value).
+fn tradeoffs(a: &RunAnalysis) -> Vec<(String, String, Vec<String>, Option<f64>)> {
+    let mut out: Vec<_> = a
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.report
+                .findings
+                .iter()
+                .filter(|f| f.test == benchtrail_core::regression::Test::Tradeoff)
+                .map(|f| {
+                    (
+                        g.cell.clone(),
+                        format!("{}/{}", f.metric, f.stat),
+                        f.parts
+                            .iter()
+                            .map(|p| {
+                                format!(
+                                    "{} {}/{} {:.6}",
+                                    p.change.as_str(),
+                                    p.metric,
+                                    p.stat,
+                                    p.delta_pct
+                                )
+                            })
+                            .collect(),
+                        f.p_value,
+                    )
+                })
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[tokio::test]
+async fn compare_offline_finds_the_fp8_tradeoff_the_server_finds_in_its_history() {
+    let spec = HistorySpec::fp8_case(3);
+    let docs: Vec<Value> = (0..spec.commits).map(|i| upload(&spec, i)).collect();
+    let commits: Vec<CompareCommit> = docs.iter().map(commit_of).collect();
+    let (baseline, candidate) = commits.split_at(commits.len() - 1);
+    let offline = compare(baseline, &candidate[0], &ProjectSettings::default(), &[]);
+    let expected = tradeoffs(&offline.analysis);
+    // The FP8 change in every one of the three cells: throughput up, TTFT up.
+    assert_eq!(expected.len(), 3, "{expected:#?}");
+    for (_, _, sides, _) in &expected {
+        assert!(
+            sides
+                .iter()
+                .any(|s| s.starts_with("improved output_throughput/value")),
+            "{sides:?}"
+        );
+        assert!(
+            sides.iter().any(|s| s.starts_with("worsened ttft/")),
+            "{sides:?}"
+        );
+    }
+    assert_eq!(offline.verdict.verdict.as_str(), "fail");
+    for_each_store(|db, store| {
+        let docs = docs.clone();
+        let expected = expected.clone();
+        let offline_verdict = offline.verdict.clone();
+        async move {
+            let server = TestServer::start(store).await;
+            let token = server.project_with_token("fp8", json!({})).await;
+            let mut receipt = Value::Null;
+            for d in &docs {
+                let (status, r) = server.upload("fp8", &token, d).await;
+                assert_eq!(status, 201, "{db}: {r}");
+                receipt = r;
+            }
+            let run = receipt["run_id"].as_str().unwrap();
+            let (status, stored) = server.get(&format!("/api/v1/runs/{run}/analysis")).await;
+            assert_eq!(status, 200, "{db}: {stored}");
+            let served: RunAnalysis = serde_json::from_value(stored["analysis"].clone()).unwrap();
+            assert_eq!(tradeoffs(&served), expected, "{db}");
+            let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+            assert_eq!(verdict["verdict"], offline_verdict.verdict.as_str(), "{db}");
+            let codes = |reasons: &[Value]| {
+                let mut c: Vec<String> = reasons
+                    .iter()
+                    .map(|r| format!("{} {} {}", r["level"], r["code"], r["cell"]))
+                    .collect();
+                c.sort();
+                c
+            };
+            let offline_reasons: Vec<Value> = offline_verdict
+                .reasons
+                .iter()
+                .map(|r| serde_json::to_value(r).unwrap())
+                .collect();
+            assert_eq!(
+                codes(verdict["reasons"].as_array().unwrap()),
+                codes(&offline_reasons),
+                "{db}"
+            );
+        }
+    })
+    .await;
+}
