@@ -919,6 +919,32 @@ async fn openapi_document_and_json_schemas() {
         assert_eq!(status, 200);
         assert_eq!(schema["properties"]["run"]["$ref"], "#/$defs/RunMeta");
         assert!(schema["$defs"]["Configuration"]["properties"]["parallelism"].is_object());
+        // The stored analysis (the typed model of benchtrail_core::report) is documented too.
+        let (status, schema) = server.get("/api/v1/schemas/analysis.json").await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            schema["properties"]["groups"]["items"]["$ref"],
+            "#/$defs/CellAnalysis"
+        );
+        assert_eq!(
+            schema["$defs"]["CellAnalysis"]["properties"]["report"]["$ref"],
+            "#/$defs/GroupReport"
+        );
+        assert_eq!(
+            schema["$defs"]["Test"]["enum"],
+            json!([
+                "welch_t",
+                "prediction_interval",
+                "pinned_t",
+                "zero_spread",
+                "effect_only",
+                "family_index",
+                "e_divisive",
+                "tradeoff",
+                "missing",
+                "mann_whitney_u"
+            ])
+        );
     })
     .await;
 }

@@ -19,7 +19,7 @@ pub const RESTATING_FIELDS: &[&str] = &["engine.launch_command", "benchmark.comm
 
 /// One differing field: dotted path (`quantization.kv_cache_dtype`, `cell.load.max_concurrency`)
 /// and both values (`null` when unset on that side).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FieldDiff {
     /// Dotted path.
     pub field: String,
@@ -261,7 +261,7 @@ pub fn describe_difference(d: &FieldDiff) -> String {
 }
 
 /// The stored series nearest to one that has no baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Nearest {
     /// Its series key (flat, as stored).
     pub series_key: Map<String, Value>,
@@ -386,7 +386,7 @@ pub struct Workload {
 }
 
 /// What kind of workload confound (serialized snake_case, the reason code of the verdict).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConfoundCode {
     /// Baseline and candidate measured different mean lengths.
@@ -400,7 +400,7 @@ pub enum ConfoundCode {
 }
 
 /// Which length a confound is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LengthKind {
     /// Prompt (input) tokens.
@@ -420,7 +420,7 @@ impl LengthKind {
 }
 
 /// A reason the candidate's work differs from its baseline's, or from its own request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorkloadConfound {
     /// `workload_mismatch` (baseline and candidate measured different mean lengths),
     /// `prompt_counted_as_output` (the measured output ≈ input + requested output),

@@ -564,7 +564,7 @@ pub(super) fn family_tradeoff(
 
 /// A change of at least the minimum effect that the test could not establish: what more data
 /// would decide it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Undecided {
     /// The family.
     pub family: super::family::FamilyKey,

@@ -302,7 +302,7 @@ pub struct GroupInput {
 }
 
 /// What happened to a series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeriesState {
     /// Compared; no finding.
@@ -358,7 +358,7 @@ impl SeriesState {
 
 /// Why a series was not tested (its [`SeriesReport::untested`]); serialized as
 /// `{"code": "too_few_baseline_commits", "have": 2, "need": 3}` and the like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "code", rename_all = "snake_case")]
 pub enum Untested {
     /// The statistic is not among [`Settings::tested_stats`]: descriptive.
@@ -389,7 +389,7 @@ pub enum Untested {
 }
 
 /// Kind of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// The candidate is significantly worse.
@@ -405,7 +405,7 @@ pub enum FindingKind {
 }
 
 /// Severity of an alert-worthy finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Look at it.
@@ -432,7 +432,7 @@ impl Severity {
 }
 
 /// The effect with its confidence interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Effect {
     /// Candidate − baseline, metric's unit.
     pub delta_abs: f64,
@@ -448,7 +448,7 @@ pub struct Effect {
 }
 
 /// The thresholds a finding was judged against.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Threshold {
     /// Minimum relative effect, percent.
     pub min_effect_pct: f64,
@@ -457,7 +457,7 @@ pub struct Threshold {
 }
 
 /// Which way one side of a trade-off moved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PartChange {
     /// Better (throughput up, or latency down).
@@ -477,13 +477,14 @@ impl PartChange {
 }
 
 /// One side of a trade-off.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TradeoffPart {
     /// Series id.
     pub series_id: String,
     /// Metric.
     pub metric: String,
     /// Statistic.
+    #[schema(value_type = String)]
     pub stat: Stat,
     /// `improved` or `worsened`.
     pub change: PartChange,
@@ -519,7 +520,7 @@ impl TradeoffPart {
 }
 
 /// A finding: everything needed to explain it from data alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Finding {
     /// What was found.
     pub kind: FindingKind,
@@ -531,6 +532,7 @@ pub struct Finding {
     /// The (headline) metric.
     pub metric: String,
     /// Its statistic.
+    #[schema(value_type = String)]
     pub stat: Stat,
     /// Its SLO profile, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -582,11 +584,12 @@ pub struct Finding {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The settings that produced the finding.
+    #[schema(value_type = Object)]
     pub settings: Settings,
 }
 
 /// The comparison of a series' candidate with its baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Comparison {
     /// The test's outcome.
     pub outcome: TestOutcome,
@@ -601,13 +604,14 @@ pub struct Comparison {
 }
 
 /// Per-series outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SeriesReport {
     /// Series id.
     pub series_id: String,
     /// Metric.
     pub metric: String,
     /// Statistic.
+    #[schema(value_type = String)]
     pub stat: Stat,
     /// State.
     pub state: SeriesState,
@@ -627,7 +631,7 @@ pub struct SeriesReport {
 }
 
 /// Result of [`analyze`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GroupReport {
     /// Series key.
     pub series_key: String,

@@ -62,7 +62,7 @@ impl Test {
 }
 
 /// The result of one test of "candidate differs from baseline".
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TestOutcome {
     /// `welch_t`, `prediction_interval`, `pinned_t`, `zero_spread` or `effect_only`.
     pub test: Test,
@@ -391,7 +391,7 @@ pub fn effect_only(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
 /// Requests within one run share the server's state (batch composition, cache, clocks): they
 /// are not independent samples, so this p-value is optimistic. It describes a shift and is
 /// attached to a finding; it never opens one by itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RequestShift {
     /// Always `mann_whitney_u` (Mann & Whitney 1947), normal approximation with tie correction.
     pub test: Test,

@@ -20,7 +20,7 @@ use uuid::Uuid;
 pub const ANALYSIS_SCHEMA: u32 = 2;
 
 /// The analysis of one run at its commit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunAnalysis {
     /// [`ANALYSIS_SCHEMA`] when written.
     #[serde(default = "schema_one")]
@@ -49,9 +49,10 @@ fn schema_one() -> u32 {
 }
 
 /// The analysis of one group (series key and cell) of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CellAnalysis {
     /// The configuration (series key object).
+    #[schema(value_type = Object)]
     pub series_key: Value,
     /// The cell key (`max_concurrency=4;request_rate=inf;...`).
     pub cell: String,
@@ -97,7 +98,7 @@ impl CellAnalysis {
 }
 
 /// A candidate run that is neither tested nor part of a baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct InvalidRun {
     /// The run.
     pub run_id: Uuid,
@@ -109,7 +110,7 @@ pub struct InvalidRun {
 }
 
 /// A finding of this commit that continues the standing alert of an earlier commit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Continuing {
     /// The earlier alert.
     pub alert_id: Uuid,

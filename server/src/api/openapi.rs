@@ -1,5 +1,5 @@
 //! The OpenAPI document (`GET /api/v1/openapi.json`) and the JSON Schemas of benchtrail's own
-//! formats (`GET /api/v1/schemas/{upload,result}.json`), generated from the same Rust types the
+//! formats and of the stored analysis (`GET /api/v1/schemas/{upload,result,analysis}.json`), generated from the same Rust types the
 //! server deserializes, so they cannot drift from the code.
 
 use super::{alerts, baselines, configs, projects, runs, series, settings};
@@ -21,7 +21,7 @@ use utoipa::{Modify, OpenApi};
         alerts::run_alerts, alerts::series_alerts, baselines::pin, baselines::exclude,
         baselines::list, baselines::unpin, baselines::unexclude,
     ),
-    components(schemas(benchtrail_core::UploadDocument, benchtrail_core::BenchResult, crate::error::Problem)),
+    components(schemas(benchtrail_core::UploadDocument, benchtrail_core::BenchResult, benchtrail_core::report::RunAnalysis, crate::error::Problem)),
     modifiers(&BearerAuth),
     tags(
         (name = "projects", description = "Projects and their tokens"),
@@ -85,6 +85,13 @@ pub fn json_schema(root: &str) -> Option<Value> {
 /// `GET /api/v1/schemas/upload.json`: the upload document.
 pub(super) async fn upload_schema() -> Json<Value> {
     Json(json_schema("UploadDocument").expect("UploadDocument is a component"))
+}
+
+/// `GET /api/v1/schemas/analysis.json`: the analysis of one run
+/// (`benchtrail_core::report::RunAnalysis`), as stored and as `GET /api/v1/runs/{id}/analysis`
+/// returns it under `analysis`.
+pub(super) async fn analysis_schema() -> Json<Value> {
+    Json(json_schema("RunAnalysis").expect("RunAnalysis is a component"))
 }
 
 /// `GET /api/v1/schemas/result.json`: one result in benchtrail's own format.

@@ -49,8 +49,8 @@ pub struct StoredAnalysis {
     pub verdict: VerdictLevel,
     /// Project settings version used.
     pub settings_version: i64,
-    /// The analysis (`benchtrail_core::report::RunAnalysis`, serialized).
-    #[schema(value_type = Object)]
+    /// The analysis (`benchtrail_core::report::RunAnalysis`, serialized; JSON Schema:
+    /// `/api/v1/schemas/analysis.json`).
     pub analysis: RunAnalysis,
     /// When it was computed.
     pub analyzed_at: DateTime<Utc>,
