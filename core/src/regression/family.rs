@@ -32,7 +32,9 @@ use std::collections::{BTreeMap, HashMap};
 
 /// A metric family within one result: the family name (the metric's name, or `throughput` for
 /// request, output and total token throughput) and its SLO profile.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
 pub struct FamilyKey {
     /// `ttft`, `tpot`, `itl`, `e2el`, `throughput`, `request_goodput`, ...
     pub family: String,

@@ -80,7 +80,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/openapi.json", get(openapi::openapi_json))
         .route("/api/v1/schemas/upload.json", get(openapi::upload_schema))
         .route("/api/v1/schemas/result.json", get(openapi::result_schema))
-        .route("/api/v1/schemas/analysis.json", get(openapi::analysis_schema))
+        .route(
+            "/api/v1/schemas/analysis.json",
+            get(openapi::analysis_schema),
+        )
 }
 
 /// 200 once the server is up; migrations are applied before the listener opens.
