@@ -10,9 +10,10 @@
 //! * **Several baseline commits** (oldest first): the default-branch rule, as on the server
 //!   (the last `baseline_window` commits, the prediction interval on commit means).
 //! * **One baseline commit**: that commit is the pinned baseline (as `PUT .../baselines` on the
-//!   server): with two or more runs of it, Student's t against its level with its own
-//!   run-to-run spread (`pinned_t`); with one run, the change is described (effect only),
-//!   never tested — one value per side cannot tell a change from noise.
+//!   server): with two or more runs of it, the candidate run against the prediction interval
+//!   of a new run from those runs (several candidate runs: Welch's t); with one run, the change
+//!   is described (effect only), never tested: one value per side cannot tell a change from
+//!   noise.
 //!
 //! Findings become open alerts of the comparison (improvements resolved), and the verdict
 //! follows from them as the server's does.

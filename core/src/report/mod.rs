@@ -11,6 +11,7 @@
 //! * [`coverage`]: missing and new cells, series not measured, repeats.
 //! * [`model`]: the stored analysis of one run.
 //! * [`verdict`]: the verdict rules: levels, reason codes, what fails CI.
+//! * [`grouped`]: the findings of a run grouped across the cells where they hold.
 //! * [`render`]: the verdict and analysis as terminal text or Markdown.
 //! * [`compare`]: two uploads compared offline, with the same engine and rules.
 //!
@@ -49,6 +50,7 @@
 pub mod compare;
 pub mod coverage;
 pub mod group;
+pub mod grouped;
 pub mod history;
 pub mod model;
 pub mod render;

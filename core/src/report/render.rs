@@ -6,16 +6,17 @@
 //! Layout, both formats:
 //! 1. the headline: the verdict, the commit, and `provisional (1 of 3 repeats)` when it is;
 //! 2. the reasons, highest level first, each with its cell;
-//! 3. the findings of every cell: trade-offs, regressions, missing series, improvements, each
-//!    with baseline and candidate values, the change, and the test with its p-value; a
-//!    trade-off lists its sides;
+//! 3. the findings, grouped across the cells where they hold ([`super::grouped`]): trade-offs,
+//!    regressions, missing series, improvements; per cell the baseline and candidate values,
+//!    the change, and the test with its p-value; a trade-off lists its sides;
 //! 4. changes at least the minimum effect that the test could not decide, with what more
 //!    repeats would detect.
 
+use super::grouped::grouped_findings;
 use super::model::RunAnalysis;
 use super::verdict::{Verdict, VerdictLevel};
 use crate::metric::lookup;
-use crate::regression::{describe, fmt_num, p_phrase, pct, Finding, FindingKind, PartChange};
+use crate::regression::{describe, fmt_num, p_phrase, pct, Finding, PartChange};
 use std::fmt::Write as _;
 
 /// Output format of [`render`].
@@ -117,94 +118,85 @@ fn reasons(out: &mut String, v: &Verdict, format: Format) {
     }
 }
 
-/// Order of finding kinds in the findings list: what needs a person first.
-fn rank(kind: FindingKind) -> u8 {
-    match kind {
-        FindingKind::Tradeoff => 0,
-        FindingKind::Regression => 1,
-        FindingKind::Missing => 2,
-        FindingKind::ChangePoint => 3,
-        FindingKind::Improvement => 4,
+fn findings(out: &mut String, a: &RunAnalysis, format: Format) {
+    let grouped = grouped_findings(a);
+    if grouped.is_empty() {
+        return;
+    }
+    match format {
+        Format::Terminal => out.push_str("findings:\n"),
+        Format::Markdown => out.push_str("#### Findings\n\n"),
+    }
+    for g in &grouped {
+        match format {
+            Format::Terminal => {
+                let _ = writeln!(out, "  {}", g.summary);
+            }
+            Format::Markdown => {
+                let _ = writeln!(out, "**{}**\n", escape(&g.summary));
+                out.push_str("| cell | metric | baseline | candidate | change | test |\n");
+                out.push_str("|---|---|---:|---:|---:|---|\n");
+            }
+        }
+        for c in &g.cells {
+            cell_row(out, &c.cell, &c.finding, format);
+        }
+        if format == Format::Markdown {
+            out.push('\n');
+        }
     }
 }
 
-fn findings(out: &mut String, a: &RunAnalysis, format: Format) {
-    let mut rows: Vec<(&str, &Finding)> = a
-        .groups
-        .iter()
-        .flat_map(|g| g.report.findings.iter().map(move |f| (g.cell.as_str(), f)))
-        .collect();
-    if rows.is_empty() {
-        return;
-    }
-    rows.sort_by_key(|(cell, f)| (rank(f.kind), *cell));
+/// One cell's finding: baseline and candidate values, the change, the test; a trade-off's
+/// sides below it (terminal) or in its metric column (Markdown).
+fn cell_row(out: &mut String, cell: &str, f: &Finding, format: Format) {
+    let unit = lookup(&f.metric).map_or("", |m| m.unit.as_str());
+    let value = |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{} {unit}", fmt_num(x)));
+    let change = f.delta_pct.map_or("–".to_string(), pct);
+    let test = match f.p_value {
+        Some(p) => format!("{}, {}", f.test.as_str(), p_phrase(p)),
+        None => f.test.as_str().to_string(),
+    };
+    let name = describe(&f.metric, &f.stat);
     match format {
-        Format::Terminal => out.push_str("findings:\n"),
+        Format::Terminal => {
+            let _ = writeln!(
+                out,
+                "    [{cell}] {name}: {} → {} ({change}; {test})",
+                value(f.baseline_value),
+                value(f.candidate_value)
+            );
+            for p in &f.parts {
+                let _ = writeln!(
+                    out,
+                    "      {} {} {}",
+                    match p.change {
+                        PartChange::Improved => "better:",
+                        PartChange::Worsened => "worse: ",
+                    },
+                    describe(&p.metric, &p.stat),
+                    pct(p.delta_pct)
+                );
+            }
+        }
         Format::Markdown => {
-            out.push_str("| cell | finding | metric | baseline | candidate | change | test |\n");
-            out.push_str("|---|---|---|---:|---:|---:|---|\n");
+            let sides = if f.parts.is_empty() {
+                String::new()
+            } else {
+                let list: Vec<String> = f
+                    .parts
+                    .iter()
+                    .map(|p| format!("{} {}", describe(&p.metric, &p.stat), pct(p.delta_pct)))
+                    .collect();
+                format!(" ({})", list.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "| `{cell}` | {name}{sides} | {} | {} | {change} | {test} |",
+                value(f.baseline_value),
+                value(f.candidate_value)
+            );
         }
-    }
-    for (cell, f) in rows {
-        let unit = lookup(&f.metric).map_or("", |m| m.unit.as_str());
-        let value =
-            |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{} {unit}", fmt_num(x)));
-        let change = f.delta_pct.map_or("–".to_string(), pct);
-        let test = match f.p_value {
-            Some(p) => format!("{}, {}", f.test.as_str(), p_phrase(p)),
-            None => f.test.as_str().to_string(),
-        };
-        let kind = match f.kind {
-            FindingKind::Tradeoff => "trade-off",
-            FindingKind::Regression => "regression",
-            FindingKind::Improvement => "improvement",
-            FindingKind::ChangePoint => "change point",
-            FindingKind::Missing => "missing",
-        };
-        let name = describe(&f.metric, &f.stat);
-        match format {
-            Format::Terminal => {
-                let _ = writeln!(
-                    out,
-                    "  {kind:<12} {name} [{cell}]: {} → {} ({change}; {test})",
-                    value(f.baseline_value),
-                    value(f.candidate_value)
-                );
-                for p in &f.parts {
-                    let _ = writeln!(
-                        out,
-                        "    {} {} {}",
-                        match p.change {
-                            PartChange::Improved => "better:",
-                            PartChange::Worsened => "worse: ",
-                        },
-                        describe(&p.metric, &p.stat),
-                        pct(p.delta_pct)
-                    );
-                }
-            }
-            Format::Markdown => {
-                let sides = if f.parts.is_empty() {
-                    String::new()
-                } else {
-                    let list: Vec<String> = f
-                        .parts
-                        .iter()
-                        .map(|p| format!("{} {}", describe(&p.metric, &p.stat), pct(p.delta_pct)))
-                        .collect();
-                    format!(" ({})", list.join(", "))
-                };
-                let _ = writeln!(
-                    out,
-                    "| `{cell}` | {kind}{sides} | {name} | {} | {} | {change} | {test} |",
-                    value(f.baseline_value),
-                    value(f.candidate_value)
-                );
-            }
-        }
-    }
-    if format == Format::Markdown {
-        out.push('\n');
     }
 }
 
