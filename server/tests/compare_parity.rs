@@ -8,6 +8,7 @@ mod common;
 
 use benchtrail_core::regression::realistic::{commit_runs, HistorySpec};
 use benchtrail_core::report::compare::{compare, CompareCommit};
+use benchtrail_core::report::grouped::grouped_findings;
 use benchtrail_core::report::RunAnalysis;
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::UploadDocument;
@@ -107,6 +108,7 @@ async fn compare_offline_finds_the_fp8_tradeoff_the_server_finds_in_its_history(
         let docs = docs.clone();
         let expected = expected.clone();
         let offline_verdict = offline.verdict.clone();
+        let offline_grouped = grouped_findings(&offline.analysis)[0].summary.clone();
         async move {
             let server = TestServer::start(store).await;
             let token = server.project_with_token("fp8", json!({})).await;
@@ -121,6 +123,23 @@ async fn compare_offline_finds_the_fp8_tradeoff_the_server_finds_in_its_history(
             assert_eq!(status, 200, "{db}: {stored}");
             let served: RunAnalysis = serde_json::from_value(stored["analysis"].clone()).unwrap();
             assert_eq!(tradeoffs(&served), expected, "{db}");
+            // The run page shows the same trade-off as one finding across the three cells.
+            let page = server
+                .http
+                .get(server.url(&format!("/runs/{run}")))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(
+                page.contains(&format!(
+                    "<li class=\"grouped-finding\" data-kind=\"tradeoff\">{}</li>",
+                    offline_grouped
+                )),
+                "{db}: {page}"
+            );
             let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
             assert_eq!(verdict["verdict"], offline_verdict.verdict.as_str(), "{db}");
             let codes = |reasons: &[Value]| {

@@ -414,6 +414,19 @@ pub enum Severity {
     Fail,
 }
 
+impl FindingKind {
+    /// The snake_case name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Regression => "regression",
+            FindingKind::Improvement => "improvement",
+            FindingKind::Tradeoff => "tradeoff",
+            FindingKind::ChangePoint => "change_point",
+            FindingKind::Missing => "missing",
+        }
+    }
+}
+
 impl Severity {
     /// `warn` or `fail`, as serialized.
     pub fn as_str(self) -> &'static str {

@@ -305,6 +305,11 @@ pub struct VerdictView {
     pub new_cells: Vec<String>,
     /// Not measured: (cell key, its series joined).
     pub not_measured: Vec<(String, String)>,
+    /// The findings grouped across cells (`benchtrail_core::report::grouped`): (kind, sentence).
+    pub findings: Vec<(String, String)>,
+    /// Changes of at least the minimum effect the test could not decide: (cell key, sentence
+    /// with the detectable effect and the repeats that would decide it).
+    pub undecided: Vec<(String, String)>,
 }
 
 /// The run's verdict, as `GET /api/v1/runs/{id}/verdict` computes it from storage: the
@@ -327,7 +332,22 @@ pub async fn run_verdict(
         alerts,
         &settings.settings.detection,
     );
+    let a = &analysis.analysis;
     Ok(Some(VerdictView {
+        findings: benchtrail_core::report::grouped::grouped_findings(a)
+            .into_iter()
+            .map(|g| (g.kind.as_str().to_string(), g.summary))
+            .collect(),
+        undecided: a
+            .groups
+            .iter()
+            .flat_map(|g| {
+                g.report
+                    .undecided
+                    .iter()
+                    .map(move |u| (g.cell.clone(), u.summary.clone()))
+            })
+            .collect(),
         verdict: v.verdict.as_str().to_string(),
         provisional: v.provisional,
         repeats_text: v.repeats.as_ref().map_or(String::new(), |r| {
