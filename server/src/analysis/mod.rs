@@ -316,12 +316,7 @@ pub async fn analyze_upload(
     commit_sha: &str,
 ) -> Result<(), StorageError> {
     analyze_commit(store, project, branch, commit_sha).await?;
-    let graph = store.commit_graph(project.id).await?;
-    let has_stored_child = graph
-        .order()
-        .filter_map(|sha| graph.node(sha))
-        .any(|n| n.sha != commit_sha && n.parents.iter().any(|p| p == commit_sha));
-    if has_stored_child {
+    if store.has_stored_child(project.id, commit_sha).await? {
         recompute_project(store, project).await?;
     }
     Ok(())
