@@ -9,7 +9,8 @@ use uuid::Uuid;
 
 /// benchtrail: upload LLM-serving benchmark results from CI and manage projects.
 ///
-/// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error.
+/// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error;
+/// `compare` exits 1 for a `fail` verdict and 3 for `incomplete`.
 #[derive(Debug, Parser)]
 #[command(name = "benchtrail", version, about, propagate_version = true)]
 pub struct Cli {
@@ -47,6 +48,10 @@ pub enum Command {
     Token(TokenCommand),
     /// List the result formats `upload` reads, each with a command line that produces it.
     Formats,
+    /// Compare two sets of result files on this machine, with no server: the same rules and
+    /// report as the server's. Exit status 0 pass or warn, 1 fail, 3 incomplete (a cell of OLD
+    /// missing from NEW), 2 error.
+    Compare(CompareArgs),
 }
 
 /// `benchtrail upload`.
@@ -187,4 +192,44 @@ fn parse_time(s: &str) -> Result<chrono::DateTime<chrono::FixedOffset>, String> 
 /// Parses a token scope.
 fn parse_scope(s: &str) -> Result<Scope, String> {
     Scope::parse(s).ok_or_else(|| format!("`{s}` is not a scope: use read, upload or write"))
+}
+
+/// How `compare` prints its report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Plain text.
+    #[default]
+    Terminal,
+    /// GitHub-flavoured Markdown (a PR comment, a job summary).
+    Markdown,
+    /// `{"verdict": ..., "analysis": ...}`: the typed model as the server serves it.
+    Json,
+}
+
+/// `benchtrail compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The baseline: a result file or folder (one commit, its repeat files its runs), or a
+    /// folder of folders (a history: one commit per subfolder, oldest first by name).
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+    /// The candidate: a result file or folder (one commit).
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// A cell field for results whose files do not state it, `KEY=VALUE` (as `upload`).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub cell: Vec<String>,
+    /// Project settings JSON (`GET /api/v1/projects/{p}/settings`: detection rules, SLO
+    /// profiles); default: the server's defaults.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// A `--metadata` key that is part of the series key (as a project's `key_fields`).
+    #[arg(long = "key-field", value_name = "KEY")]
+    pub key_field: Vec<String>,
+    /// Report format.
+    #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
+    pub output: ReportFormat,
+    /// Exit 0 whatever the verdict (still 2 on errors).
+    #[arg(long)]
+    pub no_fail: bool,
 }

@@ -33,6 +33,7 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
         Command::Project(ProjectCommand::Create(args)) => project_create(&args, &admin, out, err),
         Command::Token(TokenCommand::Create(args)) => token_create(&args, &admin, out, err),
         Command::Formats => formats(out),
+        Command::Compare(args) => crate::compare::run(&args, &env.cwd, out, err),
     }
 }
 

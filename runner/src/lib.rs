@@ -8,6 +8,7 @@ pub mod cell_arg;
 pub mod cli;
 pub mod client;
 pub mod commands;
+pub mod compare;
 pub mod document;
 pub mod git;
 pub mod gpu;

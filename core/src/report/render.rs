@@ -49,7 +49,12 @@ fn headline(out: &mut String, v: &Verdict, format: Format) {
         ),
         _ => String::new(),
     };
-    let commit = super::short(&v.commit);
+    // A SHA is shortened; another name (a folder compared offline) is shown whole.
+    let commit = if v.commit.chars().all(|c| c.is_ascii_hexdigit()) {
+        super::short(&v.commit)
+    } else {
+        v.commit.as_str()
+    };
     match format {
         Format::Terminal => {
             let _ = writeln!(

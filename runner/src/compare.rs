@@ -1,0 +1,179 @@
+//! `benchtrail compare OLD NEW`: two sets of result files compared on this machine, with no
+//! server, by the same adapters, engine and verdict rules the server uses
+//! ([`benchtrail_core::report::compare`]), printed by the same renderer.
+//!
+//! # What OLD and NEW may be
+//! * A result file, or a folder of them (walked as `upload` walks one): one commit. Results
+//!   of the same configuration and cell read more than once (three repeat files of one cell)
+//!   are that commit's repeats: the k-th of each cell forms run k.
+//! * OLD only: a folder holding only folders is a history, each subfolder one commit, oldest
+//!   first in natural order of their names (`c2` before `c10`). The candidate is then judged
+//!   by the default-branch rule against the last `baseline_window` of them.
+//!
+//! Exit status: 0 for `pass` and `warn`, 1 for `fail`, 3 for `incomplete` (a cell of OLD is
+//! missing from NEW), 2 on any error; `--no-fail` exits 0 for any verdict.
+
+use crate::cell_arg::parse_cells;
+use crate::cli::{CompareArgs, ReportFormat};
+use crate::inputs;
+use anyhow::{bail, Context, Result};
+use benchtrail_core::report::compare::{compare, CompareCommit};
+use benchtrail_core::report::grouped::natural_key;
+use benchtrail_core::report::render::{render, Format};
+use benchtrail_core::report::VerdictLevel;
+use benchtrail_core::settings::ProjectSettings;
+use benchtrail_core::{BenchResult, UploadDocument, WorkloadCell};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The exit status a verdict asks for, carried as an error so `main` exits with it without
+/// printing an error line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitWith(pub u8);
+
+impl std::fmt::Display for ExitWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit status {}", self.0)
+    }
+}
+
+impl std::error::Error for ExitWith {}
+
+/// Exit status of a `fail` verdict.
+pub const EXIT_FAIL: u8 = 1;
+/// Exit status of an `incomplete` verdict.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+/// Runs `benchtrail compare` in `cwd`, printing the report to `out` and what was read to
+/// `err`.
+///
+/// # Errors
+/// A path that cannot be read or holds no result file, a file that does not parse, a bad
+/// `--cell` or `--settings` file; [`ExitWith`] for a verdict that fails (unless `--no-fail`).
+pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+    let cell = parse_cells(&args.cell)?;
+    let settings = match &args.settings {
+        Some(p) => {
+            let text = std::fs::read_to_string(cwd.join(p))
+                .with_context(|| format!("cannot read --settings file `{}`", p.display()))?;
+            let doc: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("--settings `{}` is not JSON", p.display()))?;
+            ProjectSettings::from_json(&doc)
+                .map_err(|e| anyhow::anyhow!("--settings `{}`: {e}", p.display()))?
+        }
+        None => ProjectSettings::default(),
+    };
+    let baseline = side(&args.old, cwd, &cell, true)?;
+    let mut candidate = side(&args.new, cwd, &cell, false)?;
+    let candidate = candidate.pop().context("NEW holds no results")?;
+    for c in baseline.iter().chain([&candidate]) {
+        writeln!(
+            err,
+            "{}: {} run(s), {} result(s)",
+            c.commit,
+            c.runs.len(),
+            c.runs.iter().map(Vec::len).sum::<usize>()
+        )?;
+    }
+    let outcome = compare(&baseline, &candidate, &settings, &args.key_field);
+    match args.output {
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(
+                &mut *out,
+                &serde_json::json!({"verdict": outcome.verdict, "analysis": outcome.analysis}),
+            )?;
+            writeln!(out)?;
+        }
+        ReportFormat::Terminal => write!(
+            out,
+            "{}",
+            render(&outcome.verdict, Some(&outcome.analysis), Format::Terminal)
+        )?,
+        ReportFormat::Markdown => write!(
+            out,
+            "{}",
+            render(&outcome.verdict, Some(&outcome.analysis), Format::Markdown)
+        )?,
+    }
+    let code = match outcome.verdict.verdict {
+        _ if args.no_fail => 0,
+        VerdictLevel::Fail => EXIT_FAIL,
+        VerdictLevel::Incomplete => EXIT_INCOMPLETE,
+        VerdictLevel::Pass | VerdictLevel::Warn => 0,
+    };
+    if code != 0 {
+        return Err(ExitWith(code).into());
+    }
+    Ok(())
+}
+
+/// The commits of one side (see the module documentation); `history`: a folder of folders is
+/// one commit per subfolder.
+fn side(path: &Path, cwd: &Path, cell: &WorkloadCell, history: bool) -> Result<Vec<CompareCommit>> {
+    let full = cwd.join(path);
+    if full.is_dir() {
+        let mut subfolders: Vec<PathBuf> = Vec::new();
+        let mut files = false;
+        for entry in std::fs::read_dir(&full)
+            .with_context(|| format!("cannot read folder `{}`", path.display()))?
+        {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                subfolders.push(path.join(entry.file_name()));
+            } else {
+                files = true;
+            }
+        }
+        if history && !files && !subfolders.is_empty() {
+            subfolders.sort_by_cached_key(|p| natural_key(&p.display().to_string()));
+            return subfolders.iter().map(|p| commit_of(p, cwd, cell)).collect();
+        }
+    }
+    Ok(vec![commit_of(path, cwd, cell)?])
+}
+
+/// One commit: every result file under `path`, its repeats split into runs.
+fn commit_of(path: &Path, cwd: &Path, cell: &WorkloadCell) -> Result<CompareCommit> {
+    let gathered = inputs::gather(
+        &[path.to_path_buf()],
+        None,
+        None,
+        cwd,
+        &mut std::io::empty(),
+    )?;
+    if gathered.files.is_empty() {
+        bail!("`{}` holds no result file", path.display());
+    }
+    let mut doc = UploadDocument {
+        cell: cell.clone(),
+        files: gathered.files,
+        ..UploadDocument::default()
+    };
+    // Read as an upload is; the commit is named by the path, not checked.
+    doc.run.commit.sha = "0000000".into();
+    let read = doc
+        .read()
+        .map_err(|e| anyhow::anyhow!("`{}`: {} (at {})", path.display(), e.message, e.pointer))?;
+    Ok(CompareCommit {
+        commit: path.display().to_string(),
+        runs: split_repeats(read.results),
+    })
+}
+
+/// Results of one (configuration, cell) read k times are k repeats: the k-th of each cell
+/// goes to run k.
+fn split_repeats(results: Vec<BenchResult>) -> Vec<Vec<BenchResult>> {
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let mut runs: Vec<Vec<BenchResult>> = Vec::new();
+    for r in results {
+        let key = (r.configuration.canonical_json(), r.cell.key());
+        let k = seen.entry(key).or_default();
+        if runs.len() <= *k {
+            runs.push(Vec::new());
+        }
+        runs[*k].push(r);
+        *k += 1;
+    }
+    runs
+}

@@ -1,0 +1,107 @@
+//! `benchtrail compare OLD NEW` through the built binary, no server: the real goodput files of
+//! examples/history (vLLM `--save-detailed` against the mock server whose candidate trades a
+//! slower first token for throughput), as one pinned commit with three repeats, as a history
+//! of folders, and a single pair (effect only); exit codes 0, 1 and 2.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/history")
+        .join(name)
+}
+
+const BASELINES: [&str; 3] = [
+    "goodput_baseline_s11_c4.json",
+    "goodput_baseline_s12_c4.json",
+    "goodput_baseline_s13_c4.json",
+];
+const CANDIDATE: &str = "goodput_candidate_s21_c4.json";
+
+#[test]
+fn three_repeats_of_one_baseline_commit_fail_the_tradeoff_with_exit_1() {
+    let dir = TempDir::new("compare-repeats");
+    std::fs::create_dir(dir.path().join("old")).unwrap();
+    for b in BASELINES {
+        std::fs::copy(example(b), dir.path().join("old").join(b)).unwrap();
+    }
+    std::fs::copy(example(CANDIDATE), dir.path().join(CANDIDATE)).unwrap();
+    let out = benchtrail(dir.path(), &["compare", "old", CANDIDATE], &[]);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "benchtrail verdict: FAIL at commit goodput_candidate_s21_c4.json"
+    );
+    assert_eq!(
+        lines[2],
+        "  fail       tradeoff [max_concurrency=4;request_rate=inf;num_prompts=60]: output \
+         throughput +33.9 % but median TTFT +122.7 % and request goodput (tool SLOs) -100.0 %; \
+         median E2E latency -25.3 %: starts later, finishes sooner."
+    );
+    assert_eq!(
+        stderr(&out),
+        "old: 3 run(s), 3 result(s)\ngoodput_candidate_s21_c4.json: 1 run(s), 1 result(s)\n"
+    );
+    // --no-fail reports the same and exits 0; JSON is the typed model.
+    let out = benchtrail(
+        dir.path(),
+        &["compare", "old", CANDIDATE, "--no-fail", "--format", "json"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["verdict"]["verdict"], "fail");
+    assert_eq!(doc["analysis"]["schema"], 2);
+    assert_eq!(
+        doc["analysis"]["groups"][0]["report"]["findings"][0]["kind"],
+        "tradeoff"
+    );
+}
+
+#[test]
+fn a_history_of_folders_and_a_single_pair() {
+    let dir = TempDir::new("compare-history");
+    for (i, b) in BASELINES.iter().enumerate() {
+        let c = dir.path().join("history").join(format!("c{}", i + 1));
+        std::fs::create_dir_all(&c).unwrap();
+        std::fs::copy(example(b), c.join(b)).unwrap();
+    }
+    std::fs::copy(example(CANDIDATE), dir.path().join(CANDIDATE)).unwrap();
+    let out = benchtrail(
+        dir.path(),
+        &["compare", "history", CANDIDATE, "--format", "markdown"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "history/c1: 1 run(s), 1 result(s)\nhistory/c2: 1 run(s), 1 result(s)\n\
+         history/c3: 1 run(s), 1 result(s)\ngoodput_candidate_s21_c4.json: 1 run(s), 1 result(s)\n"
+    );
+    assert!(stdout(&out).starts_with(
+        "### benchtrail: ❌ **FAIL** at `goodput_candidate_s21_c4.json`\n\n- **fail** tradeoff"
+    ));
+    // One run against one run: described, never tested, exit 0.
+    std::fs::copy(example(BASELINES[0]), dir.path().join(BASELINES[0])).unwrap();
+    let out = benchtrail(dir.path(), &["compare", BASELINES[0], CANDIDATE], &[]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("benchtrail verdict: WARN at commit"),
+        "{text}"
+    );
+    assert!(text.contains("  warn       effect_only [max_concurrency=4;request_rate=inf;num_prompts=60]: effect only, not tested"), "{text}");
+    // A path that is not there: exit 2 with the reason.
+    let out = benchtrail(dir.path(), &["compare", "nowhere.json", CANDIDATE], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("error: cannot read result file `nowhere.json`"),
+        "{}",
+        stderr(&out)
+    );
+}
