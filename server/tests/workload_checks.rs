@@ -9,6 +9,7 @@
 
 mod common;
 
+use benchtrail_core::regression::confounds::{ConfoundCode, LengthKind, Nearest, WorkloadConfound};
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer};
 use serde_json::{json, Value};
@@ -82,6 +83,11 @@ async fn a_cross_hardware_pair_is_no_baseline_naming_the_hardware_and_opens_no_a
             json!([{"field": "metadata.hardware", "baseline": "local-docker-H100", "candidate": "ci-runner-L40S"}]),
             "{db}"
         );
+        // The stored JSON reads back into the typed struct, and writes out the same.
+        let typed: Nearest = serde_json::from_value(nearest.clone()).unwrap();
+        assert_eq!(typed.summary, "hardware differs: ci-runner-L40S vs local-docker-H100");
+        assert_eq!(typed.differences.len(), 1);
+        assert_eq!(serde_json::to_value(&typed).unwrap(), *nearest, "{db}");
         let series = g["report"]["series"].as_array().unwrap();
         let states = |s: &str| series.iter().filter(|x| x["state"] == s).count();
         // Every tested series of the candidate: 4 latencies × 6 tested statistics, 3 throughputs,
@@ -165,6 +171,16 @@ async fn a_pair_of_different_output_lengths_is_workload_mismatch_with_both_lengt
         assert_eq!(w[0]["candidate"], 300.0);
         assert_eq!(w[0]["baseline_commits"], json!([sha(0), sha(1), sha(2)]));
         assert_eq!(w[0]["message"], message, "{db}");
+        // The stored JSON reads back into the typed confound, and writes out the same.
+        let typed: Vec<WorkloadConfound> = serde_json::from_value(json!(w)).unwrap();
+        assert_eq!(typed[0].code, ConfoundCode::WorkloadMismatch);
+        assert_eq!(typed[0].length, LengthKind::Output);
+        assert_eq!(
+            typed[0].metrics,
+            ["tpot", "itl", "e2el", "request_throughput", "output_throughput", "total_token_throughput", "request_goodput", "slo_attainment"]
+        );
+        assert_eq!(typed[0].delta_pct, Some((300.0 - 1023.0) / 1023.0 * 100.0));
+        assert_eq!(serde_json::to_value(&typed).unwrap(), json!(w), "{db}");
         let affected = ["tpot", "itl", "e2el", "request_throughput", "output_throughput", "total_token_throughput"];
         let series = g["report"]["series"].as_array().unwrap();
         for s in series {

@@ -385,31 +385,113 @@ pub struct Workload {
     pub nearest: Option<Nearest>,
 }
 
-/// A reason the candidate's work differs from its baseline's, or from its own request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a [`WorkloadConfound`] found; serialized in snake_case (`workload_mismatch`, ...), the
+/// code of the verdict reason it becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfoundCode {
+    /// Baseline and candidate measured different mean lengths.
+    WorkloadMismatch,
+    /// The measured output ≈ input + requested output: the prompt was counted as output.
+    PromptCountedAsOutput,
+    /// SGLang's re-tokenized output well below its reported output.
+    OutputLenMismatch,
+    /// The candidate's measured mean length is outside what its cell requested.
+    RequestedLenMismatch,
+}
+
+impl ConfoundCode {
+    /// The code as serialized: `workload_mismatch`, `prompt_counted_as_output`,
+    /// `output_len_mismatch`, `requested_len_mismatch`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfoundCode::WorkloadMismatch => "workload_mismatch",
+            ConfoundCode::PromptCountedAsOutput => "prompt_counted_as_output",
+            ConfoundCode::OutputLenMismatch => "output_len_mismatch",
+            ConfoundCode::RequestedLenMismatch => "requested_len_mismatch",
+        }
+    }
+}
+
+impl std::fmt::Display for ConfoundCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which length a [`WorkloadConfound`] is about; serialized `input` or `output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LengthKind {
+    /// Input (prompt) tokens per request.
+    Input,
+    /// Output (generated) tokens per request.
+    Output,
+}
+
+impl LengthKind {
+    /// `input` or `output`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LengthKind::Input => "input",
+            LengthKind::Output => "output",
+        }
+    }
+
+    /// The metrics a different mean length of this kind confounds.
+    pub fn metrics(self) -> &'static [&'static str] {
+        match self {
+            LengthKind::Input => INPUT_LENGTH_METRICS,
+            LengthKind::Output => OUTPUT_LENGTH_METRICS,
+        }
+    }
+}
+
+impl std::fmt::Display for LengthKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A reason the candidate's work differs from its baseline's, or from its own request. Read
+/// back from a stored analysis (the report's `workload`) as it was written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadConfound {
     /// `workload_mismatch` (baseline and candidate measured different mean lengths),
     /// `prompt_counted_as_output` (the measured output ≈ input + requested output),
-    /// `output_len_mismatch` (SGLang's re-tokenized output well below its reported output).
-    pub code: &'static str,
+    /// `output_len_mismatch` (SGLang's re-tokenized output well below its reported output),
+    /// `requested_len_mismatch` (the measured mean length is outside what the cell requested).
+    pub code: ConfoundCode,
     /// `input` or `output`.
-    pub length: &'static str,
+    pub length: LengthKind,
     /// The baseline's mean length (`workload_mismatch`), the input + requested output
-    /// (`prompt_counted_as_output`) or the reported output tokens per request
-    /// (`output_len_mismatch`: the share is in the message).
+    /// (`prompt_counted_as_output`), the reported output tokens per request
+    /// (`output_len_mismatch`: the share is in the message) or the cell's requested length
+    /// (`requested_len_mismatch`).
     pub baseline: Option<f64>,
     /// The candidate's measured mean length (`output_len_mismatch`: the re-tokenized share).
     pub candidate: f64,
     /// Relative difference, percent of `baseline`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_pct: Option<f64>,
     /// The baseline commits the baseline length is the mean of.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline_commits: Vec<String>,
     /// Metrics given no regression or improvement verdict because of it.
-    pub metrics: Vec<&'static str>,
+    pub metrics: Vec<String>,
     /// One sentence, with both numbers.
     pub message: String,
+}
+
+impl WorkloadConfound {
+    /// Whether it leaves `metric` without a verdict.
+    pub fn affects(&self, metric: &str) -> bool {
+        self.metrics.iter().any(|m| m == metric)
+    }
+}
+
+fn names(metrics: &[&str]) -> Vec<String> {
+    metrics.iter().map(|m| m.to_string()).collect()
 }
 
 fn tokens(x: f64) -> String {
@@ -435,11 +517,12 @@ pub fn workload_confounds(
         return out;
     };
     let tol = tolerance_pct / 100.0;
-    for (length, metrics) in [
-        ("input", INPUT_LENGTH_METRICS),
-        ("output", OUTPUT_LENGTH_METRICS),
-    ] {
-        let pick = |l: &RunLengths| if length == "input" { l.input } else { l.output };
+    for length in [LengthKind::Input, LengthKind::Output] {
+        let metrics = length.metrics();
+        let pick = |l: &RunLengths| match length {
+            LengthKind::Input => l.input,
+            LengthKind::Output => l.output,
+        };
         let Some(c) = pick(cand) else {
             continue;
         };
@@ -465,13 +548,13 @@ pub fn workload_confounds(
             .map(|m| super::describe(m, &crate::metric::Stat::Value))
             .collect::<Vec<_>>();
         out.push(WorkloadConfound {
-            code: "workload_mismatch",
+            code: ConfoundCode::WorkloadMismatch,
             length,
             baseline: Some(b),
             candidate: c,
             delta_pct: Some(delta),
             baseline_commits: base.iter().map(|x| x.0.to_string()).collect(),
-            metrics: metrics.to_vec(),
+            metrics: names(metrics),
             message: format!(
                 "workload mismatch: measured mean {length} length {} tokens vs {} in the baseline \
                  ({delta:+.1} %, {} baseline commit(s); tolerance {tolerance_pct} %): no \
@@ -487,13 +570,13 @@ pub fn workload_confounds(
         let expected = i + req;
         if req > 0.0 && ((o - expected) / expected).abs() <= tol && ((o - req) / req).abs() > tol {
             out.push(WorkloadConfound {
-                code: "prompt_counted_as_output",
-                length: "output",
+                code: ConfoundCode::PromptCountedAsOutput,
+                length: LengthKind::Output,
                 baseline: Some(expected),
                 candidate: o,
                 delta_pct: Some((o - expected) / expected * 100.0),
                 baseline_commits: Vec::new(),
-                metrics: OUTPUT_COUNT_METRICS.to_vec(),
+                metrics: names(OUTPUT_COUNT_METRICS),
                 message: format!(
                     "prompt counted as output: measured mean output length {} tokens ≈ input {} + \
                      requested output {} = {}: TPOT, output throughput and total token throughput \
@@ -509,13 +592,13 @@ pub fn workload_confounds(
     if let Some(share) = cand.retokenized_share {
         if share < MIN_RETOKENIZED_SHARE {
             out.push(WorkloadConfound {
-                code: "output_len_mismatch",
-                length: "output",
+                code: ConfoundCode::OutputLenMismatch,
+                length: LengthKind::Output,
                 baseline: cand.output,
                 candidate: share,
                 delta_pct: None,
                 baseline_commits: Vec::new(),
-                metrics: OUTPUT_COUNT_METRICS.to_vec(),
+                metrics: names(OUTPUT_COUNT_METRICS),
                 message: format!(
                     "output length mismatch: the re-tokenized output is {:.1} % of the reported \
                      output tokens (below {:.0} %: the output length was taken from the request, \
@@ -583,7 +666,7 @@ mod tests {
         let lengths = |output| RunLengths {
             input: Some(512.0),
             output: Some(output),
-            retokenized_share: None,
+            ..RunLengths::default()
         };
         let w = Workload {
             requested_output: Some(1024.0),
@@ -596,7 +679,7 @@ mod tests {
         };
         let found = workload_confounds(&w, None, 10, 5.0);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].code, "workload_mismatch");
+        assert_eq!(found[0].code, ConfoundCode::WorkloadMismatch);
         assert_eq!(
             found[0].message,
             "workload mismatch: measured mean output length 300 tokens vs 1023 in the baseline \
@@ -611,13 +694,71 @@ mod tests {
                 input: Some(512.0),
                 output: Some(640.0),
                 retokenized_share: Some(0.38),
+                ..RunLengths::default()
             }),
             ..Workload::default()
         };
-        let codes: Vec<&str> = workload_confounds(&w, None, 10, 5.0)
+        let codes: Vec<ConfoundCode> = workload_confounds(&w, None, 10, 5.0)
             .iter()
             .map(|c| c.code)
             .collect();
-        assert_eq!(codes, ["prompt_counted_as_output", "output_len_mismatch"]);
+        assert_eq!(
+            codes,
+            [
+                ConfoundCode::PromptCountedAsOutput,
+                ConfoundCode::OutputLenMismatch
+            ]
+        );
+    }
+
+    #[test]
+    fn a_confound_reads_back_from_its_json() {
+        let w = Workload {
+            history: vec![CommitLengths {
+                commit: "a".into(),
+                lengths: RunLengths {
+                    output: Some(1023.0),
+                    ..RunLengths::default()
+                },
+            }],
+            candidate: Some(RunLengths {
+                output: Some(300.0),
+                ..RunLengths::default()
+            }),
+            ..Workload::default()
+        };
+        let found = workload_confounds(&w, None, 10, 5.0);
+        let text = serde_json::to_string(&found[0]).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({
+                "code": "workload_mismatch",
+                "length": "output",
+                "baseline": 1023.0,
+                "candidate": 300.0,
+                "delta_pct": (300.0 - 1023.0) / 1023.0 * 100.0,
+                "baseline_commits": ["a"],
+                "metrics": ["tpot", "itl", "e2el", "request_throughput", "output_throughput",
+                            "total_token_throughput", "request_goodput", "slo_attainment"],
+                "message": found[0].message,
+            })
+        );
+        assert_eq!(
+            serde_json::from_str::<WorkloadConfound>(&text).unwrap(),
+            found[0]
+        );
+        // Without the fields a confound of its own run leaves out.
+        let own = json!({"code": "output_len_mismatch", "length": "output", "baseline": null,
+                         "candidate": 0.38, "metrics": ["tpot"], "message": "m"});
+        let c: WorkloadConfound = serde_json::from_value(own.clone()).unwrap();
+        assert_eq!(
+            (c.code, c.length, c.baseline),
+            (ConfoundCode::OutputLenMismatch, LengthKind::Output, None)
+        );
+        assert_eq!(serde_json::to_value(&c).unwrap(), own);
+        assert_eq!(
+            ConfoundCode::RequestedLenMismatch.to_string(),
+            "requested_len_mismatch"
+        );
     }
 }

@@ -939,11 +939,7 @@ pub fn confounded_series(
     group
         .series
         .iter()
-        .filter(|s| {
-            confounds
-                .iter()
-                .any(|c| c.metrics.contains(&s.metric.as_str()))
-        })
+        .filter(|s| confounds.iter().any(|c| c.affects(&s.metric)))
         .map(|s| s.series_id.clone())
         .collect()
 }
@@ -1051,7 +1047,7 @@ pub fn analyze_checked(
         let cand = candidate.valid();
         let confounded: Vec<&confounds::WorkloadConfound> = confounds_found
             .iter()
-            .filter(|c| c.metrics.contains(&s.metric.as_str()))
+            .filter(|c| c.affects(&s.metric))
             .collect();
         if !cand.is_empty() && !confounded.is_empty() {
             report.state = SeriesState::WorkloadMismatch;
@@ -1203,9 +1199,9 @@ pub fn analyze_checked(
     let used: Vec<confounds::WorkloadConfound> = confounds_found
         .into_iter()
         .filter(|c| {
-            reports.iter().any(|r| {
-                r.state == SeriesState::WorkloadMismatch && c.metrics.contains(&r.metric.as_str())
-            })
+            reports
+                .iter()
+                .any(|r| r.state == SeriesState::WorkloadMismatch && c.affects(&r.metric))
         })
         .collect();
     GroupReport {
