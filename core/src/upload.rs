@@ -202,6 +202,7 @@ impl UploadDocument {
             // The identity rule (crate::cell): the file, then the recorded command, then `cell`.
             crate::cell::complete(result);
             result.cell.fill_from(&self.cell);
+            crate::cell::record_requested_range(result);
             crate::derived::derive(result);
             crate::checks::annotate(result);
         }

@@ -338,6 +338,11 @@ pub const OUTPUT_LENGTH_METRICS: &[&str] = &[
 pub const OUTPUT_COUNT_METRICS: &[&str] = &["tpot", "output_throughput", "total_token_throughput"];
 /// Re-tokenized output below this share of the reported output tokens is `output_len_mismatch`.
 pub const MIN_RETOKENIZED_SHARE: f64 = 0.9;
+/// Tokens a chat template may add to every prompt beyond the requested input length (role
+/// markers and a default system header: Llama 3's dated header is about 30 tokens, gpt-oss's
+/// harmony header about 60), allowed above the requested length by `requested_len_mismatch`:
+/// 32 requested input tokens measured as 72 on a chat endpoint is the template, not other work.
+pub const CHAT_TEMPLATE_TOKENS: f64 = 64.0;
 
 /// Measured lengths of one commit's valid runs (means over the runs), from the results' facts
 /// [`crate::cell::MEASURED_INPUT_LEN`] and [`crate::cell::MEASURED_OUTPUT_LEN`].
@@ -353,6 +358,11 @@ pub struct RunLengths {
     /// commit's runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retokenized_share: Option<f64>,
+    /// The range the measured means fall in when the runs did what their cell requested, for
+    /// lengths a tool draws from a range (the fact [`crate::cell::REQUESTED_LEN_RANGE`]; the
+    /// union over the commit's runs); a length it does not name is the cell's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_range: Option<crate::cell::LengthRanges>,
 }
 
 /// One commit's [`RunLengths`].
@@ -505,7 +515,12 @@ fn tokens(x: f64) -> String {
 /// The workload confounds of a candidate against its baseline (`pinned`: the baseline is that
 /// commit): measured mean input or output length differing by more than `tolerance_pct`
 /// between the baseline (the mean of the last `window` commits of `workload.history` that
-/// measured it) and the candidate, and the candidate's own flags.
+/// measured it) and the candidate, and the candidate's own flags: `prompt_counted_as_output`,
+/// `output_len_mismatch`, and `requested_len_mismatch` for a length no other confound names,
+/// when the candidate's measured mean is outside what its cell requested (`requested_input`,
+/// `requested_output`; the drawn range of [`RunLengths::requested_range`] when the tool draws
+/// lengths from one) by more than `tolerance_pct`, plus [`CHAT_TEMPLATE_TOKENS`] above an
+/// input length. No requested length (a `sharegpt` input, a file that records none): no check.
 pub fn workload_confounds(
     workload: &Workload,
     pinned: Option<&str>,
@@ -610,6 +625,74 @@ pub fn workload_confounds(
             });
         }
     }
+    // The candidate against its own request, for each length no confound above explains
+    // (a baseline of other lengths, the prompt counted as output, a wrong output count).
+    for length in [LengthKind::Input, LengthKind::Output] {
+        if out.iter().any(|c| c.length == length) {
+            continue;
+        }
+        let (requested, measured, range) = match length {
+            LengthKind::Input => (
+                workload.requested_input,
+                cand.input,
+                cand.requested_range.and_then(|r| r.input),
+            ),
+            LengthKind::Output => (
+                workload.requested_output,
+                cand.output,
+                cand.requested_range.and_then(|r| r.output),
+            ),
+        };
+        let (Some(req), Some(m)) = (requested.filter(|r| *r > 0.0), measured) else {
+            continue;
+        };
+        let [lo, hi] = range.unwrap_or([req, req]);
+        let template = match length {
+            LengthKind::Input => CHAT_TEMPLATE_TOKENS,
+            LengthKind::Output => 0.0,
+        };
+        let above = m > hi * (1.0 + tol) + template;
+        if !above && m >= lo * (1.0 - tol) {
+            continue;
+        }
+        let delta = (m - req) / req * 100.0;
+        let expected = if range.is_some() {
+            format!(
+                "a mean of {}–{} expected of its drawn lengths, ",
+                tokens(lo),
+                tokens(hi)
+            )
+        } else {
+            String::new()
+        };
+        let allowance = if above && template > 0.0 {
+            format!(" plus {} chat-template tokens", tokens(template))
+        } else {
+            String::new()
+        };
+        let metrics = length.metrics();
+        let affected = metrics
+            .iter()
+            .map(|m| super::describe(m, &crate::metric::Stat::Value))
+            .collect::<Vec<_>>();
+        out.push(WorkloadConfound {
+            code: ConfoundCode::RequestedLenMismatch,
+            length,
+            baseline: Some(req),
+            candidate: m,
+            delta_pct: Some(delta),
+            baseline_commits: Vec::new(),
+            metrics: names(metrics),
+            message: format!(
+                "requested length mismatch: measured mean {length} length {} tokens, the cell \
+                 requested {} ({delta:+.1} %; {expected}tolerance {tolerance_pct} %{allowance}): \
+                 no regression or improvement verdict on {}",
+                tokens(m),
+                tokens(req),
+                affected.join(", ")
+            ),
+        });
+    }
     out
 }
 
@@ -709,6 +792,89 @@ mod tests {
                 ConfoundCode::OutputLenMismatch
             ]
         );
+    }
+
+    #[test]
+    fn a_measured_length_outside_the_request_is_requested_len_mismatch_once_per_length() {
+        let run = |input, output| RunLengths {
+            input: Some(input),
+            output: Some(output),
+            ..RunLengths::default()
+        };
+        let requested = |candidate| Workload {
+            requested_input: Some(8192.0),
+            requested_output: Some(128.0),
+            candidate: Some(candidate),
+            ..Workload::default()
+        };
+        let found = workload_confounds(&requested(run(512.0, 128.0)), None, 10, 5.0);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, ConfoundCode::RequestedLenMismatch);
+        assert_eq!(found[0].length, LengthKind::Input);
+        assert_eq!(
+            (found[0].baseline, found[0].candidate),
+            (Some(8192.0), 512.0)
+        );
+        assert_eq!(found[0].metrics, ["ttft"]);
+        assert_eq!(
+            found[0].message,
+            "requested length mismatch: measured mean input length 512 tokens, the cell requested \
+             8192 (-93.8 %; tolerance 5 %): no regression or improvement verdict on TTFT"
+        );
+        // Within the tolerance below, and up to the tolerance plus a chat template above.
+        for input in [7782.5, 8192.0 * 1.05 + 64.0] {
+            assert_eq!(
+                workload_confounds(&requested(run(input, 128.0)), None, 10, 5.0),
+                []
+            );
+        }
+        let above = workload_confounds(&requested(run(8666.0, 128.0)), None, 10, 5.0);
+        assert_eq!(
+            above[0].message,
+            "requested length mismatch: measured mean input length 8666 tokens, the cell requested \
+             8192 (+5.8 %; tolerance 5 % plus 64 chat-template tokens): no regression or \
+             improvement verdict on TTFT"
+        );
+        // The output: no template allowance.
+        let out = workload_confounds(&requested(run(8192.0, 135.0)), None, 10, 5.0);
+        assert_eq!(
+            (out[0].code, out[0].length, out[0].metrics.len()),
+            (ConfoundCode::RequestedLenMismatch, LengthKind::Output, 8)
+        );
+        // A drawn range: its mean range, not the requested length.
+        let mut ranged = run(509.0, 61.0);
+        ranged.requested_range = Some(crate::cell::LengthRanges {
+            input: Some([394.0, 631.0]),
+            output: Some([49.0, 79.0]),
+        });
+        let mut w = requested(ranged.clone());
+        w.requested_input = Some(1024.0);
+        assert_eq!(workload_confounds(&w, None, 10, 5.0), []);
+        ranged.input = Some(100.0);
+        w.candidate = Some(ranged);
+        assert_eq!(
+            workload_confounds(&w, None, 10, 5.0)[0].message,
+            "requested length mismatch: measured mean input length 100 tokens, the cell requested \
+             1024 (-90.2 %; a mean of 394–631 expected of its drawn lengths, tolerance 5 %): no \
+             regression or improvement verdict on TTFT"
+        );
+        // Nothing requested: nothing checked.
+        let w = Workload {
+            candidate: Some(run(512.0, 128.0)),
+            ..Workload::default()
+        };
+        assert_eq!(workload_confounds(&w, None, 10, 5.0), []);
+        // An output the prompt was counted in is reported once, as that.
+        let w = Workload {
+            requested_output: Some(128.0),
+            candidate: Some(run(512.0, 640.0)),
+            ..Workload::default()
+        };
+        let codes: Vec<ConfoundCode> = workload_confounds(&w, None, 10, 5.0)
+            .iter()
+            .map(|c| c.code)
+            .collect();
+        assert_eq!(codes, [ConfoundCode::PromptCountedAsOutput]);
     }
 
     #[test]
