@@ -269,6 +269,155 @@ pub const MEASURED_INPUT_LEN: &str = "measured_input_len_mean";
 /// per-request samples when there are any, else `total_output_tokens / completed`.
 pub const MEASURED_OUTPUT_LEN: &str = "measured_output_len_mean";
 
+/// Fact name of the range the measured mean input and output lengths of a run fall in when the
+/// run did the work its cell requested, for a tool that draws each request's length from a
+/// range: `{"input": [lo, hi], "output": [lo, hi]}`, tokens per request
+/// ([`requested_mean_range`]). A length it does not name is fixed at the cell's length.
+pub const REQUESTED_LEN_RANGE: &str = "requested_len_mean_range";
+
+/// Standard errors of a mean allowed on either side of the mean of lengths drawn from a range
+/// ([`requested_mean_range`]): a run of the requested work measures a mean outside them about
+/// once in 16 000 runs.
+pub const DRAW_STANDARD_ERRORS: f64 = 4.0;
+
+/// The lowest and highest mean length (tokens per request) a run that did its requested work
+/// can measure, per length; `None`: the cell's requested length itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LengthRanges {
+    /// Input tokens per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<[f64; 2]>,
+    /// Output tokens per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<[f64; 2]>,
+}
+
+impl LengthRanges {
+    /// Both ranges of `self` and `other` (the runs of one commit's cell): the lowest low and
+    /// the highest high of each length.
+    pub fn union(self, other: LengthRanges) -> LengthRanges {
+        fn join(a: Option<[f64; 2]>, b: Option<[f64; 2]>) -> Option<[f64; 2]> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some([a[0].min(b[0]), a[1].max(b[1])]),
+                (a, b) => a.or(b),
+            }
+        }
+        LengthRanges {
+            input: join(self.input, other.input),
+            output: join(self.output, other.output),
+        }
+    }
+}
+
+/// Mean of `n` lengths drawn uniformly from the integers `lo..=hi`: its expected value ±
+/// [`DRAW_STANDARD_ERRORS`] standard errors, within `lo..=hi`.
+fn uniform_mean_range(lo: f64, hi: f64, n: f64) -> [f64; 2] {
+    let mean = (lo + hi) / 2.0;
+    let width = hi - lo + 1.0;
+    let se = ((width * width - 1.0) / 12.0 / n).sqrt();
+    [
+        lo.max(mean - DRAW_STANDARD_ERRORS * se),
+        hi.min(mean + DRAW_STANDARD_ERRORS * se),
+    ]
+}
+
+/// The range the measured mean lengths of `result` fall in when it did what its cell requests
+/// (`cell.input_len`, `cell.output_len`), for a `random*` dataset whose lengths the tool draws
+/// from a range; `None` when both lengths are fixed (or not requested). Each request's length
+/// is drawn uniformly, so the mean of the run's `completed` requests is the range's middle ±
+/// [`DRAW_STANDARD_ERRORS`] standard errors:
+/// - SGLang `bench_serving`: from `[L·r, L]` (input at least 1), `r` its `random_range_ratio`
+///   (the file's, else the recorded command's `--random-range-ratio`, else SGLang's default 0):
+///   a run of the default ratio measures about half the requested length.
+/// - `vllm bench serve`, with `--random-range-ratio r` (0 < r < 1) in the recorded command: from
+///   `[L·(1−r), L·(1+r)]` (vLLM since April 2025, vllm-project/vllm#16126) or `[L·r, L]`
+///   (before); both are allowed, as the command does not say which version ran. Ratio 0 (the
+///   current default) and 1 (the earlier default) are fixed lengths. `--random-prefix-len P`
+///   adds `P` fixed tokens to every input.
+/// - Every other tool's synthetic lengths are centred on the requested ones.
+pub fn requested_mean_range(result: &crate::result::BenchResult) -> Option<LengthRanges> {
+    let cell = &result.cell;
+    if cell
+        .dataset
+        .as_deref()
+        .is_some_and(|d| !is_random_dataset(d))
+    {
+        return None;
+    }
+    let flags = result
+        .configuration
+        .benchmark
+        .command
+        .as_deref()
+        .map(command_flags)
+        .unwrap_or_default();
+    let number = |names: &[&str]| {
+        flag(&flags, names)
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    let tool = result.configuration.benchmark.name.as_deref().unwrap_or("");
+    let n = result
+        .metrics
+        .iter()
+        .find(|m| m.name == "completed" && m.stat == crate::metric::Stat::Value)
+        .map(|m| m.value)
+        .or(cell.num_prompts.map(|n| n as f64))
+        .filter(|n| *n >= 1.0)
+        .unwrap_or(1.0);
+    let ratio_flag = number(&["random-range-ratio"]);
+    // Per length: the draw ranges the tool may have used, and fixed tokens added to each.
+    let (ranges, prefix): (Vec<(f64, f64)>, f64) = if tool.starts_with("sglang") {
+        let r = result
+            .facts
+            .get("random_range_ratio")
+            .and_then(serde_json::Value::as_f64)
+            .or(ratio_flag)
+            .unwrap_or(0.0);
+        if r >= 1.0 {
+            return None;
+        }
+        (vec![(r, 1.0)], 0.0)
+    } else if tool.starts_with("vllm") {
+        let prefix = number(&["random-prefix-len"]).unwrap_or(0.0);
+        match ratio_flag {
+            Some(r) if r > 0.0 && r < 1.0 => (vec![(1.0 - r, 1.0 + r), (r, 1.0)], prefix),
+            _ => (vec![(1.0, 1.0)], prefix),
+        }
+    } else {
+        return None;
+    };
+    let range = |len: Option<u64>, min: f64, prefix: f64| {
+        let len = len? as f64;
+        let mut out: Option<[f64; 2]> = None;
+        for (lo, hi) in &ranges {
+            let r = uniform_mean_range((len * lo).floor().max(min), (len * hi).ceil(), n);
+            out = Some(match out {
+                Some(o) => [o[0].min(r[0]), o[1].max(r[1])],
+                None => r,
+            });
+        }
+        out.map(|[lo, hi]| [lo + prefix, hi + prefix])
+            .filter(|r| *r != [len, len])
+    };
+    let found = LengthRanges {
+        input: range(cell.input_len, 1.0, prefix),
+        output: range(cell.output_len, 0.0, 0.0),
+    };
+    (found != LengthRanges::default()).then_some(found)
+}
+
+/// Records [`requested_mean_range`] as the fact [`REQUESTED_LEN_RANGE`], once the cell is
+/// complete (after `--cell`).
+pub fn record_requested_range(result: &mut crate::result::BenchResult) {
+    if let Some(r) = requested_mean_range(result) {
+        result.facts.insert(
+            REQUESTED_LEN_RANGE.to_string(),
+            serde_json::to_value(r).expect("serializes"),
+        );
+    }
+}
+
 /// Datasets whose requests take their lengths from the `random` length flags (vLLM's `random`,
 /// `random-mm`, `random-rerank`; SGLang's `random`, `random-ids`, `random-image`).
 pub fn is_random_dataset(name: &str) -> bool {
@@ -333,39 +482,8 @@ pub struct Lengths {
 /// name; SGLang's abbreviations `--random-input`/`--random-output` (argparse accepts unique
 /// prefixes) are read too. A value that does not parse leaves its field unset.
 pub fn from_command(command: &str) -> WorkloadCell {
-    let words = split_words(command);
-    let mut flags: Vec<(String, String)> = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        let word = &words[i];
-        if let Some(flag) = word.strip_prefix("--") {
-            let (name, value) = match flag.split_once('=') {
-                Some((n, v)) => (n.to_string(), Some(v.to_string())),
-                None => (flag.to_string(), None),
-            };
-            let value = match value {
-                Some(v) => Some(v),
-                None => match words.get(i + 1).filter(|next| !next.starts_with("--")) {
-                    Some(next) => {
-                        i += 1;
-                        Some(next.clone())
-                    }
-                    None => None,
-                },
-            };
-            if let Some(v) = value {
-                flags.push((name.replace('_', "-"), v));
-            }
-        }
-        i += 1;
-    }
-    let get = |names: &[&str]| {
-        flags
-            .iter()
-            .rev()
-            .find(|(n, _)| names.contains(&n.as_str()))
-            .map(|(_, v)| v.as_str())
-    };
+    let flags = command_flags(command);
+    let get = |names: &[&str]| flag(&flags, names);
     let whole = |names: &[&str]| get(names).and_then(|v| v.parse::<u64>().ok());
     let mut cell = WorkloadCell::default();
     cell.load.max_concurrency = whole(&["max-concurrency"]);
@@ -398,6 +516,47 @@ pub fn from_command(command: &str) -> WorkloadCell {
     };
     (cell.input_len, cell.output_len) = requested_lengths(cell.dataset.as_deref(), &lengths);
     cell
+}
+
+/// The `--flag value` and `--flag=value` pairs of a command line, in order, with `_` in a
+/// flag's name read as `-` (see [`from_command`]).
+fn command_flags(command: &str) -> Vec<(String, String)> {
+    let words = split_words(command);
+    let mut flags: Vec<(String, String)> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        if let Some(flag) = word.strip_prefix("--") {
+            let (name, value) = match flag.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (flag.to_string(), None),
+            };
+            let value = match value {
+                Some(v) => Some(v),
+                None => match words.get(i + 1).filter(|next| !next.starts_with("--")) {
+                    Some(next) => {
+                        i += 1;
+                        Some(next.clone())
+                    }
+                    None => None,
+                },
+            };
+            if let Some(v) = value {
+                flags.push((name.replace('_', "-"), v));
+            }
+        }
+        i += 1;
+    }
+    flags
+}
+
+/// The value of the last of `names` among `flags`.
+fn flag<'a>(flags: &'a [(String, String)], names: &[&str]) -> Option<&'a str> {
+    flags
+        .iter()
+        .rev()
+        .find(|(n, _)| names.contains(&n.as_str()))
+        .map(|(_, v)| v.as_str())
 }
 
 /// The `--model` of a recorded benchmark command (vLLM's and SGLang's clients), if any.

@@ -101,7 +101,16 @@ pub struct UploadError {
     pub record: Option<(usize, usize)>,
     /// What is wrong, in one sentence.
     pub message: String,
+    /// Other fields of the upload document that would resolve the fault, each a JSON pointer
+    /// and one sentence: `/run/repeat_index` for two results of one cell (the problem lists
+    /// them in `errors` after the fault itself).
+    pub remedies: Vec<(String, String)>,
 }
+
+/// Where a repeat's index goes in an upload document ([`UploadDocument::check_distinct`]).
+pub const REPEAT_INDEX_POINTER: &str = "/run/repeat_index";
+/// Where the upload's workload cell goes.
+pub const CELL_POINTER: &str = "/cell";
 
 impl UploadError {
     pub(crate) fn at(pointer: impl Into<String>, message: impl Into<String>) -> Self {
@@ -110,6 +119,7 @@ impl UploadError {
             field: None,
             record: None,
             message: message.into(),
+            remedies: Vec::new(),
         }
     }
 }
@@ -194,6 +204,7 @@ impl UploadDocument {
                 field: None,
                 record: None,
                 message: e.message,
+                remedies: Vec::new(),
             })?;
             out.push(result.clone());
         }
@@ -202,6 +213,7 @@ impl UploadDocument {
             // The identity rule (crate::cell): the file, then the recorded command, then `cell`.
             crate::cell::complete(result);
             result.cell.fill_from(&self.cell);
+            crate::cell::record_requested_range(result);
             crate::derived::derive(result);
             crate::checks::annotate(result);
         }
@@ -317,12 +329,24 @@ impl UploadDocument {
                 serde_json::Value::Object(result.configuration.series_key(key_fields)).to_string();
             let cell = result.cell.key();
             if let Some((_, _, earlier)) = seen.iter().find(|(k, c, _)| *k == key && *c == cell) {
-                return Err(UploadError::at(
+                let mut e = UploadError::at(
                     pointer,
                     format!(
                         "{name} and {earlier} are two results of one series key ({key}) in one cell (`{cell}`): one upload is one run, so they are ambiguous and are not pooled. Upload each repeat as its own run with its own `run.repeat_index`, or tell the workloads apart (the file's settings, the recorded `benchmark.command`, or `cell`)."
                     ),
-                ));
+                );
+                e.remedies = vec![
+                    (
+                        REPEAT_INDEX_POINTER.to_string(),
+                        "a repeat of the cell: upload it as its own run with its own repeat index"
+                            .to_string(),
+                    ),
+                    (
+                        CELL_POINTER.to_string(),
+                        "another workload: give the cell fields that tell it apart".to_string(),
+                    ),
+                ];
+                return Err(e);
             }
             seen.push((key, cell, name));
         }
@@ -516,6 +540,7 @@ fn file_error(index: usize, error: AdapterError) -> UploadError {
             field: Some(field.field.clone()),
             record: Some((*record, *line)),
             message: error.to_string(),
+            remedies: Vec::new(),
         },
         _ => UploadError::at(format!("/files/{index}/content"), error.to_string()),
     }

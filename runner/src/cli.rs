@@ -63,6 +63,12 @@ pub struct UploadArgs {
     /// Commit measured (hex SHA). Default: `git rev-parse HEAD` in the current directory.
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
+    /// Parents of the commit, first parent first (hex SHAs of 7–64 digits, comma-separated or
+    /// repeated), instead of the ones git records: a shallow clone (`fetch-depth: 1`) records
+    /// none, and history is ordered by ancestry. Default: the parents from git (none for a
+    /// --commit that is not in the checkout).
+    #[arg(long, value_name = "SHA[,SHA...]", value_delimiter = ',', value_parser = parse_sha)]
+    pub parents: Vec<String>,
     /// Commit time (RFC 3339, e.g. `2026-11-02T10:00:00+01:00`; the offset is kept), for a
     /// commit that is not in the local checkout. Default: the committer time from git, with
     /// the committer's offset.
@@ -187,6 +193,18 @@ pub struct TokenCreateArgs {
 fn parse_time(s: &str) -> Result<chrono::DateTime<chrono::FixedOffset>, String> {
     chrono::DateTime::parse_from_rfc3339(s)
         .map_err(|e| format!("expected an RFC 3339 time such as 2026-11-02T09:00:00Z: {e}"))
+}
+
+/// Checks a commit SHA: 7 to 64 hex digits (what the server accepts); lowercase, as git
+/// writes it and the server stores commit SHAs.
+fn parse_sha(s: &str) -> Result<String, String> {
+    if (7..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(s.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "`{s}` is not a commit SHA: expected 7 to 64 hex digits (0-9, a-f)"
+        ))
+    }
 }
 
 /// Parses a token scope.

@@ -44,8 +44,35 @@ pub struct Problem {
     pub errors: Vec<Value>,
 }
 
+/// The hint printed under a problem that names `/run/repeat_index` (two results of one cell in
+/// one upload): the API names its JSON field, a CLI user sets it with a flag.
+pub const REPEAT_INDEX_HINT: &str = "hint: upload each repeat as its own `benchtrail upload` with \
+     its own `--repeat-index N` (0, 1, 2, ...), or tell the workloads apart with `--cell` (e.g. \
+     `--cell input_len=8192,output_len=1024`)";
+
+impl Problem {
+    /// Whether `item` of `errors` restates the problem itself (the same pointer and detail:
+    /// the server lists a single fault both ways, as RFC 9457's validation example does).
+    fn restates(&self, item: &Value) -> bool {
+        item.get("pointer").and_then(Value::as_str) == self.pointer.as_deref()
+            && item.get("detail").and_then(Value::as_str) == self.detail.as_deref()
+    }
+
+    /// Whether the problem locates a fault, or a field that resolves it, at `pointer`: its own
+    /// `pointer` or one of its `errors`' pointers.
+    pub fn names(&self, pointer: &str) -> bool {
+        self.pointer.as_deref() == Some(pointer)
+            || self
+                .errors
+                .iter()
+                .any(|e| e.get("pointer").and_then(Value::as_str) == Some(pointer))
+    }
+}
+
 impl fmt::Display for Problem {
-    /// `TITLE: DETAIL`, then `  at POINTER` and one `  - POINTER: DETAIL` line per error.
+    /// `TITLE: DETAIL`, then `  at POINTER` (with the other fields of an error that restates
+    /// the problem, which is not printed again) and one `  - POINTER: DETAIL` line per other
+    /// error; then [`REPEAT_INDEX_HINT`] when the problem names `/run/repeat_index`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.title, &self.detail) {
             (Some(t), Some(d)) if t != d => write!(f, "{t}: {d}")?,
@@ -55,12 +82,38 @@ impl fmt::Display for Problem {
         }
         if let Some(p) = &self.pointer {
             write!(f, "\n  at {p}")?;
+            let extra = self
+                .errors
+                .iter()
+                .find(|e| self.restates(e))
+                .and_then(Value::as_object)
+                .map(|m| other_fields(m, &["pointer", "detail"]))
+                .unwrap_or_default();
+            if !extra.is_empty() {
+                write!(f, " ({})", extra.join(", "))?;
+            }
         }
-        for e in &self.errors {
+        for e in self.errors.iter().filter(|e| !self.restates(e)) {
             write!(f, "\n  - {}", render_error_item(e))?;
+        }
+        if self.names(benchtrail_core::upload::REPEAT_INDEX_POINTER) {
+            write!(f, "\n  {REPEAT_INDEX_HINT}")?;
         }
         Ok(())
     }
+}
+
+/// The fields of `map` but `skip`, as `key=value`.
+fn other_fields(map: &serde_json::Map<String, Value>, skip: &[&str]) -> Vec<String> {
+    map.iter()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .map(|(k, v)| {
+            format!(
+                "{k}={}",
+                v.as_str().map_or_else(|| v.to_string(), str::to_string)
+            )
+        })
+        .collect()
 }
 
 /// One item of a problem's `errors`: `POINTER: DETAIL (other=fields)`.
@@ -85,16 +138,7 @@ fn render_error_item(item: &Value) -> String {
             .or_else(|| text("title"))
             .unwrap_or_default(),
     );
-    let rest: Vec<String> = map
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "pointer" | "detail" | "message" | "title"))
-        .map(|(k, v)| {
-            format!(
-                "{k}={}",
-                v.as_str().map_or_else(|| v.to_string(), str::to_string)
-            )
-        })
-        .collect();
+    let rest = other_fields(map, &["pointer", "detail", "message", "title"]);
     if !rest.is_empty() {
         out.push_str(&format!(" ({})", rest.join(", ")));
     }
@@ -316,6 +360,24 @@ mod tests {
             "Invalid upload: record 0 (line 1): field `/completed`: must be a non-negative integer\n  \
              at /files/0/content\n  - /files/0/content: bad (field=/completed)\n  - plain"
         );
+    }
+
+    #[test]
+    fn a_single_fault_listed_both_ways_is_printed_once() {
+        // As the server answers a file that does not parse: the fault as the problem and as
+        // its one `errors` item, which adds where in the file.
+        let problem: Problem = serde_json::from_str(
+            r#"{"title":"Unprocessable content","status":422,"detail":"bad count",
+                "pointer":"/files/0/content",
+                "errors":[{"detail":"bad count","pointer":"/files/0/content","field":"/completed","record":0,"line":1}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            problem.to_string(),
+            "Unprocessable content: bad count\n  at /files/0/content (field=/completed, line=1, record=0)"
+        );
+        assert!(problem.names("/files/0/content"));
+        assert!(!problem.names("/run/repeat_index"));
     }
 
     #[test]

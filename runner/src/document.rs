@@ -145,6 +145,14 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, flag: &str, what: &str
 fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
     let mut commit =
         git::commit_info(&env.cwd, args.commit.as_deref()).map_err(anyhow::Error::msg)?;
+    if !args.parents.is_empty() {
+        // As given, or the full SHA where the checkout has that commit.
+        commit.parents = args
+            .parents
+            .iter()
+            .map(|p| git::resolve(&env.cwd, p).unwrap_or_else(|| p.clone()))
+            .collect();
+    }
     if let Some(time) = args.commit_time {
         commit.time = Some(time);
     }

@@ -1,6 +1,7 @@
 //! Commit and branch of the checkout being measured, read with the `git` command.
 //!
-//! Shallow clones (CI's `fetch-depth: 1`) have no parents recorded: `parents` is then empty.
+//! Shallow clones (CI's `fetch-depth: 1`) have no parents recorded: `parents` is then empty,
+//! unless `benchtrail upload --parents` gives them.
 
 use benchtrail_core::run::CommitInfo;
 use std::path::Path;
@@ -40,15 +41,10 @@ pub fn commit_info(dir: &Path, given: Option<&str>) -> Result<CommitInfo, String
     let sha = match given {
         None => git(dir, &["rev-parse", "--verify", "HEAD^{commit}"])
             .map_err(|e| format!("cannot tell which commit was measured: {e}; run inside a git checkout or pass --commit SHA"))?,
-        Some(sha) => {
-            let resolved = (!sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit()))
-                .then(|| git(dir, &["rev-parse", "--verify", "--quiet", &format!("{sha}^{{commit}}")]).ok())
-                .flatten();
-            match resolved {
-                Some(full) => full,
-                None => return Ok(CommitInfo { sha: sha.to_string(), ..CommitInfo::default() }),
-            }
-        }
+        Some(sha) => match resolve(dir, sha) {
+            Some(full) => full,
+            None => return Ok(CommitInfo { sha: sha.to_string(), ..CommitInfo::default() }),
+        },
     };
     let details = git(dir, &["show", "-s", "--format=%P%n%cI%n%s", &sha])?;
     let mut lines = details.lines();
@@ -68,6 +64,25 @@ pub fn commit_info(dir: &Path, given: Option<&str>) -> Result<CommitInfo, String
         time,
         subject,
     })
+}
+
+/// The full SHA of `sha` (hex, possibly abbreviated) when it names a commit in the checkout at
+/// `dir`; `None` otherwise (not hex, not there, not a checkout).
+pub fn resolve(dir: &Path, sha: &str) -> Option<String> {
+    (!sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| {
+            git(
+                dir,
+                &[
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{sha}^{{commit}}"),
+                ],
+            )
+            .ok()
+        })
+        .flatten()
 }
 
 /// The branch checked out at `dir`; `None` when HEAD is detached or `dir` is not a checkout.

@@ -36,6 +36,18 @@ pub enum ApiError {
         /// What is wrong.
         detail: String,
     },
+    /// [`ApiError::Invalid`] (422) with the other fields of the request body that would
+    /// resolve it (`remedies`: pointer and sentence), listed in `errors` after the fault:
+    /// `/run/repeat_index` for two results of one cell in one upload.
+    #[error("{detail}")]
+    InvalidWithRemedies {
+        /// JSON pointer into the request body.
+        pointer: String,
+        /// What is wrong.
+        detail: String,
+        /// Pointers of fields that would resolve it, each with one sentence.
+        remedies: Vec<(String, String)>,
+    },
     /// A query parameter is wrong (400).
     #[error("{detail}")]
     BadParameter {
@@ -134,7 +146,9 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest { .. } | ApiError::BadParameter { .. } => StatusCode::BAD_REQUEST,
-            ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Invalid { .. } | ApiError::InvalidWithRemedies { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -148,7 +162,9 @@ impl ApiError {
     fn title(&self) -> &'static str {
         match self {
             ApiError::BadRequest { .. } => "Malformed request body",
-            ApiError::Invalid { .. } => "Unprocessable content",
+            ApiError::Invalid { .. } | ApiError::InvalidWithRemedies { .. } => {
+                "Unprocessable content"
+            }
             ApiError::BadParameter { .. } => "Invalid query parameter",
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
@@ -198,6 +214,24 @@ impl IntoResponse for ApiError {
                     record: record.map(|r| r.0),
                     line: record.map(|r| r.1),
                 }],
+            ),
+            ApiError::InvalidWithRemedies {
+                pointer,
+                detail,
+                remedies,
+            } => (
+                Some(pointer.as_str()),
+                None,
+                std::iter::once((pointer.as_str(), detail.clone()))
+                    .chain(remedies.iter().map(|(p, d)| (p.as_str(), d.clone())))
+                    .map(|(pointer, detail)| FieldProblem {
+                        detail,
+                        pointer,
+                        field: None,
+                        record: None,
+                        line: None,
+                    })
+                    .collect(),
             ),
             ApiError::BadParameter { parameter, .. } => (None, Some(parameter.as_str()), vec![]),
             _ => (None, None, vec![]),

@@ -41,11 +41,21 @@ pub fn prepare_with(
     doc: &UploadDocument,
     now: DateTime<Utc>,
 ) -> Result<NewRun, ApiError> {
-    let invalid = |e: benchtrail_core::upload::UploadError| ApiError::Invalid {
-        pointer: e.pointer,
-        field: e.field,
-        record: e.record,
-        detail: e.message,
+    let invalid = |e: benchtrail_core::upload::UploadError| {
+        if e.remedies.is_empty() {
+            ApiError::Invalid {
+                pointer: e.pointer,
+                field: e.field,
+                record: e.record,
+                detail: e.message,
+            }
+        } else {
+            ApiError::InvalidWithRemedies {
+                pointer: e.pointer,
+                detail: e.message,
+                remedies: e.remedies,
+            }
+        }
     };
     let read = doc.read().map_err(invalid)?;
     // Two results of one series and cell in one run are ambiguous, never pooled (422).

@@ -9,6 +9,7 @@
 
 mod common;
 
+use benchtrail_core::regression::confounds::{ConfoundCode, LengthKind, Nearest, WorkloadConfound};
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer};
 use serde_json::{json, Value};
@@ -82,6 +83,11 @@ async fn a_cross_hardware_pair_is_no_baseline_naming_the_hardware_and_opens_no_a
             json!([{"field": "metadata.hardware", "baseline": "local-docker-H100", "candidate": "ci-runner-L40S"}]),
             "{db}"
         );
+        // The stored JSON reads back into the typed struct, and writes out the same.
+        let typed: Nearest = serde_json::from_value(nearest.clone()).unwrap();
+        assert_eq!(typed.summary, "hardware differs: ci-runner-L40S vs local-docker-H100");
+        assert_eq!(typed.differences.len(), 1);
+        assert_eq!(serde_json::to_value(&typed).unwrap(), *nearest, "{db}");
         let series = g["report"]["series"].as_array().unwrap();
         let states = |s: &str| series.iter().filter(|x| x["state"] == s).count();
         // Every tested series of the candidate: 4 latencies × 6 tested statistics, 3 throughputs,
@@ -165,6 +171,16 @@ async fn a_pair_of_different_output_lengths_is_workload_mismatch_with_both_lengt
         assert_eq!(w[0]["candidate"], 300.0);
         assert_eq!(w[0]["baseline_commits"], json!([sha(0), sha(1), sha(2)]));
         assert_eq!(w[0]["message"], message, "{db}");
+        // The stored JSON reads back into the typed confound, and writes out the same.
+        let typed: Vec<WorkloadConfound> = serde_json::from_value(json!(w)).unwrap();
+        assert_eq!(typed[0].code, ConfoundCode::WorkloadMismatch);
+        assert_eq!(typed[0].length, LengthKind::Output);
+        assert_eq!(
+            typed[0].metrics,
+            ["tpot", "itl", "e2el", "request_throughput", "output_throughput", "total_token_throughput", "request_goodput", "slo_attainment"]
+        );
+        assert_eq!(typed[0].delta_pct, Some((300.0 - 1023.0) / 1023.0 * 100.0));
+        assert_eq!(serde_json::to_value(&typed).unwrap(), json!(w), "{db}");
         let affected = ["tpot", "itl", "e2el", "request_throughput", "output_throughput", "total_token_throughput"];
         let series = g["report"]["series"].as_array().unwrap();
         for s in series {
@@ -202,6 +218,135 @@ async fn a_pair_of_different_output_lengths_is_workload_mismatch_with_both_lengt
         assert_eq!(r.len(), 1, "{db}: {verdict}");
         assert_eq!(r[0]["level"], "warn");
         assert_eq!(r[0]["message"], message);
+    })
+    .await;
+}
+
+/// One upload of commit 0 of the real files `paths` with `configuration` and `cell` (the
+/// runner's `--cell`).
+fn first_upload(paths: &[&str], configuration: Value, cell: Value) -> Value {
+    let files: Vec<Value> = paths
+        .iter()
+        .map(|p| json!({"name": p, "content": repo_file(p)}))
+        .collect();
+    json!({
+        "run": {"commit": {"sha": sha(0), "time": "2026-11-01T00:00:00Z"}, "branch": "main"},
+        "configuration": configuration,
+        "cell": cell,
+        "files": files,
+    })
+}
+
+/// The real c4 run measured 30722 input tokens over 60 requests (512 each); its `--cell` says
+/// 8192: its own TTFT is not tested, and the verdict says why.
+#[tokio::test]
+async fn a_run_that_measured_512_input_tokens_of_8192_requested_is_requested_len_mismatch() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("req", json!({})).await;
+        let (status, receipt) = server
+            .upload("req", &token, &first_upload(&[BASELINE], json!({}), json!({"input_len": 8192})))
+            .await;
+        assert_eq!(status, 201, "{db}: {receipt}");
+        let run = receipt["run_id"].as_str().unwrap();
+        let a = analysis(&server, run).await;
+        let g = &a["groups"][0];
+        assert_eq!(g["cell"], "max_concurrency=4;request_rate=inf;input_len=8192;num_prompts=60", "{db}");
+        let message = "requested length mismatch: measured mean input length 512 tokens, the cell \
+                       requested 8192 (-93.7 %; tolerance 5 %): no regression or improvement \
+                       verdict on TTFT";
+        assert_eq!(
+            g["report"]["workload"],
+            json!([{
+                "code": "requested_len_mismatch",
+                "length": "input",
+                "baseline": 8192.0,
+                "candidate": 30722.0 / 60.0,
+                "delta_pct": (30722.0 / 60.0 - 8192.0) / 8192.0 * 100.0,
+                "metrics": ["ttft"],
+                "message": message,
+            }]),
+            "{db}"
+        );
+        let typed: Vec<WorkloadConfound> =
+            serde_json::from_value(g["report"]["workload"].clone()).unwrap();
+        assert_eq!(typed[0].code, ConfoundCode::RequestedLenMismatch);
+        let series = g["report"]["series"].as_array().unwrap();
+        let mismatched: Vec<&str> = series
+            .iter()
+            .filter(|s| s["state"] == "workload_mismatch")
+            .map(|s| s["stat"].as_str().unwrap())
+            .collect();
+        assert_eq!(mismatched, ["mean", "p50", "p90", "p95", "p99"], "{db}");
+        for s in series {
+            if s["state"] == "workload_mismatch" {
+                assert_eq!(s["metric"], "ttft", "{db}");
+                assert_eq!(s["reason"], message, "{db}");
+                assert!(s.get("comparison").is_none(), "{db}");
+            } else {
+                // The output (128 tokens, none requested) is not in question: no baseline yet.
+                assert!(s["state"] == "no_baseline" || s["state"] == "descriptive", "{db}: {s}");
+            }
+        }
+        let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+        let r: Vec<&Value> = verdict["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["code"] == "requested_len_mismatch")
+            .collect();
+        assert_eq!(
+            r,
+            [&json!({"level": "warn", "code": "requested_len_mismatch", "message": message, "cell": g["cell"]})],
+            "{db}: {verdict}"
+        );
+        assert_eq!(verdict["series_states"]["workload_mismatch"], 5, "{db}");
+        assert_ne!(verdict["verdict"], "pass", "{db}");
+        let (_, alerts) = server.get("/api/v1/projects/req/alerts").await;
+        assert_eq!(alerts["items"], json!([]), "{db}");
+    })
+    .await;
+}
+
+/// Real runs that did their requested work: the generated vLLM run with its recorded command
+/// (512/128, `--random-range-ratio 0`), and SGLang runs of `random_range_ratio` 0, whose
+/// lengths are drawn from 1..=1024 (a mean of about 512 of 1024 requested) and whose drawn
+/// range is stored as a fact.
+#[tokio::test]
+async fn real_runs_of_their_requested_lengths_are_not_requested_len_mismatch() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("ok", json!({})).await;
+        let vllm = json!({"benchmark": {"command": "vllm bench serve --backend openai --base-url http://127.0.0.1:8001 --endpoint /v1/completions --dataset-name random --random-input-len 512 --random-output-len 128 --random-range-ratio 0 --num-prompts 60 --max-concurrency 4 --request-rate inf --ignore-eos --model mock-llm"}});
+        let sglang = "testdata/sglang/llm-benchmaxxing-sglang-bench_serving-2026-03-output-details-server_info-gpt-oss-120b-h100.jsonl";
+        let mut runs = Vec::new();
+        for (i, (path, configuration)) in [(BASELINE, vllm), (sglang, json!({}))].into_iter().enumerate() {
+            let mut doc = first_upload(&[path], configuration, json!({}));
+            doc["run"]["commit"]["sha"] = json!(sha(i));
+            let (status, receipt) = server.upload("ok", &token, &doc).await;
+            assert_eq!(status, 201, "{db}: {receipt}");
+            let run = receipt["run_id"].as_str().unwrap().to_string();
+            let a = analysis(&server, &run).await;
+            for g in a["groups"].as_array().unwrap() {
+                assert!(g["cell"].as_str().unwrap().contains("input_len="), "{db}: {g}");
+                assert!(g["report"].get("workload").is_none(), "{db}: {}", g["report"]["workload"]);
+            }
+            let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+            assert!(
+                verdict["reasons"].as_array().unwrap().iter().all(|r| r["code"] != "requested_len_mismatch"),
+                "{db}: {verdict}"
+            );
+            runs.push(run);
+        }
+        let (_, run) = server.get(&format!("/api/v1/runs/{}", runs[1])).await;
+        let range = &run["results"][0]["facts"]["requested_len_mean_range"];
+        let se = |width: f64| ((width * width - 1.0) / 12.0 / 100.0).sqrt();
+        assert_eq!(
+            *range,
+            json!({"input": [512.5 - 4.0 * se(1024.0), 512.5 + 4.0 * se(1024.0)],
+                   "output": [64.0 - 4.0 * se(129.0), 64.0 + 4.0 * se(129.0)]}),
+            "{db}"
+        );
     })
     .await;
 }

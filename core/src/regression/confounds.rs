@@ -338,6 +338,11 @@ pub const OUTPUT_LENGTH_METRICS: &[&str] = &[
 pub const OUTPUT_COUNT_METRICS: &[&str] = &["tpot", "output_throughput", "total_token_throughput"];
 /// Re-tokenized output below this share of the reported output tokens is `output_len_mismatch`.
 pub const MIN_RETOKENIZED_SHARE: f64 = 0.9;
+/// Tokens a chat template may add to every prompt beyond the requested input length (role
+/// markers and a default system header: Llama 3's dated header is about 30 tokens, gpt-oss's
+/// harmony header about 60), allowed above the requested length by `requested_len_mismatch`:
+/// 32 requested input tokens measured as 72 on a chat endpoint is the template, not other work.
+pub const CHAT_TEMPLATE_TOKENS: f64 = 64.0;
 
 /// Measured lengths of one commit's valid runs (means over the runs), from the results' facts
 /// [`crate::cell::MEASURED_INPUT_LEN`] and [`crate::cell::MEASURED_OUTPUT_LEN`].
@@ -353,6 +358,11 @@ pub struct RunLengths {
     /// commit's runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retokenized_share: Option<f64>,
+    /// The range the measured means fall in when the runs did what their cell requested, for
+    /// lengths a tool draws from a range (the fact [`crate::cell::REQUESTED_LEN_RANGE`]; the
+    /// union over the commit's runs); a length it does not name is the cell's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_range: Option<crate::cell::LengthRanges>,
 }
 
 /// One commit's [`RunLengths`].
@@ -385,27 +395,47 @@ pub struct Workload {
     pub nearest: Option<Nearest>,
 }
 
-/// What kind of workload confound (serialized snake_case, the reason code of the verdict).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+/// What a [`WorkloadConfound`] found; serialized in snake_case (`workload_mismatch`, ...), the
+/// code of the verdict reason it becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConfoundCode {
     /// Baseline and candidate measured different mean lengths.
     WorkloadMismatch,
-    /// The measured output ≈ input + requested output.
+    /// The measured output ≈ input + requested output: the prompt was counted as output.
     PromptCountedAsOutput,
     /// SGLang's re-tokenized output well below its reported output.
     OutputLenMismatch,
-    /// The run measured a mean length far from the one its cell requested.
+    /// The candidate's measured mean length is outside what its cell requested.
     RequestedLenMismatch,
 }
 
-/// Which length a confound is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+impl ConfoundCode {
+    /// The code as serialized: `workload_mismatch`, `prompt_counted_as_output`,
+    /// `output_len_mismatch`, `requested_len_mismatch`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfoundCode::WorkloadMismatch => "workload_mismatch",
+            ConfoundCode::PromptCountedAsOutput => "prompt_counted_as_output",
+            ConfoundCode::OutputLenMismatch => "output_len_mismatch",
+            ConfoundCode::RequestedLenMismatch => "requested_len_mismatch",
+        }
+    }
+}
+
+impl std::fmt::Display for ConfoundCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which length a [`WorkloadConfound`] is about; serialized `input` or `output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LengthKind {
-    /// Prompt (input) tokens.
+    /// Input (prompt) tokens per request.
     Input,
-    /// Generated (output) tokens.
+    /// Output (generated) tokens per request.
     Output,
 }
 
@@ -417,20 +447,37 @@ impl LengthKind {
             LengthKind::Output => "output",
         }
     }
+
+    /// The metrics a different mean length of this kind confounds.
+    pub fn metrics(self) -> &'static [&'static str] {
+        match self {
+            LengthKind::Input => INPUT_LENGTH_METRICS,
+            LengthKind::Output => OUTPUT_LENGTH_METRICS,
+        }
+    }
 }
 
-/// A reason the candidate's work differs from its baseline's, or from its own request.
+impl std::fmt::Display for LengthKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A reason the candidate's work differs from its baseline's, or from its own request. Read
+/// back from a stored analysis (the report's `workload`) as it was written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorkloadConfound {
     /// `workload_mismatch` (baseline and candidate measured different mean lengths),
     /// `prompt_counted_as_output` (the measured output ≈ input + requested output),
-    /// `output_len_mismatch` (SGLang's re-tokenized output well below its reported output).
+    /// `output_len_mismatch` (SGLang's re-tokenized output well below its reported output),
+    /// `requested_len_mismatch` (the measured mean length is outside what the cell requested).
     pub code: ConfoundCode,
     /// `input` or `output`.
     pub length: LengthKind,
     /// The baseline's mean length (`workload_mismatch`), the input + requested output
-    /// (`prompt_counted_as_output`) or the reported output tokens per request
-    /// (`output_len_mismatch`: the share is in the message).
+    /// (`prompt_counted_as_output`), the reported output tokens per request
+    /// (`output_len_mismatch`: the share is in the message) or the cell's requested length
+    /// (`requested_len_mismatch`).
     pub baseline: Option<f64>,
     /// The candidate's measured mean length (`output_len_mismatch`: the re-tokenized share).
     pub candidate: f64,
@@ -446,6 +493,17 @@ pub struct WorkloadConfound {
     pub message: String,
 }
 
+impl WorkloadConfound {
+    /// Whether it leaves `metric` without a verdict.
+    pub fn affects(&self, metric: &str) -> bool {
+        self.metrics.iter().any(|m| m == metric)
+    }
+}
+
+fn names(metrics: &[&str]) -> Vec<String> {
+    metrics.iter().map(|m| m.to_string()).collect()
+}
+
 fn tokens(x: f64) -> String {
     if (x - x.round()).abs() < 0.05 {
         format!("{x:.0}")
@@ -457,7 +515,12 @@ fn tokens(x: f64) -> String {
 /// The workload confounds of a candidate against its baseline (`pinned`: the baseline is that
 /// commit): measured mean input or output length differing by more than `tolerance_pct`
 /// between the baseline (the mean of the last `window` commits of `workload.history` that
-/// measured it) and the candidate, and the candidate's own flags.
+/// measured it) and the candidate, and the candidate's own flags: `prompt_counted_as_output`,
+/// `output_len_mismatch`, and `requested_len_mismatch` for a length no other confound names,
+/// when the candidate's measured mean is outside what its cell requested (`requested_input`,
+/// `requested_output`; the drawn range of [`RunLengths::requested_range`] when the tool draws
+/// lengths from one) by more than `tolerance_pct`, plus [`CHAT_TEMPLATE_TOKENS`] above an
+/// input length. No requested length (a `sharegpt` input, a file that records none): no check.
 pub fn workload_confounds(
     workload: &Workload,
     pinned: Option<&str>,
@@ -469,10 +532,8 @@ pub fn workload_confounds(
         return out;
     };
     let tol = tolerance_pct / 100.0;
-    for (length, metrics) in [
-        (LengthKind::Input, INPUT_LENGTH_METRICS),
-        (LengthKind::Output, OUTPUT_LENGTH_METRICS),
-    ] {
+    for length in [LengthKind::Input, LengthKind::Output] {
+        let metrics = length.metrics();
         let pick = |l: &RunLengths| match length {
             LengthKind::Input => l.input,
             LengthKind::Output => l.output,
@@ -508,12 +569,11 @@ pub fn workload_confounds(
             candidate: c,
             delta_pct: Some(delta),
             baseline_commits: base.iter().map(|x| x.0.to_string()).collect(),
-            metrics: metrics.iter().map(|m| m.to_string()).collect(),
+            metrics: names(metrics),
             message: format!(
-                "workload mismatch: measured mean {} length {} tokens vs {} in the baseline \
+                "workload mismatch: measured mean {length} length {} tokens vs {} in the baseline \
                  ({delta:+.1} %, {} baseline commit(s); tolerance {tolerance_pct} %): no \
                  regression or improvement verdict on {}",
-                length.as_str(),
                 tokens(c),
                 tokens(b),
                 base.len(),
@@ -531,7 +591,7 @@ pub fn workload_confounds(
                 candidate: o,
                 delta_pct: Some((o - expected) / expected * 100.0),
                 baseline_commits: Vec::new(),
-                metrics: OUTPUT_COUNT_METRICS.iter().map(|m| m.to_string()).collect(),
+                metrics: names(OUTPUT_COUNT_METRICS),
                 message: format!(
                     "prompt counted as output: measured mean output length {} tokens ≈ input {} + \
                      requested output {} = {}: TPOT, output throughput and total token throughput \
@@ -553,7 +613,7 @@ pub fn workload_confounds(
                 candidate: share,
                 delta_pct: None,
                 baseline_commits: Vec::new(),
-                metrics: OUTPUT_COUNT_METRICS.iter().map(|m| m.to_string()).collect(),
+                metrics: names(OUTPUT_COUNT_METRICS),
                 message: format!(
                     "output length mismatch: the re-tokenized output is {:.1} % of the reported \
                      output tokens (below {:.0} %: the output length was taken from the request, \
@@ -564,6 +624,74 @@ pub fn workload_confounds(
                 ),
             });
         }
+    }
+    // The candidate against its own request, for each length no confound above explains
+    // (a baseline of other lengths, the prompt counted as output, a wrong output count).
+    for length in [LengthKind::Input, LengthKind::Output] {
+        if out.iter().any(|c| c.length == length) {
+            continue;
+        }
+        let (requested, measured, range) = match length {
+            LengthKind::Input => (
+                workload.requested_input,
+                cand.input,
+                cand.requested_range.and_then(|r| r.input),
+            ),
+            LengthKind::Output => (
+                workload.requested_output,
+                cand.output,
+                cand.requested_range.and_then(|r| r.output),
+            ),
+        };
+        let (Some(req), Some(m)) = (requested.filter(|r| *r > 0.0), measured) else {
+            continue;
+        };
+        let [lo, hi] = range.unwrap_or([req, req]);
+        let template = match length {
+            LengthKind::Input => CHAT_TEMPLATE_TOKENS,
+            LengthKind::Output => 0.0,
+        };
+        let above = m > hi * (1.0 + tol) + template;
+        if !above && m >= lo * (1.0 - tol) {
+            continue;
+        }
+        let delta = (m - req) / req * 100.0;
+        let expected = if range.is_some() {
+            format!(
+                "a mean of {}–{} expected of its drawn lengths, ",
+                tokens(lo),
+                tokens(hi)
+            )
+        } else {
+            String::new()
+        };
+        let allowance = if above && template > 0.0 {
+            format!(" plus {} chat-template tokens", tokens(template))
+        } else {
+            String::new()
+        };
+        let metrics = length.metrics();
+        let affected = metrics
+            .iter()
+            .map(|m| super::describe(m, &crate::metric::Stat::Value))
+            .collect::<Vec<_>>();
+        out.push(WorkloadConfound {
+            code: ConfoundCode::RequestedLenMismatch,
+            length,
+            baseline: Some(req),
+            candidate: m,
+            delta_pct: Some(delta),
+            baseline_commits: Vec::new(),
+            metrics: names(metrics),
+            message: format!(
+                "requested length mismatch: measured mean {length} length {} tokens, the cell \
+                 requested {} ({delta:+.1} %; {expected}tolerance {tolerance_pct} %{allowance}): \
+                 no regression or improvement verdict on {}",
+                tokens(m),
+                tokens(req),
+                affected.join(", ")
+            ),
+        });
     }
     out
 }
@@ -621,7 +749,7 @@ mod tests {
         let lengths = |output| RunLengths {
             input: Some(512.0),
             output: Some(output),
-            retokenized_share: None,
+            ..RunLengths::default()
         };
         let w = Workload {
             requested_output: Some(1024.0),
@@ -649,6 +777,7 @@ mod tests {
                 input: Some(512.0),
                 output: Some(640.0),
                 retokenized_share: Some(0.38),
+                ..RunLengths::default()
             }),
             ..Workload::default()
         };
@@ -662,6 +791,140 @@ mod tests {
                 ConfoundCode::PromptCountedAsOutput,
                 ConfoundCode::OutputLenMismatch
             ]
+        );
+    }
+
+    #[test]
+    fn a_measured_length_outside_the_request_is_requested_len_mismatch_once_per_length() {
+        let run = |input, output| RunLengths {
+            input: Some(input),
+            output: Some(output),
+            ..RunLengths::default()
+        };
+        let requested = |candidate| Workload {
+            requested_input: Some(8192.0),
+            requested_output: Some(128.0),
+            candidate: Some(candidate),
+            ..Workload::default()
+        };
+        let found = workload_confounds(&requested(run(512.0, 128.0)), None, 10, 5.0);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, ConfoundCode::RequestedLenMismatch);
+        assert_eq!(found[0].length, LengthKind::Input);
+        assert_eq!(
+            (found[0].baseline, found[0].candidate),
+            (Some(8192.0), 512.0)
+        );
+        assert_eq!(found[0].metrics, ["ttft"]);
+        assert_eq!(
+            found[0].message,
+            "requested length mismatch: measured mean input length 512 tokens, the cell requested \
+             8192 (-93.8 %; tolerance 5 %): no regression or improvement verdict on TTFT"
+        );
+        // Within the tolerance below, and up to the tolerance plus a chat template above.
+        for input in [7782.5, 8192.0 * 1.05 + 64.0] {
+            assert_eq!(
+                workload_confounds(&requested(run(input, 128.0)), None, 10, 5.0),
+                []
+            );
+        }
+        let above = workload_confounds(&requested(run(8666.0, 128.0)), None, 10, 5.0);
+        assert_eq!(
+            above[0].message,
+            "requested length mismatch: measured mean input length 8666 tokens, the cell requested \
+             8192 (+5.8 %; tolerance 5 % plus 64 chat-template tokens): no regression or \
+             improvement verdict on TTFT"
+        );
+        // The output: no template allowance.
+        let out = workload_confounds(&requested(run(8192.0, 135.0)), None, 10, 5.0);
+        assert_eq!(
+            (out[0].code, out[0].length, out[0].metrics.len()),
+            (ConfoundCode::RequestedLenMismatch, LengthKind::Output, 8)
+        );
+        // A drawn range: its mean range, not the requested length.
+        let mut ranged = run(509.0, 61.0);
+        ranged.requested_range = Some(crate::cell::LengthRanges {
+            input: Some([394.0, 631.0]),
+            output: Some([49.0, 79.0]),
+        });
+        let mut w = requested(ranged.clone());
+        w.requested_input = Some(1024.0);
+        assert_eq!(workload_confounds(&w, None, 10, 5.0), []);
+        ranged.input = Some(100.0);
+        w.candidate = Some(ranged);
+        assert_eq!(
+            workload_confounds(&w, None, 10, 5.0)[0].message,
+            "requested length mismatch: measured mean input length 100 tokens, the cell requested \
+             1024 (-90.2 %; a mean of 394–631 expected of its drawn lengths, tolerance 5 %): no \
+             regression or improvement verdict on TTFT"
+        );
+        // Nothing requested: nothing checked.
+        let w = Workload {
+            candidate: Some(run(512.0, 128.0)),
+            ..Workload::default()
+        };
+        assert_eq!(workload_confounds(&w, None, 10, 5.0), []);
+        // An output the prompt was counted in is reported once, as that.
+        let w = Workload {
+            requested_output: Some(128.0),
+            candidate: Some(run(512.0, 640.0)),
+            ..Workload::default()
+        };
+        let codes: Vec<ConfoundCode> = workload_confounds(&w, None, 10, 5.0)
+            .iter()
+            .map(|c| c.code)
+            .collect();
+        assert_eq!(codes, [ConfoundCode::PromptCountedAsOutput]);
+    }
+
+    #[test]
+    fn a_confound_reads_back_from_its_json() {
+        let w = Workload {
+            history: vec![CommitLengths {
+                commit: "a".into(),
+                lengths: RunLengths {
+                    output: Some(1023.0),
+                    ..RunLengths::default()
+                },
+            }],
+            candidate: Some(RunLengths {
+                output: Some(300.0),
+                ..RunLengths::default()
+            }),
+            ..Workload::default()
+        };
+        let found = workload_confounds(&w, None, 10, 5.0);
+        let text = serde_json::to_string(&found[0]).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({
+                "code": "workload_mismatch",
+                "length": "output",
+                "baseline": 1023.0,
+                "candidate": 300.0,
+                "delta_pct": (300.0 - 1023.0) / 1023.0 * 100.0,
+                "baseline_commits": ["a"],
+                "metrics": ["tpot", "itl", "e2el", "request_throughput", "output_throughput",
+                            "total_token_throughput", "request_goodput", "slo_attainment"],
+                "message": found[0].message,
+            })
+        );
+        assert_eq!(
+            serde_json::from_str::<WorkloadConfound>(&text).unwrap(),
+            found[0]
+        );
+        // Without the fields a confound of its own run leaves out.
+        let own = json!({"code": "output_len_mismatch", "length": "output", "baseline": null,
+                         "candidate": 0.38, "metrics": ["tpot"], "message": "m"});
+        let c: WorkloadConfound = serde_json::from_value(own.clone()).unwrap();
+        assert_eq!(
+            (c.code, c.length, c.baseline),
+            (ConfoundCode::OutputLenMismatch, LengthKind::Output, None)
+        );
+        assert_eq!(serde_json::to_value(&c).unwrap(), own);
+        assert_eq!(
+            ConfoundCode::RequestedLenMismatch.to_string(),
+            "requested_len_mismatch"
         );
     }
 }

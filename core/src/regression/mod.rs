@@ -139,7 +139,8 @@ pub struct Settings {
     /// output) length of the baseline and of the candidate for the pair to count as the same
     /// work; beyond it the pair is `workload_mismatch` and the metrics that length confounds
     /// get no verdict ([`confounds::workload_confounds`]). Also the tolerance of the
-    /// `prompt_counted_as_output` flag. Default 5 %: `--random-range-ratio` and early stops
+    /// `prompt_counted_as_output` flag, and of `requested_len_mismatch` (a run's measured mean
+    /// against the length its cell requested). Default 5 %: `--random-range-ratio` and early stops
     /// move a run's mean length by a few percent, a different dataset or a broken token count
     /// by far more. In (0, 100].
     pub workload_tolerance_pct: f64,
@@ -331,7 +332,8 @@ pub enum SeriesState {
     NoBaseline,
     /// Baseline and candidate did different work (measured mean input or output length beyond
     /// [`Settings::workload_tolerance_pct`]), or the candidate's own token counts are wrong
-    /// (`prompt_counted_as_output`, `output_len_mismatch`), and this metric depends on that
+    /// (`prompt_counted_as_output`, `output_len_mismatch`) or are not what its cell requested
+    /// (`requested_len_mismatch`), and this metric depends on that
     /// length: no regression or improvement verdict. The confound, with both numbers, is in
     /// [`GroupReport::workload`].
     WorkloadMismatch,
@@ -1052,7 +1054,7 @@ pub fn confounded_series(
     group
         .series
         .iter()
-        .filter(|s| confounds.iter().any(|c| c.metrics.contains(&s.metric)))
+        .filter(|s| confounds.iter().any(|c| c.affects(&s.metric)))
         .map(|s| s.series_id.clone())
         .collect()
 }
@@ -1165,7 +1167,7 @@ pub fn analyze_checked(
         let cand = candidate.valid();
         let confounded: Vec<&confounds::WorkloadConfound> = confounds_found
             .iter()
-            .filter(|c| c.metrics.contains(&s.metric))
+            .filter(|c| c.affects(&s.metric))
             .collect();
         if !cand.is_empty() && !confounded.is_empty() {
             report.state = SeriesState::WorkloadMismatch;
@@ -1331,7 +1333,7 @@ pub fn analyze_checked(
         .filter(|c| {
             reports
                 .iter()
-                .any(|r| r.state == SeriesState::WorkloadMismatch && c.metrics.contains(&r.metric))
+                .any(|r| r.state == SeriesState::WorkloadMismatch && c.affects(&r.metric))
         })
         .collect();
     GroupReport {

@@ -239,6 +239,10 @@ impl History {
                     (Some(r), Some(t)) if t > 0.0 => Some(r / t),
                     _ => None,
                 },
+                requested_range: result
+                    .facts
+                    .get(crate::cell::REQUESTED_LEN_RANGE)
+                    .and_then(|v| serde_json::from_value(v.clone()).ok()),
             };
             let cell_json = serde_json::to_value(&result.cell).unwrap_or(Value::Null);
             let tool_slo = result.facts.get("goodput_slo").map(Value::to_string);

@@ -354,6 +354,10 @@ impl CommitContext<'_> {
                     .iter()
                     .filter_map(|p| p.lengths.retokenized_share)
                     .min_by(|a, b| a.total_cmp(b)),
+                requested_range: rs
+                    .iter()
+                    .filter_map(|p| p.lengths.requested_range)
+                    .reduce(|a, b| a.union(b)),
             })
         };
         let base_branch = plan.pinned.is_none().then_some(self.default_branch);

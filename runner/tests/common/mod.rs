@@ -270,3 +270,5 @@ fn read_request(stream: &mut std::net::TcpStream) -> Request {
         body,
     }
 }
+
+pub mod real;

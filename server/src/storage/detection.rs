@@ -152,6 +152,10 @@ impl Store {
                         input: f(benchtrail_core::cell::MEASURED_INPUT_LEN),
                         output: f(benchtrail_core::cell::MEASURED_OUTPUT_LEN),
                         retokenized_share: f("total_output_tokens_retokenized"),
+                        requested_range: serde_json::from_value(
+                            facts[benchtrail_core::cell::REQUESTED_LEN_RANGE].clone(),
+                        )
+                        .ok(),
                     },
                 );
             }

@@ -1,0 +1,71 @@
+//! A real benchtrail server (SQLite, loopback HTTP) with one public project and its upload
+//! token, created through the built `benchtrail` binary.
+
+use super::{benchtrail, stderr, stdout, TempDir};
+use benchtrail_server::app::{router, AppState};
+use benchtrail_server::auth::hash_token;
+use benchtrail_server::storage::Store;
+use std::sync::Arc;
+
+const ADMIN: &str = "bt_real_admin";
+
+/// A server on 127.0.0.1:0 (in a background thread, living until the test process ends) and
+/// a project `p` on it.
+pub struct RealProject {
+    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    pub base: String,
+    /// An upload token of `p`.
+    pub token: String,
+    _data: TempDir,
+}
+
+impl RealProject {
+    /// Starts the server and creates project `p` and its upload token.
+    pub fn start(tag: &str) -> RealProject {
+        let data = TempDir::new(&format!("{tag}-data"));
+        let url = format!("sqlite://{}/bt.db", data.path().display());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(async move {
+                let store = Store::connect(&url).await.unwrap();
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(format!("http://{}", listener.local_addr().unwrap()))
+                    .unwrap();
+                let state = AppState {
+                    store,
+                    admin_token_hash: Arc::new(hash_token(ADMIN)),
+                };
+                axum::serve(listener, router(state)).await.unwrap();
+            });
+        });
+        let base: String = rx.recv().unwrap();
+        let env = [("BENCHTRAIL_URL", base.as_str())];
+        let out = benchtrail(
+            data.path(),
+            &["project", "create", "p", "--token", ADMIN],
+            &env,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let out = benchtrail(
+            data.path(),
+            &["token", "create", "--project", "p", "--token", ADMIN],
+            &env,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let token = stdout(&out).lines().last().unwrap().to_string();
+        RealProject {
+            base,
+            token,
+            _data: data,
+        }
+    }
+
+    /// `GET path` on the server: the JSON answer.
+    pub fn get(&self, path: &str) -> serde_json::Value {
+        reqwest::blocking::get(format!("{}{path}", self.base))
+            .unwrap()
+            .json()
+            .unwrap()
+    }
+}
