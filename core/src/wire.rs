@@ -191,3 +191,66 @@ pub struct UploadReceipt {
     /// as `GET /api/v1/runs/{id}/verdict` answers it; `null` with `verdict`.
     pub verdict_detail: Option<Verdict>,
 }
+
+/// A problem document (RFC 9457): the body of every API error, sent as
+/// `application/problem+json`. The server always sends `type`, `title`, `status` and `detail`;
+/// a client reads a problem missing any of them with its default (an older or newer server).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Problem {
+    /// Always `about:blank`: the status says what kind of problem it is.
+    #[schema(required = true)]
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    /// The status's short name, e.g. `Unprocessable Entity`.
+    #[schema(required = true)]
+    #[serde(default)]
+    pub title: String,
+    /// The HTTP status.
+    #[schema(required = true)]
+    #[serde(default)]
+    pub status: u16,
+    /// What is wrong with this request.
+    #[schema(required = true)]
+    #[serde(default)]
+    pub detail: String,
+    /// JSON pointer into the request body at fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// The query parameter at fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    /// Each fault, located (RFC 9457 §3.1's validation example); the first restates the problem
+    /// with its location inside a file, the others name fields that would resolve it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldProblem>,
+}
+
+/// One fault of a [`Problem`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct FieldProblem {
+    /// What is wrong.
+    #[schema(required = true)]
+    #[serde(default)]
+    pub detail: String,
+    /// JSON pointer into the request body.
+    #[schema(required = true)]
+    #[serde(default)]
+    pub pointer: String,
+    /// JSON pointer inside the uploaded file's record, if the fault is inside a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// 0-based record (JSON Lines entry) of the uploaded file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<usize>,
+    /// 1-based line of that record in the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+impl Problem {
+    /// Whether the problem locates a fault, or a field that resolves it, at `pointer`: its own
+    /// `pointer` or one of its `errors`' pointers.
+    pub fn names(&self, pointer: &str) -> bool {
+        self.pointer.as_deref() == Some(pointer) || self.errors.iter().any(|e| e.pointer == pointer)
+    }
+}

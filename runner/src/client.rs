@@ -6,9 +6,7 @@
 //! becomes a [`ClientError`], an `application/problem+json` body a [`Problem`].
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use std::fmt;
+use serde::Serialize;
 use std::time::Duration;
 
 /// Time allowed to open a connection.
@@ -21,28 +19,7 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// numbers) shrink to about a third.
 pub const GZIP_THRESHOLD: usize = 16 * 1024;
 
-/// An RFC 9457 problem document as the server sends it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Problem {
-    /// URI naming the problem type.
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Short summary, e.g. `Invalid upload`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// The HTTP status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// What went wrong in this request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// JSON pointer into the request body at fault, e.g. `/files/0/content`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<String>,
-    /// Further faults, each usually `{pointer, detail}`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<Value>,
-}
+pub use benchtrail_core::wire::{FieldProblem, Problem};
 
 /// The hint printed under a problem that names `/run/repeat_index` (two results of one cell in
 /// one upload): the API names its JSON field, a CLI user sets it with a flag.
@@ -50,97 +27,57 @@ pub const REPEAT_INDEX_HINT: &str = "hint: upload each repeat as its own `bencht
      its own `--repeat-index N` (0, 1, 2, ...), or tell the workloads apart with `--cell` (e.g. \
      `--cell input_len=8192,output_len=1024`)";
 
-impl Problem {
-    /// Whether `item` of `errors` restates the problem itself (the same pointer and detail:
-    /// the server lists a single fault both ways, as RFC 9457's validation example does).
-    fn restates(&self, item: &Value) -> bool {
-        item.get("pointer").and_then(Value::as_str) == self.pointer.as_deref()
-            && item.get("detail").and_then(Value::as_str) == self.detail.as_deref()
-    }
-
-    /// Whether the problem locates a fault, or a field that resolves it, at `pointer`: its own
-    /// `pointer` or one of its `errors`' pointers.
-    pub fn names(&self, pointer: &str) -> bool {
-        self.pointer.as_deref() == Some(pointer)
-            || self
-                .errors
-                .iter()
-                .any(|e| e.get("pointer").and_then(Value::as_str) == Some(pointer))
-    }
+/// Whether `item` of a problem's `errors` restates the problem itself (the same pointer and
+/// detail: the server lists a single fault both ways, as RFC 9457's validation example does).
+fn restates(problem: &Problem, item: &FieldProblem) -> bool {
+    problem.pointer.as_deref() == Some(item.pointer.as_str()) && item.detail == problem.detail
 }
 
-impl fmt::Display for Problem {
-    /// `TITLE: DETAIL`, then `  at POINTER` (with the other fields of an error that restates
-    /// the problem, which is not printed again) and one `  - POINTER: DETAIL` line per other
-    /// error; then [`REPEAT_INDEX_HINT`] when the problem names `/run/repeat_index`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.title, &self.detail) {
-            (Some(t), Some(d)) if t != d => write!(f, "{t}: {d}")?,
-            (Some(t), _) => f.write_str(t)?,
-            (None, Some(d)) => f.write_str(d)?,
-            (None, None) => f.write_str("(no detail given)")?,
-        }
-        if let Some(p) = &self.pointer {
-            write!(f, "\n  at {p}")?;
-            let extra = self
-                .errors
-                .iter()
-                .find(|e| self.restates(e))
-                .and_then(Value::as_object)
-                .map(|m| other_fields(m, &["pointer", "detail"]))
-                .unwrap_or_default();
+/// A problem for people: `TITLE: DETAIL`, then `  at POINTER` (with where in the file, from an
+/// error that restates the problem, which is not printed again) and one
+/// `  - POINTER: DETAIL` line per other error; then [`REPEAT_INDEX_HINT`] when the problem
+/// names `/run/repeat_index`.
+pub fn render_problem(p: &Problem) -> String {
+    let mut out = match (p.title.as_str(), p.detail.as_str()) {
+        ("", "") => "(no detail given)".to_string(),
+        (t, "") => t.to_string(),
+        ("", d) => d.to_string(),
+        (t, d) if t == d => t.to_string(),
+        (t, d) => format!("{t}: {d}"),
+    };
+    if let Some(at) = &p.pointer {
+        out.push_str(&format!("\n  at {at}"));
+        if let Some(e) = p.errors.iter().find(|e| restates(p, e)) {
+            let extra = located(e);
             if !extra.is_empty() {
-                write!(f, " ({})", extra.join(", "))?;
+                out.push_str(&format!(" ({})", extra.join(", ")));
             }
         }
-        for e in self.errors.iter().filter(|e| !self.restates(e)) {
-            write!(f, "\n  - {}", render_error_item(e))?;
-        }
-        if self.names(benchtrail_core::upload::REPEAT_INDEX_POINTER) {
-            write!(f, "\n  {REPEAT_INDEX_HINT}")?;
-        }
-        Ok(())
     }
+    for e in p.errors.iter().filter(|e| !restates(p, e)) {
+        out.push_str(&format!("\n  - {}: {}", e.pointer, e.detail));
+        let extra = located(e);
+        if !extra.is_empty() {
+            out.push_str(&format!(" ({})", extra.join(", ")));
+        }
+    }
+    if p.names(benchtrail_core::upload::REPEAT_INDEX_POINTER) {
+        out.push_str(&format!("\n  {REPEAT_INDEX_HINT}"));
+    }
+    out
 }
 
-/// The fields of `map` but `skip`, as `key=value`.
-fn other_fields(map: &serde_json::Map<String, Value>, skip: &[&str]) -> Vec<String> {
-    map.iter()
-        .filter(|(k, _)| !skip.contains(&k.as_str()))
-        .map(|(k, v)| {
-            format!(
-                "{k}={}",
-                v.as_str().map_or_else(|| v.to_string(), str::to_string)
-            )
-        })
-        .collect()
-}
-
-/// One item of a problem's `errors`: `POINTER: DETAIL (other=fields)`.
-fn render_error_item(item: &Value) -> String {
-    let Value::Object(map) = item else {
-        return item
-            .as_str()
-            .map_or_else(|| item.to_string(), str::to_string);
-    };
-    let text = |k: &str| {
-        map.get(k)
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-    };
-    let mut out = String::new();
-    if let Some(p) = text("pointer") {
-        out.push_str(&p);
-        out.push_str(": ");
+/// Where inside an uploaded file a fault is: `field=…`, `line=…`, `record=…`.
+fn located(e: &FieldProblem) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(f) = &e.field {
+        out.push(format!("field={f}"));
     }
-    out.push_str(
-        &text("detail")
-            .or_else(|| text("message"))
-            .or_else(|| text("title"))
-            .unwrap_or_default(),
-    );
-    let rest = other_fields(map, &["pointer", "detail", "message", "title"]);
-    if !rest.is_empty() {
-        out.push_str(&format!(" ({})", rest.join(", ")));
+    if let Some(l) = e.line {
+        out.push(format!("line={l}"));
+    }
+    if let Some(r) = e.record {
+        out.push(format!("record={r}"));
     }
     out
 }
@@ -168,7 +105,7 @@ pub enum ClientError {
         message: String,
     },
     /// The server answered with a problem document.
-    #[error("the server answered HTTP {status} to POST {url}: {problem}")]
+    #[error("the server answered HTTP {status} to POST {url}: {}", render_problem(.problem))]
     Problem {
         /// The request URL.
         url: String,
@@ -286,7 +223,7 @@ impl Client {
                 });
         }
         match serde_json::from_str::<Problem>(&text) {
-            Ok(problem) if problem.title.is_some() || problem.detail.is_some() => {
+            Ok(problem) if !problem.title.is_empty() || !problem.detail.is_empty() => {
                 Err(ClientError::Problem {
                     url,
                     status,
@@ -352,13 +289,14 @@ mod tests {
             r#"{"type":"about:blank","title":"Invalid upload","status":422,
                 "detail":"record 0 (line 1): field `/completed`: must be a non-negative integer",
                 "pointer":"/files/0/content",
-                "errors":[{"pointer":"/files/0/content","detail":"bad","field":"/completed"},"plain"]}"#,
+                "errors":[{"pointer":"/files/0/content","detail":"bad","field":"/completed"},
+                          {"pointer":"/cell","detail":"or set the cell"}]}"#,
         )
         .unwrap();
         assert_eq!(
-            problem.to_string(),
+            render_problem(&problem),
             "Invalid upload: record 0 (line 1): field `/completed`: must be a non-negative integer\n  \
-             at /files/0/content\n  - /files/0/content: bad (field=/completed)\n  - plain"
+             at /files/0/content\n  - /files/0/content: bad (field=/completed)\n  - /cell: or set the cell"
         );
     }
 
@@ -373,7 +311,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            problem.to_string(),
+            render_problem(&problem),
             "Unprocessable content: bad count\n  at /files/0/content (field=/completed, line=1, record=0)"
         );
         assert!(problem.names("/files/0/content"));

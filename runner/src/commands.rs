@@ -73,29 +73,8 @@ impl Connection {
     }
 }
 
-/// The answer to `POST /api/v1/projects/{project}/runs`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UploadResponse {
-    /// The run's id.
-    pub run_id: String,
-    /// False when the run id was already stored (nothing new stored).
-    #[serde(default)]
-    pub created: bool,
-    /// Number of results stored with the run.
-    #[serde(default)]
-    pub results: u64,
-    /// Path of the run's page, `/runs/{id}`.
-    #[serde(default)]
-    pub path: Option<String>,
-    /// The run's verdict right after the server analyzed it (`pass`, `warn`, `fail`), when
-    /// the server reports one. Informational: `upload` exits 0 once the data is stored.
-    #[serde(default)]
-    pub verdict: Option<String>,
-    /// The verdict with its reasons, missing and new cells, series not measured and repeats
-    /// (`GET /api/v1/runs/{id}/verdict`), when the server reports it.
-    #[serde(default)]
-    pub verdict_detail: Option<serde_json::Value>,
-}
+/// The answer to `POST /api/v1/projects/{project}/runs` (the server's own type).
+pub use benchtrail_core::wire::UploadReceipt as UploadResponse;
 
 /// What `upload --dry-run` prints: the files chosen, the run metadata, then the results as
 /// the server would store them.
@@ -177,11 +156,7 @@ pub fn upload(
     let client = connection.client("a project upload token")?;
     let path = format!("/api/v1/projects/{}/runs", path_segment(project));
     let (status, response): (u16, UploadResponse) = client.post_json(&path, &document)?;
-    let page = response
-        .path
-        .clone()
-        .unwrap_or_else(|| format!("/runs/{}", response.run_id));
-    let url = client.url(&page);
+    let url = client.url(&response.path);
     writeln!(
         err,
         "{} run {} with {} result(s) for commit {}",
@@ -194,30 +169,29 @@ pub fn upload(
         response.results,
         document.run.commit.sha
     )?;
-    let detail = response.verdict_detail.clone().unwrap_or_default();
-    if let Some(verdict) = &response.verdict {
-        let provisional = if detail["provisional"] == true {
+    let detail = response.verdict_detail.as_ref();
+    if let Some(verdict) = response.verdict {
+        let provisional = if detail.is_some_and(|d| d.provisional) {
             " (provisional: waiting for more repeats)"
         } else {
             ""
         };
         writeln!(
             err,
-            "verdict: {verdict}{provisional} (details: {})",
+            "verdict: {}{provisional} (details: {})",
+            verdict.as_str(),
             client.url(&format!("/api/v1/runs/{}/verdict", response.run_id))
         )?;
-        for (key, label) in [
-            ("missing_cells", "missing cell"),
-            ("new_cells", "new cell"),
-            ("not_measured", "not measured"),
-        ] {
-            for item in detail[key].as_array().into_iter().flatten() {
-                writeln!(err, "  {label}: {}", item["message"].as_str().unwrap_or(""))?;
+        if let Some(d) = detail {
+            let gaps = d.missing_cells.iter().map(|g| ("missing cell", &g.message));
+            let new = d.new_cells.iter().map(|g| ("new cell", &g.message));
+            let unmeasured = d.not_measured.iter().map(|n| ("not measured", &n.message));
+            for (label, message) in gaps.chain(new).chain(unmeasured) {
+                writeln!(err, "  {label}: {message}")?;
             }
         }
     }
     if args.json {
-        let list = |key: &str| detail.get(key).cloned().unwrap_or_else(|| json!([]));
         let line = json!({
             "run_id": response.run_id,
             "url": url,
@@ -225,12 +199,12 @@ pub fn upload(
             "results": response.results,
             "status": status,
             "verdict": response.verdict,
-            "provisional": detail.get("provisional").cloned().unwrap_or(json!(false)),
-            "repeats": detail.get("repeats").cloned().unwrap_or(serde_json::Value::Null),
-            "reasons": list("reasons"),
-            "missing_cells": list("missing_cells"),
-            "new_cells": list("new_cells"),
-            "not_measured": list("not_measured"),
+            "provisional": detail.is_some_and(|d| d.provisional),
+            "repeats": detail.and_then(|d| d.repeats.as_ref()),
+            "reasons": detail.map(|d| d.reasons.as_slice()).unwrap_or_default(),
+            "missing_cells": detail.map(|d| d.missing_cells.as_slice()).unwrap_or_default(),
+            "new_cells": detail.map(|d| d.new_cells.as_slice()).unwrap_or_default(),
+            "not_measured": detail.map(|d| d.not_measured.as_slice()).unwrap_or_default(),
         });
         writeln!(out, "{line}")?;
     } else {

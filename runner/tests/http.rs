@@ -17,7 +17,9 @@ fn upload_posts_the_document_and_prints_the_run_url() {
     let server = FakeServer::start(vec![(
         201,
         JSON,
-        json!({"run_id": "0b7e", "created": true, "results": 1, "path": "/runs/0b7e"}).to_string(),
+        // The server's receipt (benchtrail_core::wire::UploadReceipt).
+        json!({"run_id": "0b7e4f7c-1d2e-4a3b-9c8d-7e6f5a4b3c2d", "created": true, "results": 1, "path": "/runs/0b7e4f7c-1d2e-4a3b-9c8d-7e6f5a4b3c2d",
+               "verdict": null, "verdict_detail": null}).to_string(),
     )]);
     let file = fixture(FIXTURE);
     let out = benchtrail(
@@ -36,10 +38,13 @@ fn upload_posts_the_document_and_prints_the_run_url() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    assert_eq!(stdout(&out), format!("{}/runs/0b7e\n", server.url));
+    assert_eq!(
+        stdout(&out),
+        format!("{}/runs/0b7e4f7c-1d2e-4a3b-9c8d-7e6f5a4b3c2d\n", server.url)
+    );
     assert!(
         stderr(&out).contains(&format!(
-            "stored run 0b7e with 1 result(s) for commit {head}"
+            "stored run 0b7e4f7c-1d2e-4a3b-9c8d-7e6f5a4b3c2d with 1 result(s) for commit {head}"
         )),
         "{}",
         stderr(&out)
@@ -86,7 +91,8 @@ fn upload_json_output_for_an_already_stored_run() {
     let server = FakeServer::start(vec![(
         200,
         JSON,
-        json!({"run_id": "6f1f", "created": false, "results": 3}).to_string(),
+        json!({"run_id": "6f1f2a52-3c1e-4d59-9a55-0d3c2b3b8e11", "created": false, "results": 3, "path": "/runs/6f1f2a52-3c1e-4d59-9a55-0d3c2b3b8e11",
+               "verdict": null, "verdict_detail": null}).to_string(),
     )]);
     let file = fixture(FIXTURE);
     let out = benchtrail(
@@ -110,7 +116,7 @@ fn upload_json_output_for_an_already_stored_run() {
     let printed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         printed,
-        json!({"run_id": "6f1f", "url": format!("{}/runs/6f1f", server.url), "created": false, "results": 3, "status": 200, "verdict": null,
+        json!({"run_id": "6f1f2a52-3c1e-4d59-9a55-0d3c2b3b8e11", "url": format!("{}/runs/6f1f2a52-3c1e-4d59-9a55-0d3c2b3b8e11", server.url), "created": false, "results": 3, "status": 200, "verdict": null,
                "provisional": false, "repeats": null, "reasons": [], "missing_cells": [], "new_cells": [], "not_measured": []})
     );
     let body = server.requests()[0].json();

@@ -7,7 +7,6 @@
 use crate::storage::StorageError;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
 /// The media type of problem details (RFC 9457 §3).
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -99,47 +98,7 @@ impl From<StorageError> for ApiError {
     }
 }
 
-/// A problem document (RFC 9457): the body of every API error, sent as
-/// `application/problem+json`.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct Problem<'a> {
-    /// Always `about:blank`: the status says what kind of problem it is.
-    #[serde(rename = "type")]
-    kind: &'static str,
-    /// The status's short name, e.g. `Unauthorized`.
-    title: &'static str,
-    /// The HTTP status.
-    status: u16,
-    /// What is wrong with this request.
-    detail: String,
-    /// JSON pointer into the request body at fault.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pointer: Option<&'a str>,
-    /// The query parameter at fault.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parameter: Option<&'a str>,
-    /// Each fault, located.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    errors: Vec<FieldProblem<'a>>,
-}
-
-/// One fault, as RFC 9457 §3.1's validation example lists them.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct FieldProblem<'a> {
-    /// What is wrong.
-    detail: String,
-    /// JSON pointer into the request body.
-    pointer: &'a str,
-    /// JSON pointer inside the uploaded file's record, if the fault is inside a file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    field: Option<&'a str>,
-    /// 0-based record (JSON Lines entry) of the uploaded file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    record: Option<usize>,
-    /// 1-based line of that record in the file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<usize>,
-}
+pub use benchtrail_core::wire::{FieldProblem, Problem};
 
 impl ApiError {
     /// The HTTP status.
@@ -193,10 +152,8 @@ impl IntoResponse for ApiError {
                 None,
                 vec![FieldProblem {
                     detail: detail.clone(),
-                    pointer,
-                    field: None,
-                    record: None,
-                    line: None,
+                    pointer: pointer.clone(),
+                    ..FieldProblem::default()
                 }],
             ),
             ApiError::Invalid {
@@ -209,8 +166,8 @@ impl IntoResponse for ApiError {
                 None,
                 vec![FieldProblem {
                     detail: detail.clone(),
-                    pointer,
-                    field: field.as_deref(),
+                    pointer: pointer.clone(),
+                    field: field.clone(),
                     record: record.map(|r| r.0),
                     line: record.map(|r| r.1),
                 }],
@@ -226,10 +183,8 @@ impl IntoResponse for ApiError {
                     .chain(remedies.iter().map(|(p, d)| (p.as_str(), d.clone())))
                     .map(|(pointer, detail)| FieldProblem {
                         detail,
-                        pointer,
-                        field: None,
-                        record: None,
-                        line: None,
+                        pointer: pointer.to_string(),
+                        ..FieldProblem::default()
                     })
                     .collect(),
             ),
@@ -237,12 +192,12 @@ impl IntoResponse for ApiError {
             _ => (None, None, vec![]),
         };
         let problem = Problem {
-            kind: "about:blank",
-            title: self.title(),
+            kind: "about:blank".into(),
+            title: self.title().into(),
             status: status.as_u16(),
             detail,
-            pointer,
-            parameter,
+            pointer: pointer.map(str::to_string),
+            parameter: parameter.map(str::to_string),
             errors,
         };
         let mut response = (status, axum::Json(problem)).into_response();
