@@ -10,7 +10,7 @@ use uuid::Uuid;
 /// benchtrail: upload LLM-serving benchmark results from CI and manage projects.
 ///
 /// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error;
-/// `compare` exits 1 for a `fail` verdict and 3 for `incomplete`.
+/// `compare` and `check` exit 1 for a `fail` verdict and 3 for `incomplete`.
 #[derive(Debug, Parser)]
 #[command(name = "benchtrail", version, about, propagate_version = true)]
 pub struct Cli {
@@ -52,6 +52,10 @@ pub enum Command {
     /// report as the server's. Exit status 0 pass or warn, 1 fail, 3 incomplete (a cell of OLD
     /// missing from NEW), 2 error.
     Compare(CompareArgs),
+    /// The verdict of a stored run and the findings behind it, waiting (up to --wait seconds)
+    /// while it is not analyzed yet or provisional. Exit status 0 pass or warn, 1 fail, 3
+    /// incomplete, 2 error.
+    Check(CheckArgs),
 }
 
 /// `benchtrail upload`.
@@ -244,6 +248,23 @@ pub struct CompareArgs {
     /// A `--metadata` key that is part of the series key (as a project's `key_fields`).
     #[arg(long = "key-field", value_name = "KEY")]
     pub key_field: Vec<String>,
+    /// Report format.
+    #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
+    pub output: ReportFormat,
+    /// Exit 0 whatever the verdict (still 2 on errors).
+    #[arg(long)]
+    pub no_fail: bool,
+}
+
+/// `benchtrail check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The run's id (an upload's `run_id`).
+    #[arg(long, value_name = "ID")]
+    pub run: String,
+    /// Seconds to wait while the run is not analyzed yet or its verdict is provisional.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub wait: u64,
     /// Report format.
     #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,

@@ -105,8 +105,10 @@ pub enum ClientError {
         message: String,
     },
     /// The server answered with a problem document.
-    #[error("the server answered HTTP {status} to POST {url}: {}", render_problem(.problem))]
+    #[error("the server answered HTTP {status} to {method} {url}: {}", render_problem(.problem))]
     Problem {
+        /// `GET` or `POST`.
+        method: &'static str,
         /// The request URL.
         url: String,
         /// The HTTP status.
@@ -115,8 +117,10 @@ pub enum ClientError {
         problem: Box<Problem>,
     },
     /// The server answered an error without a problem document.
-    #[error("the server answered HTTP {status} to POST {url}: {body}")]
+    #[error("the server answered HTTP {status} to {method} {url}: {body}")]
     Http {
+        /// `GET` or `POST`.
+        method: &'static str,
         /// The request URL.
         url: String,
         /// The HTTP status.
@@ -125,8 +129,10 @@ pub enum ClientError {
         body: String,
     },
     /// A 2xx answer whose body is not the expected JSON.
-    #[error("unexpected answer (HTTP {status}) from POST {url}: {message}")]
+    #[error("unexpected answer (HTTP {status}) from {method} {url}: {message}")]
     BadResponse {
+        /// `GET` or `POST`.
+        method: &'static str,
         /// The request URL.
         url: String,
         /// The HTTP status.
@@ -206,37 +212,70 @@ impl Client {
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
-        let unreachable = |e: reqwest::Error| ClientError::Unreachable {
-            url: url.clone(),
-            message: error_chain(&e),
-        };
-        let response = request.send().map_err(unreachable)?;
-        let status = response.status().as_u16();
-        let text = response.text().map_err(unreachable)?;
-        if (200..300).contains(&status) {
-            return serde_json::from_str(&text)
-                .map(|r| (status, r))
-                .map_err(|e| ClientError::BadResponse {
-                    url,
-                    status,
-                    message: e.to_string(),
-                });
+        finish("POST", url, request)
+    }
+
+    /// `GET path` with the token; the 2xx body decoded as `R`.
+    ///
+    /// # Errors
+    /// As [`Client::post_json`].
+    pub fn get_json<R: DeserializeOwned>(&self, path: &str) -> Result<(u16, R), ClientError> {
+        let url = self.url(path);
+        let mut request = self
+            .http
+            .get(&url)
+            .header("Accept", "application/json, application/problem+json");
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
         }
-        match serde_json::from_str::<Problem>(&text) {
-            Ok(problem) if !problem.title.is_empty() || !problem.detail.is_empty() => {
-                Err(ClientError::Problem {
-                    url,
-                    status,
-                    problem: Box::new(problem),
-                })
+        finish("GET", url, request)
+    }
+}
+
+/// Sends `request` and decodes its answer: a 2xx body as `R`, a problem document as
+/// [`ClientError::Problem`], anything else as [`ClientError::Http`].
+fn finish<R: DeserializeOwned>(
+    method: &'static str,
+    url: String,
+    request: reqwest::blocking::RequestBuilder,
+) -> Result<(u16, R), ClientError> {
+    let unreachable = |e: reqwest::Error| ClientError::Unreachable {
+        url: url.clone(),
+        message: error_chain(&e),
+    };
+    let response = request.send().map_err(unreachable)?;
+    let status = response.status().as_u16();
+    let text = response.text().map_err(unreachable)?;
+    if (200..300).contains(&status) {
+        return serde_json::from_str(&text)
+            .map(|r| (status, r))
+            .map_err(|e| ClientError::BadResponse {
+                method,
+                url,
+                status,
+                message: e.to_string(),
+            });
+    }
+    match serde_json::from_str::<Problem>(&text) {
+        Ok(problem) if !problem.title.is_empty() || !problem.detail.is_empty() => {
+            Err(ClientError::Problem {
+                method,
+                url,
+                status,
+                problem: Box::new(problem),
+            })
+        }
+        _ => {
+            let mut body: String = text.trim().chars().take(2000).collect();
+            if body.is_empty() {
+                body = "(empty body)".to_string();
             }
-            _ => {
-                let mut body: String = text.trim().chars().take(2000).collect();
-                if body.is_empty() {
-                    body = "(empty body)".to_string();
-                }
-                Err(ClientError::Http { url, status, body })
-            }
+            Err(ClientError::Http {
+                method,
+                url,
+                status,
+                body,
+            })
         }
     }
 }

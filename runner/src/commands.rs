@@ -34,6 +34,13 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
         Command::Token(TokenCommand::Create(args)) => token_create(&args, &admin, out, err),
         Command::Formats => formats(out),
         Command::Compare(args) => crate::compare::run(&args, &env.cwd, out, err),
+        Command::Check(args) => crate::check::run(
+            &args,
+            connection.server.as_deref(),
+            connection.token.clone(),
+            out,
+            err,
+        ),
     }
 }
 

@@ -5,6 +5,7 @@
 //! call it: [`commands::run`] with an [`document::Environment`] and output writers.
 
 pub mod cell_arg;
+pub mod check;
 pub mod cli;
 pub mod client;
 pub mod commands;

@@ -1,0 +1,113 @@
+//! `benchtrail check --run ID`: the verdict of a stored run and the findings behind it, by the
+//! same renderer as `compare` and the server's pages ([`benchtrail_core::report::render`]),
+//! exiting with the verdict. Waits (up to `--wait` seconds, polling every 2 s) while the run
+//! is not analyzed yet or its verdict is provisional (repeats announced but not all in).
+
+use crate::cli::{CheckArgs, ReportFormat};
+use crate::client::{path_segment, Client, ClientError};
+use crate::compare::{ExitWith, EXIT_FAIL, EXIT_INCOMPLETE};
+use anyhow::{anyhow, Result};
+use benchtrail_core::report::render::{render, Format};
+use benchtrail_core::report::{ReasonCode, RunAnalysis, Verdict, VerdictLevel};
+use serde::Deserialize;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// How often a waiting `check` asks again.
+const POLL: Duration = Duration::from_secs(2);
+
+/// `GET /api/v1/runs/{id}/analysis`, the part `check` reads.
+#[derive(Deserialize)]
+struct StoredAnalysis {
+    analysis: RunAnalysis,
+}
+
+/// Runs `benchtrail check` against `server` (token optional: public projects read without
+/// one).
+///
+/// # Errors
+/// No server, the server unreachable or answering an error (an unknown run: 404);
+/// [`ExitWith`] for a verdict that fails (unless `--no-fail`).
+pub fn run(
+    args: &CheckArgs,
+    server: Option<&str>,
+    token: Option<String>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let server =
+        server.ok_or_else(|| anyhow!("no server: pass --server URL or set BENCHTRAIL_URL"))?;
+    let client = Client::new(server, token)?;
+    let run = path_segment(&args.run);
+    let started = Instant::now();
+    let deadline = Duration::from_secs(args.wait);
+    let (verdict, analysis) = loop {
+        let (_, verdict): (u16, Verdict) =
+            client.get_json(&format!("/api/v1/runs/{run}/verdict"))?;
+        let analyzed = !verdict
+            .reasons
+            .iter()
+            .any(|r| r.code == ReasonCode::NotAnalyzed);
+        let settled = analyzed && !verdict.provisional;
+        if settled || started.elapsed() >= deadline {
+            let analysis =
+                match client.get_json::<StoredAnalysis>(&format!("/api/v1/runs/{run}/analysis")) {
+                    Ok((_, a)) => Some(a.analysis),
+                    Err(ClientError::Problem { status: 404, .. }) => None,
+                    Err(e) => return Err(e.into()),
+                };
+            if !settled {
+                writeln!(
+                    err,
+                    "still {} after {} s (--wait): reporting it as it is",
+                    if analyzed {
+                        "provisional"
+                    } else {
+                        "not analyzed"
+                    },
+                    args.wait
+                )?;
+            }
+            break (verdict, analysis);
+        }
+        writeln!(
+            err,
+            "waiting: {}",
+            if analyzed {
+                "the verdict is provisional (repeats pending)"
+            } else {
+                "not analyzed yet"
+            }
+        )?;
+        std::thread::sleep(POLL.min(deadline.saturating_sub(started.elapsed())));
+    };
+    match args.output {
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(
+                &mut *out,
+                &serde_json::json!({"verdict": verdict, "analysis": analysis}),
+            )?;
+            writeln!(out)?;
+        }
+        ReportFormat::Terminal => write!(
+            out,
+            "{}",
+            render(&verdict, analysis.as_ref(), Format::Terminal)
+        )?,
+        ReportFormat::Markdown => write!(
+            out,
+            "{}",
+            render(&verdict, analysis.as_ref(), Format::Markdown)
+        )?,
+    }
+    let code = match verdict.verdict {
+        _ if args.no_fail => 0,
+        VerdictLevel::Fail => EXIT_FAIL,
+        VerdictLevel::Incomplete => EXIT_INCOMPLETE,
+        VerdictLevel::Pass | VerdictLevel::Warn => 0,
+    };
+    if code != 0 {
+        return Err(ExitWith(code).into());
+    }
+    Ok(())
+}
