@@ -142,6 +142,10 @@ pub struct Alert {
     pub series_key: Value,
     /// Cell key of the result.
     pub cell: String,
+    /// The finding this alert is one cell of ([`alert_group`]): alerts with the same `group`
+    /// are one finding across the cells of a configuration (same branch, commit, kind and
+    /// headline metric). `GET .../alerts?commit=SHA&kind=K&metric=M` lists a group's alerts.
+    pub group: String,
     /// Branch of the candidate commit.
     pub branch: String,
     /// The candidate commit (for a change point: the first commit of the new regime).
@@ -253,4 +257,19 @@ impl Problem {
     pub fn names(&self, pointer: &str) -> bool {
         self.pointer.as_deref() == Some(pointer) || self.errors.iter().any(|e| e.pointer == pointer)
     }
+}
+
+/// The group of an alert: the first 16 hex digits of SHA-256 over the canonical JSON array
+/// `[branch, commit, series_key, kind, metric]`: one finding across the cells of one
+/// configuration (`crate::report::grouped` groups a run's findings the same way).
+pub fn alert_group(
+    branch: &str,
+    commit: &str,
+    series_key: &Value,
+    kind: AlertKind,
+    metric: &str,
+) -> String {
+    let canonical =
+        serde_json::json!([branch, commit, series_key, kind.as_str(), metric]).to_string();
+    crate::sha256_hex(canonical.as_bytes())[..16].to_string()
 }

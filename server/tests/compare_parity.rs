@@ -140,6 +140,46 @@ async fn compare_offline_finds_the_fp8_tradeoff_the_server_finds_in_its_history(
                 )),
                 "{db}: {page}"
             );
+            // Its three alerts are one group; the API lists the group by commit, kind, metric.
+            let group = server
+                .alerts(
+                    "fp8",
+                    &format!("?commit={}&kind=tradeoff&metric=output_throughput", sha(10)),
+                )
+                .await;
+            assert_eq!(group.len(), 3, "{db}: {group:?}");
+            assert!(
+                group.iter().all(|a| a["group"] == group[0]["group"]),
+                "{db}"
+            );
+            let page = server
+                .http
+                .get(server.url("/projects/fp8/alerts"))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let line = format!(
+                "trade-off of output throughput at {} (main) in 3 cells: ",
+                &sha(10)[..10]
+            );
+            assert!(page.contains(&line), "{db}: {page}");
+            let cells: Vec<&str> = page
+                .split("class=\"group-cell\">")
+                .skip(1)
+                .map(|rest| rest.split('<').next().unwrap())
+                .collect();
+            assert_eq!(
+                &cells[..3],
+                [
+                    "max_concurrency=1",
+                    "max_concurrency=4",
+                    "max_concurrency=16"
+                ],
+                "{db}"
+            );
             let (_, verdict) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
             assert_eq!(verdict["verdict"], offline_verdict.verdict.as_str(), "{db}");
             let codes = |reasons: &[Value]| {

@@ -360,7 +360,10 @@ fn alert_of(f: &Finding, key: &(String, String)) -> Alert {
         FindingKind::Missing => AlertKind::Missing,
     };
     let now = chrono::DateTime::from_timestamp(0, 0).unwrap_or_default();
+    let series_key = serde_json::from_str(&key.0).unwrap_or(Value::Null);
+    let commit = f.candidate_commit.clone().unwrap_or_default();
     Alert {
+        group: crate::wire::alert_group(BRANCH, &commit, &series_key, kind, &f.metric),
         id: Uuid::new_v4(),
         project: SLUG.into(),
         kind,
@@ -375,10 +378,10 @@ fn alert_of(f: &Finding, key: &(String, String)) -> Alert {
         metric: f.metric.clone(),
         stat: f.stat.clone(),
         slo_profile: f.slo_profile.clone(),
-        series_key: serde_json::from_str(&key.0).unwrap_or(Value::Null),
+        series_key,
         cell: key.1.clone(),
         branch: BRANCH.into(),
-        commit: f.candidate_commit.clone().unwrap_or_default(),
+        commit,
         run_id: None,
         baseline_commits: f.baseline_commits.clone(),
         delta_pct: f.delta_pct,

@@ -26,6 +26,7 @@ pub(super) struct ListAlerts {
     kind: Option<String>,
     metric: Option<String>,
     branch: Option<String>,
+    commit: Option<String>,
     cursor: Option<String>,
     limit: Option<i64>,
 }
@@ -43,7 +44,9 @@ fn bad(parameter: &str, detail: String) -> ApiError {
         ("status" = Option<String>, Query, description = "open, acknowledged, dismissed, resolved"),
         ("kind" = Option<String>, Query, description = "regression, improvement, tradeoff, change_point, missing"),
         ("metric" = Option<String>, Query, description = "Headline metric, e.g. ttft"),
-        ("branch" = Option<String>, Query), ("cursor" = Option<String>, Query),
+        ("branch" = Option<String>, Query),
+        ("commit" = Option<String>, Query, description = "Candidate commit (full SHA): with kind and metric, the alerts of one group"),
+        ("cursor" = Option<String>, Query),
         ("limit" = Option<i64>, Query, description = "1–500, default 50")),
     responses((status = 200, body = Page<Alert>),
         (status = 400, description = "Unknown status or kind", body = Problem, content_type = "application/problem+json")))]
@@ -85,6 +88,7 @@ pub(super) async fn list(
         kind,
         metric: q.metric,
         branch: q.branch,
+        commit: q.commit,
     };
     super::check_cursor(q.cursor.as_deref(), super::CursorKind::Sequence)?;
     Ok(Json(

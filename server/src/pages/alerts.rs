@@ -195,8 +195,61 @@ pub struct StatusSection {
     pub meaning: String,
     /// Its alerts, newest first.
     pub alerts: Vec<AlertView>,
+    /// The same alerts as findings across cells (by [`Alert::group`]), in the order of their
+    /// newest alert.
+    pub groups: Vec<AlertGroupView>,
     /// More exist than are listed.
     pub more: bool,
+}
+
+/// One finding across cells on the alerts page: the alerts of one [`Alert::group`].
+#[derive(Debug, Clone)]
+pub struct AlertGroupView {
+    /// The group key.
+    pub group: String,
+    /// `regression`, `tradeoff`, ...
+    pub kind: String,
+    /// `trade-off of output throughput at abc123def456 (main) in 3 cells`.
+    pub title: String,
+    /// Its cells in natural order: (short label, alert id).
+    pub cells: Vec<(String, String)>,
+}
+
+/// The groups of `alerts` (newest first), each with its cells labelled by what differs.
+fn alert_groups(alerts: &[Alert]) -> Vec<AlertGroupView> {
+    use benchtrail_core::report::grouped::{cell_label, natural_key};
+    let mut order: Vec<&str> = Vec::new();
+    for a in alerts {
+        if !order.contains(&a.group.as_str()) {
+            order.push(&a.group);
+        }
+    }
+    order
+        .into_iter()
+        .map(|g| {
+            let mut members: Vec<&Alert> = alerts.iter().filter(|a| a.group == g).collect();
+            members.sort_by_cached_key(|a| natural_key(&a.cell));
+            let first = members[0];
+            let all: Vec<&str> = members.iter().map(|a| a.cell.as_str()).collect();
+            AlertGroupView {
+                group: g.to_string(),
+                kind: first.kind.as_str().to_string(),
+                title: format!(
+                    "{} of {} at {} ({}) in {} cell{}",
+                    kind_label(first.kind),
+                    benchtrail_core::regression::describe(&first.metric, &first.stat),
+                    short_sha(&first.commit),
+                    first.branch,
+                    members.len(),
+                    if members.len() == 1 { "" } else { "s" }
+                ),
+                cells: members
+                    .iter()
+                    .map(|a| (cell_label(&a.cell, &all), a.id.to_string()))
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// `/projects/{project}/alerts`.
@@ -250,6 +303,7 @@ pub(super) async fn alerts_page(
             status: status.as_str().to_string(),
             title: title.to_string(),
             meaning: meaning.to_string(),
+            groups: alert_groups(&page.items),
             alerts,
             more: page.next_cursor.is_some(),
         });

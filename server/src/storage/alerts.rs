@@ -93,6 +93,8 @@ pub struct AlertFilter {
     pub metric: Option<String>,
     /// Branch.
     pub branch: Option<String>,
+    /// Candidate commit (full SHA).
+    pub commit: Option<String>,
 }
 
 const ALERT_COLUMNS: &str = "a.seq, a.id, p.slug, p.repository_url, a.run_id, a.kind, a.status, a.severity, \
@@ -127,6 +129,10 @@ impl Store {
         }
         if let Some(b) = &filter.branch {
             q.push(" AND a.branch = ").bind(Arg::Text(b.clone()));
+        }
+        if let Some(c) = &filter.commit {
+            q.push(" AND a.commit_sha = ")
+                .bind(Arg::Text(c.to_ascii_lowercase()));
         }
         if let Some(cursor) = cursor {
             let Ok(seq) = cursor.parse::<i64>() else {
@@ -360,7 +366,13 @@ fn alert_row(row: &AnyRow, mut series_ids: Vec<String>) -> Result<Alert, Storage
     let updated_at: String = row.try_get("updated_at")?;
     let baseline: String = row.try_get("baseline_commits")?;
     let key: String = row.try_get("series_key_json")?;
+    let series_key: Value = parse_json("series_key_json", &key)?;
+    let kind = AlertKind::parse(&kind)
+        .ok_or_else(|| StorageError::Corrupt(format!("alerts.kind `{kind}`")))?;
+    let branch: String = row.try_get("branch")?;
+    let metric: String = row.try_get("metric")?;
     Ok(Alert {
+        group: benchtrail_core::wire::alert_group(&branch, &commit, &series_key, kind, &metric),
         links: AlertLinks {
             self_: format!("/api/v1/alerts/{id}"),
             run: run_id.map(|r| format!("/api/v1/runs/{r}")),
@@ -372,19 +384,18 @@ fn alert_row(row: &AnyRow, mut series_ids: Vec<String>) -> Result<Alert, Storage
         },
         id: parse_uuid("id", &id)?,
         project: slug,
-        kind: AlertKind::parse(&kind)
-            .ok_or_else(|| StorageError::Corrupt(format!("alerts.kind `{kind}`")))?,
+        kind,
         status: AlertStatus::parse(&status)
             .ok_or_else(|| StorageError::Corrupt(format!("alerts.status `{status}`")))?,
         severity: row.try_get("severity")?,
         series_id,
         series_ids,
-        metric: row.try_get("metric")?,
+        metric,
         stat: parse_stat(&stat)?,
         slo_profile: row.try_get("slo_profile")?,
-        series_key: parse_json("series_key_json", &key)?,
+        series_key,
         cell: row.try_get("cell_key")?,
-        branch: row.try_get("branch")?,
+        branch,
         commit,
         run_id,
         baseline_commits: parse_json("baseline_commits", &baseline)?,
