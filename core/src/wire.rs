@@ -143,8 +143,8 @@ pub struct Alert {
     /// Cell key of the result.
     pub cell: String,
     /// The finding this alert is one cell of ([`alert_group`]): alerts with the same `group`
-    /// are one finding across the cells of a configuration (same branch, commit, kind and
-    /// headline metric). `GET .../alerts?commit=SHA&kind=K&metric=M` lists a group's alerts.
+    /// are one finding across the cells of a configuration (same branch, commit, kind,
+    /// headline metric and SLO profile). `GET .../alerts?commit=SHA&kind=K&metric=M` lists a group's alerts.
     pub group: String,
     /// Branch of the candidate commit.
     pub branch: String,
@@ -260,16 +260,24 @@ impl Problem {
 }
 
 /// The group of an alert: the first 16 hex digits of SHA-256 over the canonical JSON array
-/// `[branch, commit, series_key, kind, metric]`: one finding across the cells of one
-/// configuration (`crate::report::grouped` groups a run's findings the same way).
+/// `[branch, commit, series_key, kind, metric, slo_profile]`: one finding across the cells of
+/// one configuration (`crate::report::grouped` groups a run's findings the same way).
 pub fn alert_group(
     branch: &str,
     commit: &str,
     series_key: &Value,
     kind: AlertKind,
     metric: &str,
+    slo_profile: Option<&str>,
 ) -> String {
-    let canonical =
-        serde_json::json!([branch, commit, series_key, kind.as_str(), metric]).to_string();
+    let canonical = serde_json::json!([
+        branch,
+        commit,
+        series_key,
+        kind.as_str(),
+        metric,
+        slo_profile
+    ])
+    .to_string();
     crate::sha256_hex(canonical.as_bytes())[..16].to_string()
 }

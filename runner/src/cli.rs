@@ -67,8 +67,8 @@ pub struct UploadArgs {
     /// Commit measured (hex SHA). Default: `git rev-parse HEAD` in the current directory.
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
-    /// Parents of the commit, first parent first (hex SHAs of 7–64 digits, comma-separated or
-    /// repeated), instead of the ones git records: a shallow clone (`fetch-depth: 1`) records
+    /// Parents of the commit, first parent first (full hex SHAs, or abbreviations the checkout
+    /// can expand; comma-separated or repeated), instead of the ones git records: a shallow clone (`fetch-depth: 1`) records
     /// none, and history is ordered by ancestry. Default: the parents from git (none for a
     /// --commit that is not in the checkout).
     #[arg(long, value_name = "SHA[,SHA...]", value_delimiter = ',', value_parser = parse_sha)]

@@ -146,12 +146,21 @@ fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
     let mut commit =
         git::commit_info(&env.cwd, args.commit.as_deref()).map_err(anyhow::Error::msg)?;
     if !args.parents.is_empty() {
-        // As given, or the full SHA where the checkout has that commit.
+        // The full SHA where the checkout has that commit; a full SHA as given. An abbreviated
+        // one the checkout cannot expand is refused: the server matches parents to stored
+        // commits exactly, so it would silently break the history order.
         commit.parents = args
             .parents
             .iter()
-            .map(|p| git::resolve(&env.cwd, p).unwrap_or_else(|| p.clone()))
-            .collect();
+            .map(|p| match git::resolve(&env.cwd, p) {
+                Some(full) => Ok(full),
+                None if matches!(p.len(), 40 | 64) => Ok(p.clone()),
+                None => Err(anyhow::anyhow!(
+                    "--parents {p}: an abbreviated SHA this checkout cannot expand; pass the \
+                     full 40-digit SHA (the server matches parents to commits exactly)"
+                )),
+            })
+            .collect::<Result<_>>()?;
     }
     if let Some(time) = args.commit_time {
         commit.time = Some(time);

@@ -62,7 +62,7 @@ fn parents_given_on_the_command_line_are_the_stored_commits_parents() {
     assert_eq!(run["parent_shas"], json!([first]));
 
     // A merge commit that is not in the checkout, its two parents in order (comma-separated
-    // or repeated); an abbreviation the checkout knows is sent in full, others as given.
+    // or repeated); an abbreviation the checkout knows is sent in full, full SHAs as given.
     let merge = "c0ffee0000000000000000000000000000000001";
     let run = upload(
         &p,
@@ -73,7 +73,7 @@ fn parents_given_on_the_command_line_are_the_stored_commits_parents() {
             "--commit",
             merge,
             "--parents",
-            "abcdef0123456789abcdef0123456789abcdef01,1234567",
+            "abcdef0123456789abcdef0123456789abcdef01,1234567000000000000000000000000000000000",
             "--parents",
             &second[..12],
         ],
@@ -83,9 +83,34 @@ fn parents_given_on_the_command_line_are_the_stored_commits_parents() {
         run["parent_shas"],
         json!([
             "abcdef0123456789abcdef0123456789abcdef01",
-            "1234567",
+            "1234567000000000000000000000000000000000",
             second
         ])
+    );
+}
+
+#[test]
+fn an_abbreviated_parent_the_checkout_cannot_expand_is_refused() {
+    let (repo, _, _) = git_repo();
+    let p = RealProject::start("short-parent");
+    let file = fixture(FIXTURE);
+    let out = benchtrail(
+        repo.path(),
+        &[
+            "upload",
+            "--project",
+            "p",
+            "--parents",
+            "1234567",
+            file.to_str().unwrap(),
+        ],
+        &[("BENCHTRAIL_URL", &p.base), ("BENCHTRAIL_TOKEN", &p.token)],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: --parents 1234567: an abbreviated SHA this checkout cannot expand; pass the \
+         full 40-digit SHA (the server matches parents to commits exactly)\n"
     );
 }
 
@@ -151,12 +176,15 @@ fn a_parent_that_is_not_a_hex_sha_is_a_usage_error() {
             "upload",
             "--dry-run",
             "--parents",
-            "ABCDEF1",
+            "ABCDEF0123456789ABCDEF0123456789ABCDEF01",
             file.to_str().unwrap(),
         ],
         &[],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(doc["run"]["commit"]["parents"], json!(["abcdef1"]));
+    assert_eq!(
+        doc["run"]["commit"]["parents"],
+        json!(["abcdef0123456789abcdef0123456789abcdef01"])
+    );
 }

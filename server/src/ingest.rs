@@ -81,7 +81,13 @@ pub fn prepare_with(
             .unwrap_or_else(|| doc.derived_run_id(&project.slug, &branch)),
         project_id: project.id,
         commit_sha: run.commit.sha.to_ascii_lowercase(),
-        parent_shas: run.commit.parents.clone(),
+        // Lowercase, as the commit's own SHA: parents are matched to stored commits exactly.
+        parent_shas: run
+            .commit
+            .parents
+            .iter()
+            .map(|p| p.to_ascii_lowercase())
+            .collect(),
         commit_time: run.commit.time,
         commit_subject: run.commit.subject.clone(),
         branch,

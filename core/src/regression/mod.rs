@@ -691,6 +691,15 @@ pub fn describe(metric: &str, stat: &Stat) -> String {
     }
 }
 
+/// [`describe`] with the SLO profile of a goodput or attainment series, as the engine's
+/// sentences name it: `request goodput (interactive SLOs)`.
+pub fn describe_series(metric: &str, stat: &Stat, slo_profile: Option<&str>) -> String {
+    match slo_profile {
+        Some(p) => format!("{} ({p} SLOs)", describe(metric, stat)),
+        None => describe(metric, stat),
+    }
+}
+
 /// `+4.1 %`, `-3.0 %`.
 pub fn pct(x: f64) -> String {
     format!("{x:+.1} %")

@@ -363,7 +363,14 @@ fn alert_of(f: &Finding, key: &(String, String)) -> Alert {
     let series_key = serde_json::from_str(&key.0).unwrap_or(Value::Null);
     let commit = f.candidate_commit.clone().unwrap_or_default();
     Alert {
-        group: crate::wire::alert_group(BRANCH, &commit, &series_key, kind, &f.metric),
+        group: crate::wire::alert_group(
+            BRANCH,
+            &commit,
+            &series_key,
+            kind,
+            &f.metric,
+            f.slo_profile.as_deref(),
+        ),
         id: Uuid::new_v4(),
         project: SLUG.into(),
         kind,

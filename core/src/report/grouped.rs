@@ -6,7 +6,9 @@
 
 use super::model::RunAnalysis;
 use crate::metric::Stat;
-use crate::regression::{describe, pct, Finding, FindingKind, PartChange, Severity};
+use crate::regression::{
+    describe, describe_series, pct, Finding, FindingKind, PartChange, Severity,
+};
 use serde_json::Value;
 
 /// One finding across the cells of a configuration where it holds (a cell may contribute
@@ -19,6 +21,8 @@ pub struct GroupedFinding {
     pub kind: FindingKind,
     /// The headline metric (vocabulary name), e.g. `output_throughput` for a trade-off.
     pub metric: String,
+    /// Its SLO profile (goodput and attainment under different SLOs are different findings).
+    pub slo_profile: Option<String>,
     /// The highest severity among the cells (`None` for improvements).
     pub severity: Option<Severity>,
     /// The cells' findings, in the analysis' cell order.
@@ -62,6 +66,7 @@ pub fn grouped_findings(analysis: &RunAnalysis) -> Vec<GroupedFinding> {
                     series_key: g.series_key.clone(),
                     kind: f.kind,
                     metric: f.metric.clone(),
+                    slo_profile: f.slo_profile.clone(),
                     severity: f.severity,
                     cells: vec![cell],
                     cell_count: 0,
@@ -197,7 +202,11 @@ fn summary_of(o: &GroupedFinding, labels: &str) -> String {
         })
         .filter_map(|c| c.finding.delta_pct)
         .collect();
-    let name = describe(&o.metric, &o.cells[0].finding.stat);
+    let name = describe_series(
+        &o.metric,
+        &o.cells[0].finding.stat,
+        o.slo_profile.as_deref(),
+    );
     match o.kind {
         FindingKind::Tradeoff => {
             // The worse side's headline metric per cell: its first worsened part.

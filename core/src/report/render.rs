@@ -16,7 +16,7 @@ use super::grouped::grouped_findings;
 use super::model::RunAnalysis;
 use super::verdict::{Verdict, VerdictLevel};
 use crate::metric::lookup;
-use crate::regression::{describe, fmt_num, p_phrase, pct, Finding, PartChange};
+use crate::regression::{describe, describe_series, fmt_num, p_phrase, pct, Finding, PartChange};
 use std::fmt::Write as _;
 
 /// Output format of [`render`].
@@ -162,7 +162,7 @@ fn cell_row(out: &mut String, cell: &str, f: &Finding, format: Format) {
         Some(p) => format!("{}, {}", f.test.as_str(), p_phrase(p)),
         None => f.test.as_str().to_string(),
     };
-    let name = describe(&f.metric, &f.stat);
+    let name = describe_series(&f.metric, &f.stat, f.slo_profile.as_deref());
     match format {
         Format::Terminal => {
             let _ = writeln!(

@@ -237,7 +237,11 @@ fn alert_groups(alerts: &[Alert]) -> Vec<AlertGroupView> {
                 title: format!(
                     "{} of {} at {} ({}) in {} cell{}",
                     kind_label(first.kind),
-                    benchtrail_core::regression::describe(&first.metric, &first.stat),
+                    benchtrail_core::regression::describe_series(
+                        &first.metric,
+                        &first.stat,
+                        first.slo_profile.as_deref()
+                    ),
                     short_sha(&first.commit),
                     first.branch,
                     members.len(),

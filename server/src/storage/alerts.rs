@@ -371,8 +371,16 @@ fn alert_row(row: &AnyRow, mut series_ids: Vec<String>) -> Result<Alert, Storage
         .ok_or_else(|| StorageError::Corrupt(format!("alerts.kind `{kind}`")))?;
     let branch: String = row.try_get("branch")?;
     let metric: String = row.try_get("metric")?;
+    let slo_profile: Option<String> = row.try_get("slo_profile")?;
     Ok(Alert {
-        group: benchtrail_core::wire::alert_group(&branch, &commit, &series_key, kind, &metric),
+        group: benchtrail_core::wire::alert_group(
+            &branch,
+            &commit,
+            &series_key,
+            kind,
+            &metric,
+            slo_profile.as_deref(),
+        ),
         links: AlertLinks {
             self_: format!("/api/v1/alerts/{id}"),
             run: run_id.map(|r| format!("/api/v1/runs/{r}")),
@@ -392,7 +400,7 @@ fn alert_row(row: &AnyRow, mut series_ids: Vec<String>) -> Result<Alert, Storage
         series_ids,
         metric,
         stat: parse_stat(&stat)?,
-        slo_profile: row.try_get("slo_profile")?,
+        slo_profile,
         series_key,
         cell: row.try_get("cell_key")?,
         branch,
