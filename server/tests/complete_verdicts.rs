@@ -373,3 +373,34 @@ async fn the_project_repeats_setting_holds_the_verdict_without_a_hint_and_bounds
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_candidate_that_swapped_every_cell_is_incomplete_naming_the_dropped_one() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("swap", json!({})).await;
+        let (status, r) = server
+            .upload(
+                "swap",
+                &token,
+                &upload(0, vec![result(4, 100.0, Some(1000.0))]),
+            )
+            .await;
+        assert_eq!(status, 201, "{db}: {r}");
+        // Commit 1 measured c=1 only: none of its cells has a history of its own.
+        let (status, r) = server
+            .upload(
+                "swap",
+                &token,
+                &upload(1, vec![result(1, 100.0, Some(1000.0))]),
+            )
+            .await;
+        assert_eq!(status, 201, "{db}: {r}");
+        let v = verdict(&server, r["run_id"].as_str().unwrap()).await;
+        assert_eq!(v["verdict"], "incomplete", "{db}: {v}");
+        assert_eq!(v["missing_cells"][0]["cell"], cell_key(4), "{db}");
+        assert_eq!(v["missing_cells"][0]["baseline_commit"], commit(0), "{db}");
+        assert_eq!(v["new_cells"][0]["cell"], cell_key(1), "{db}");
+    })
+    .await;
+}

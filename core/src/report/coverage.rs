@@ -5,7 +5,9 @@
 //!
 //! # Rules
 //! * **Baseline commit of a configuration** (series key): among the commits the candidate's
-//!   groups of that configuration draw their baselines from, the last one in commit order. Its
+//!   groups of that configuration draw their baselines from, the last one in commit order;
+//!   when every cell of it is new (none has a history), the nearest default-branch ancestor
+//!   that measured the configuration (up to 50 back), so swapping all cells is not a pass. Its
 //!   cells of that configuration (runs a person excluded do not count) are what the candidate
 //!   commit must have: each one absent from every run of the candidate commit (on its branch)
 //!   is a **missing cell**. A cell dropped on purpose makes the commit that drops it

@@ -58,20 +58,61 @@ pub(super) async fn commit_coverage(
         }
         cov.not_measured.extend(not_measured(&ga.input));
     }
-    let mut cells_of: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
+    let mut cells_of: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for (config, (cells, last)) in &configs {
-        let Some((_, base)) = last else { continue };
-        if !cells_of.contains_key(base) {
+        // A configuration whose every cell is new has no baseline commit among its groups'
+        // histories: its nearest ancestor on the default branch that measured it is (else a
+        // candidate that swapped all its cells would pass as "all new").
+        let base = match last {
+            Some((_, b)) => b.to_string(),
+            None => match nearest_measuring(store, project_id, ctx, config).await? {
+                Some(b) => b,
+                None => continue,
+            },
+        };
+        if !cells_of.contains_key(&base) {
             let found = store
-                .commit_cells(project_id, ctx.default_branch, base)
+                .commit_cells(project_id, ctx.default_branch, &base)
                 .await?;
-            cells_of.insert(base, found);
+            cells_of.insert(base.clone(), found);
         }
-        for (k, cell) in &cells_of[base] {
+        for (k, cell) in &cells_of[&base] {
             if k == config && !cells.contains(cell.as_str()) {
-                cov.missing_cells.push(missing_cell(k, cell, base));
+                cov.missing_cells.push(missing_cell(k, cell, &base));
             }
         }
     }
     Ok(cov)
+}
+
+/// How many ancestors [`nearest_measuring`] looks at, newest first: enough for any real gap,
+/// bounded so one upload never reads a whole history.
+const NEAREST_SCAN: usize = 50;
+
+/// The nearest default-branch ancestor of the candidate (for a pull request: of its merge
+/// base, itself included) with a result of configuration `config` (series key JSON).
+async fn nearest_measuring(
+    store: &crate::storage::Store,
+    project_id: i64,
+    ctx: &CommitContext<'_>,
+    config: &str,
+) -> Result<Option<String>, crate::storage::StorageError> {
+    let anchor = match ctx.merge_base {
+        Some(mb) if ctx.branch != ctx.default_branch && ctx.graph.position(mb).is_some() => mb,
+        _ => ctx.commit,
+    };
+    let mut ancestors: Vec<&str> = ctx.graph.possible_ancestors(anchor).into_iter().collect();
+    if anchor != ctx.commit {
+        ancestors.push(anchor);
+    }
+    ancestors.sort_by_key(|sha| std::cmp::Reverse(ctx.graph.position(sha)));
+    for sha in ancestors.into_iter().take(NEAREST_SCAN) {
+        let cells = store
+            .commit_cells(project_id, ctx.default_branch, sha)
+            .await?;
+        if cells.iter().any(|(k, _)| k == config) {
+            return Ok(Some(sha.to_string()));
+        }
+    }
+    Ok(None)
 }
