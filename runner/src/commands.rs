@@ -80,6 +80,9 @@ impl Connection {
     }
 }
 
+/// Reasons of the verdict `upload` prints to stderr, at most.
+const UPLOAD_REASONS_SHOWN: usize = 20;
+
 /// The answer to `POST /api/v1/projects/{project}/runs` (the server's own type).
 pub use benchtrail_core::wire::UploadReceipt as UploadResponse;
 
@@ -195,6 +198,36 @@ pub fn upload(
             let unmeasured = d.not_measured.iter().map(|n| ("not measured", &n.message));
             for (label, message) in gaps.chain(new).chain(unmeasured) {
                 writeln!(err, "  {label}: {message}")?;
+            }
+            // The other reasons (findings, workload checks, invalid runs), highest level first,
+            // as many as a CI log can take; the verdict URL has them all.
+            use benchtrail_core::report::ReasonCode;
+            let mut others: Vec<_> = d
+                .reasons
+                .iter()
+                .filter(|r| {
+                    !matches!(
+                        r.code,
+                        ReasonCode::MissingCell | ReasonCode::NewCell | ReasonCode::NotMeasured
+                    )
+                })
+                .collect();
+            others.sort_by_key(|r| std::cmp::Reverse(r.level));
+            for r in others.iter().take(UPLOAD_REASONS_SHOWN) {
+                writeln!(
+                    err,
+                    "  {} {}: {}",
+                    r.level.as_str(),
+                    r.code.as_str(),
+                    r.message
+                )?;
+            }
+            if others.len() > UPLOAD_REASONS_SHOWN {
+                writeln!(
+                    err,
+                    "  ... and {} more reason(s) at the verdict URL",
+                    others.len() - UPLOAD_REASONS_SHOWN
+                )?;
             }
         }
     }

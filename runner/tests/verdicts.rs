@@ -209,6 +209,16 @@ fn with_repeats_3_the_first_two_repeats_do_not_fail_and_the_third_does() {
         } else {
             assert_eq!(out["verdict"], "fail", "repeat {k}: {out}");
             assert_eq!(out["provisional"], false);
+            // stderr names the failing finding with the server's sentence.
+            let reason = &out["reasons"][0];
+            assert_eq!(reason["code"], "regression", "{out}");
+            assert!(
+                err.contains(&format!(
+                    "\n  fail regression: {}\n",
+                    reason["message"].as_str().unwrap()
+                )),
+                "{err}"
+            );
         }
     }
 }
