@@ -307,7 +307,8 @@ impl UploadDocument {
         key_fields: &[String],
     ) -> Result<(), UploadError> {
         let mut inline = 0usize;
-        let mut seen: Vec<(String, String, String)> = Vec::with_capacity(results.len());
+        let mut seen: Vec<(String, String, String, Option<usize>)> =
+            Vec::with_capacity(results.len());
         for result in results {
             let (pointer, name) = match &result.source {
                 Some(source) => (
@@ -328,7 +329,25 @@ impl UploadDocument {
             let key =
                 serde_json::Value::Object(result.configuration.series_key(key_fields)).to_string();
             let cell = result.cell.key();
-            if let Some((_, _, earlier)) = seen.iter().find(|(k, c, _)| *k == key && *c == cell) {
+            let file = result.source.as_ref().map(|s| s.file);
+            if let Some((_, _, earlier, earlier_file)) =
+                seen.iter().find(|(k, c, _, _)| *k == key && *c == cell)
+            {
+                if file.is_some() && *earlier_file == file {
+                    // Two records of one file (an SGLang JSON Lines file appended to by two
+                    // runs): no flag of this upload tells them apart, the file must be split.
+                    let mut e = UploadError::at(
+                        pointer,
+                        format!(
+                            "{name} and {earlier} are two records of one file with one series key ({key}) and one cell (`{cell}`): one upload is one run, so they are ambiguous and are not pooled. Split the file and upload each record as its own run (its own repeat index), or remove the record that is not wanted."
+                        ),
+                    );
+                    e.remedies = vec![(
+                        CELL_POINTER.to_string(),
+                        "another workload: give the cell fields that tell it apart (fields the file states win)".to_string(),
+                    )];
+                    return Err(e);
+                }
                 let mut e = UploadError::at(
                     pointer,
                     format!(
@@ -348,7 +367,7 @@ impl UploadDocument {
                 ];
                 return Err(e);
             }
-            seen.push((key, cell, name));
+            seen.push((key, cell, name, file));
         }
         Ok(())
     }

@@ -144,7 +144,8 @@ pub struct Alert {
     pub cell: String,
     /// The finding this alert is one cell of ([`alert_group`]): alerts with the same `group`
     /// are one finding across the cells of a configuration (same branch, commit, kind,
-    /// headline metric and SLO profile). `GET .../alerts?commit=SHA&kind=K&metric=M` lists a group's alerts.
+    /// headline metric and SLO profile). `GET .../alerts?commit=SHA&kind=K&metric=M` lists
+    /// a group's alerts.
     pub group: String,
     /// Branch of the candidate commit.
     pub branch: String,

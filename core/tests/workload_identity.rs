@@ -236,7 +236,7 @@ fn two_results_of_one_cell_in_one_upload_are_refused() {
     .unwrap_err();
     assert_eq!(
         err,
-        "/files/0 | `/files/0` (\"testdata/sglang/datacrunch-h200-llama33-70b-offline-rate-infinity-2024-12.jsonl\", record 4) and `/files/0` (\"testdata/sglang/datacrunch-h200-llama33-70b-offline-rate-infinity-2024-12.jsonl\", record 3) are two results of one series key ({\"benchmark.name\":\"sglang-bench-serving\"}) in one cell (`request_rate=inf;input_len=4096;output_len=1024;dataset=random`): one upload is one run, so they are ambiguous and are not pooled. Upload each repeat as its own run with its own `run.repeat_index`, or tell the workloads apart (the file's settings, the recorded `benchmark.command`, or `cell`)."
+        "/files/0 | `/files/0` (\"testdata/sglang/datacrunch-h200-llama33-70b-offline-rate-infinity-2024-12.jsonl\", record 4) and `/files/0` (\"testdata/sglang/datacrunch-h200-llama33-70b-offline-rate-infinity-2024-12.jsonl\", record 3) are two records of one file with one series key ({\"benchmark.name\":\"sglang-bench-serving\"}) and one cell (`request_rate=inf;input_len=4096;output_len=1024;dataset=random`): one upload is one run, so they are ambiguous and are not pooled. Split the file and upload each record as its own run (its own repeat index), or remove the record that is not wanted."
     );
     // A vLLM run and its printed block in one upload: one workload twice.
     let err = upload(
