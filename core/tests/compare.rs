@@ -148,3 +148,22 @@ fn one_baseline_commit_is_a_pin_tested_with_its_repeats_or_described_with_one_ru
         ]
     );
 }
+
+#[test]
+fn generated_histories_did_the_work_their_cells_request() {
+    // The detection harness' workloads: no workload check may fire on them, or the measured
+    // rates would count confounds, not detection.
+    for spec in [HistorySpec::chat(7, 12, 1, 0.02), HistorySpec::fp8_case(7)] {
+        let commits: Vec<CompareCommit> = (0..spec.commits).map(|i| fp8_commit(&spec, i)).collect();
+        let (baseline, candidate) = commits.split_at(commits.len() - 1);
+        let c = compare(baseline, &candidate[0], &ProjectSettings::default(), &[]);
+        let confounds: Vec<_> = c
+            .analysis
+            .groups
+            .iter()
+            .flat_map(|g| g.report.workload.iter().map(|w| w.message.clone()))
+            .collect();
+        assert!(confounds.is_empty(), "{confounds:#?}");
+        assert_eq!(c.analysis.groups.len(), spec.workload.cells.len());
+    }
+}
