@@ -38,9 +38,34 @@ pub fn run(
     let server =
         server.ok_or_else(|| anyhow!("no server: pass --server URL or set BENCHTRAIL_URL"))?;
     let client = Client::new(server, token)?;
-    let run = path_segment(&args.run);
+    report(
+        &client,
+        &args.run,
+        args.wait,
+        args.output,
+        args.no_fail,
+        out,
+        err,
+    )
+}
+
+/// Waits up to `wait` seconds for run `run_id`'s analysis to be settled, prints its report in
+/// `output` to `out`, and fails with the verdict's [`ExitWith`] unless `no_fail`.
+///
+/// # Errors
+/// The server unreachable or answering an error; [`ExitWith`] for a failing verdict.
+pub fn report(
+    client: &Client,
+    run_id: &str,
+    wait: u64,
+    output: ReportFormat,
+    no_fail: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let run = path_segment(run_id);
     let started = Instant::now();
-    let deadline = Duration::from_secs(args.wait);
+    let deadline = Duration::from_secs(wait);
     let (verdict, analysis) = loop {
         let (_, verdict): (u16, Verdict) =
             client.get_json(&format!("/api/v1/runs/{run}/verdict"))?;
@@ -65,7 +90,7 @@ pub fn run(
                     } else {
                         "not analyzed"
                     },
-                    args.wait
+                    wait
                 )?;
             }
             break (verdict, analysis);
@@ -81,7 +106,7 @@ pub fn run(
         )?;
         std::thread::sleep(POLL.min(deadline.saturating_sub(started.elapsed())));
     };
-    match args.output {
+    match output {
         ReportFormat::Json => {
             serde_json::to_writer_pretty(
                 &mut *out,
@@ -101,7 +126,7 @@ pub fn run(
         )?,
     }
     let code = match verdict.verdict {
-        _ if args.no_fail => 0,
+        _ if no_fail => 0,
         VerdictLevel::Fail => EXIT_FAIL,
         VerdictLevel::Incomplete => EXIT_INCOMPLETE,
         VerdictLevel::Pass | VerdictLevel::Warn => 0,

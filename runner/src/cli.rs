@@ -56,6 +56,10 @@ pub enum Command {
     /// while it is not analyzed yet or provisional. Exit status 0 pass or warn, 1 fail, 3
     /// incomplete, 2 error.
     Check(CheckArgs),
+    /// Run a benchmark command (its output streamed), upload the result files it wrote with
+    /// the command line recorded, wait for the analysis and print the report. Exit status 0
+    /// pass or warn, 1 fail, 3 incomplete, 2 error or a failed benchmark (nothing uploaded).
+    Run(RunArgs),
 }
 
 /// `benchtrail upload`.
@@ -142,7 +146,7 @@ pub struct UploadArgs {
     /// path so per-request files pair with their summary; warm-up phases, inputs.json, logs
     /// and undetected files are skipped and listed on stderr. A folder without a result file
     /// is an error.
-    #[arg(required = true, value_name = "FILE|FOLDER|-")]
+    #[arg(value_name = "FILE|FOLDER|-")]
     pub files: Vec<PathBuf>,
 }
 
@@ -271,4 +275,30 @@ pub struct CheckArgs {
     /// Exit 0 whatever the verdict (still 2 on errors).
     #[arg(long)]
     pub no_fail: bool,
+}
+
+/// `benchtrail run [UPLOAD OPTIONS] -- COMMAND...`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The upload's options (`--project`, `--commit`, `--cell`, `--repeats`, ...); result files
+    /// given here are uploaded besides those the command wrote.
+    #[command(flatten)]
+    pub upload: UploadArgs,
+    /// A result file or folder the command writes (repeatable), when its flags do not say
+    /// (`--result-filename`/`--result-dir`, `--output-file`, `--artifact-dir`,
+    /// `--output-path`, `--results-dir` are read from the command line).
+    #[arg(long = "result", value_name = "PATH")]
+    pub results: Vec<PathBuf>,
+    /// Seconds to wait for the analysis (and announced repeats) before reporting.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub wait: u64,
+    /// Report format.
+    #[arg(long = "report-format", value_enum, default_value_t = ReportFormat::Terminal)]
+    pub output: ReportFormat,
+    /// Exit 0 whatever the verdict (still 2 on errors and a failed benchmark).
+    #[arg(long)]
+    pub no_fail: bool,
+    /// The benchmark command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }

@@ -6,7 +6,7 @@ use crate::cli::{
 };
 use crate::client::{path_segment, Client};
 use crate::document::{build_document, Environment};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::io::Write;
@@ -34,6 +34,7 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
         Command::Token(TokenCommand::Create(args)) => token_create(&args, &admin, out, err),
         Command::Formats => formats(out),
         Command::Compare(args) => crate::compare::run(&args, &env.cwd, out, err),
+        Command::Run(args) => crate::run_cmd::run(&args, &connection, env, out, err),
         Command::Check(args) => crate::check::run(
             &args,
             connection.server.as_deref(),
@@ -116,7 +117,32 @@ pub fn upload(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let built = build_document(args, env)?;
+    upload_with(args, None, connection, env, out, err).map(|_| ())
+}
+
+/// [`upload`], recording `command` as the benchmark command when the files do not state one;
+/// the server's receipt (`None` for `--dry-run`).
+///
+/// # Errors
+/// As [`upload`].
+pub fn upload_with(
+    args: &UploadArgs,
+    command: Option<&str>,
+    connection: &Connection,
+    env: &Environment,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Option<UploadResponse>> {
+    if args.files.is_empty() {
+        bail!("no result file given: benchtrail upload [OPTIONS] FILE|FOLDER|-...");
+    }
+    let mut built = build_document(args, env)?;
+    if let Some(c) = command {
+        let benchmark = &mut built.document.configuration.benchmark;
+        if benchmark.command.is_none() {
+            benchmark.command = Some(c.to_string());
+        }
+    }
     for note in &built.notes {
         writeln!(err, "note: {note}")?;
     }
@@ -157,7 +183,7 @@ pub fn upload(
             results: &results,
         };
         writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
-        return Ok(());
+        return Ok(None);
     }
     let project = args
         .project
@@ -250,7 +276,7 @@ pub fn upload(
     } else {
         writeln!(out, "{url}")?;
     }
-    Ok(())
+    Ok(Some(response))
 }
 
 /// `benchtrail project create`: prints the project's URL (the answer's `path`, else
