@@ -38,15 +38,68 @@ pub fn run(
     let server =
         server.ok_or_else(|| anyhow!("no server: pass --server URL or set BENCHTRAIL_URL"))?;
     let client = Client::new(server, token)?;
+    let run = match (&args.run, &args.commit) {
+        (Some(run), _) => run.clone(),
+        (None, Some(commit)) => worst_run(&client, args, commit, err)?,
+        (None, None) => anyhow::bail!("pass --run ID or --commit SHA"),
+    };
     report(
         &client,
-        &args.run,
+        &run,
         args.wait,
         args.output,
         args.no_fail,
         out,
         err,
     )
+}
+
+/// A run summary as `GET .../runs?commit=` lists it, the part `check` reads.
+#[derive(Deserialize)]
+struct RunItem {
+    id: String,
+}
+
+/// The page of `GET .../runs`.
+#[derive(Deserialize)]
+struct RunPage {
+    items: Vec<RunItem>,
+}
+
+/// The run of `commit` (on `--branch`) with the worst verdict (the first such, in upload
+/// order); each run's verdict is listed on `err`.
+fn worst_run(
+    client: &Client,
+    args: &CheckArgs,
+    commit: &str,
+    err: &mut dyn Write,
+) -> Result<String> {
+    let project = args.project.as_deref().unwrap_or_default();
+    let mut query = format!("commit={}", path_segment(commit));
+    if let Some(b) = &args.branch {
+        query.push_str(&format!("&branch={}", path_segment(b)));
+    }
+    let (_, page): (u16, RunPage) = client.get_json(&format!(
+        "/api/v1/projects/{}/runs?{query}",
+        path_segment(project)
+    ))?;
+    let mut worst: Option<(VerdictLevel, String)> = None;
+    for item in &page.items {
+        let (_, v): (u16, Verdict) =
+            client.get_json(&format!("/api/v1/runs/{}/verdict", path_segment(&item.id)))?;
+        writeln!(err, "run {}: {}", item.id, v.verdict.as_str())?;
+        if worst.as_ref().is_none_or(|(w, _)| v.verdict > *w) {
+            worst = Some((v.verdict, item.id.clone()));
+        }
+    }
+    let on = args
+        .branch
+        .as_deref()
+        .map(|b| format!(" on branch `{b}`"))
+        .unwrap_or_default();
+    worst
+        .map(|(_, id)| id)
+        .ok_or_else(|| anyhow!("commit {commit} has no run in project `{project}`{on}"))
 }
 
 /// Waits up to `wait` seconds for run `run_id`'s analysis to be settled, prints its report in

@@ -262,10 +262,21 @@ pub struct CompareArgs {
 
 /// `benchtrail check`.
 #[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["run", "commit"])))]
 pub struct CheckArgs {
     /// The run's id (an upload's `run_id`).
     #[arg(long, value_name = "ID")]
-    pub run: String,
+    pub run: Option<String>,
+    /// A commit (full SHA): the worst verdict over its runs on `--branch`, with that run's
+    /// report (needs `--project`).
+    #[arg(long, value_name = "SHA", requires = "project")]
+    pub commit: Option<String>,
+    /// The project of `--commit`.
+    #[arg(long, value_name = "P")]
+    pub project: Option<String>,
+    /// The branch of `--commit` (default: the project's default branch).
+    #[arg(long, value_name = "B", requires = "commit")]
+    pub branch: Option<String>,
     /// Seconds to wait while the run is not analyzed yet or its verdict is provisional.
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub wait: u64,

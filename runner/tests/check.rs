@@ -115,6 +115,32 @@ fn check_reports_the_servers_verdict_and_exits_with_it() {
     );
     let out = benchtrail(dir.path(), &["check", "--run", run, "--no-fail"], &env);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // By commit: the worst verdict over its three runs, each listed on stderr.
+    let out = benchtrail(
+        dir.path(),
+        &["check", "--commit", &sha(9), "--project", "p"],
+        &env,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let listed: Vec<String> = stderr(&out).lines().map(str::to_string).collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|l| l.starts_with("run ") && l.ends_with(": fail")),
+        "{listed:?}"
+    );
+    assert!(stdout(&out).starts_with("benchtrail verdict: FAIL"));
+    let out = benchtrail(
+        dir.path(),
+        &["check", "--commit", &sha(7), "--project", "p"],
+        &env,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!("error: commit {} has no run in project `p`\n", sha(7))
+    );
     // An unknown run: the server's 404, exit 2.
     let out = benchtrail(
         dir.path(),

@@ -187,12 +187,15 @@ fn receipt(
 #[derive(Debug, Deserialize)]
 pub(super) struct ListRuns {
     branch: Option<String>,
+    commit: Option<String>,
     cursor: Option<String>,
     limit: Option<i64>,
 }
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}/runs", tag = "runs",
-    params(("project" = String, Path, description = "Project slug"), ("branch" = Option<String>, Query), ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query, description = "1–500, default 50")),
+    params(("project" = String, Path, description = "Project slug"), ("branch" = Option<String>, Query),
+        ("commit" = Option<String>, Query, description = "Full commit SHA: that commit's runs on `branch` (default: the project's default branch), oldest first, in one page"),
+        ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query, description = "1–500, default 50")),
     responses((status = 200, body = Page<RunSummary>)))]
 pub(super) async fn list(
     State(state): State<AppState>,
@@ -204,6 +207,23 @@ pub(super) async fn list(
     bearer.caller(&state).await?.require_read(&project)?;
     let limit = page_limit(q.limit)?;
     super::check_cursor(q.cursor.as_deref(), super::CursorKind::Sequence)?;
+    if let Some(commit) = &q.commit {
+        // One commit's runs (its repeats) on one branch: what `benchtrail check --commit` and a
+        // CI gate read; few enough for one page.
+        let branch = q.branch.as_deref().unwrap_or(&project.default_branch);
+        let ids = state
+            .store
+            .commit_runs(project.id, branch, &commit.to_ascii_lowercase())
+            .await?;
+        let mut items = Vec::with_capacity(ids.len());
+        for id in ids.into_iter().take(limit as usize) {
+            items.extend(state.store.run(id).await?.map(|r| r.summary));
+        }
+        return Ok(Json(Page {
+            items,
+            next_cursor: None,
+        }));
+    }
     Ok(Json(
         state
             .store
