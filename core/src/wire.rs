@@ -2,6 +2,7 @@
 //! alerts, the upload receipt, and (re-exported from [`crate::report`]) the verdict. Defined
 //! once here, so the server serializes and the CLI reads the same structs.
 
+use crate::regression::FindingKind;
 use crate::Stat;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,32 @@ impl AlertKind {
     /// The kind named `s`, if any.
     pub fn parse(s: &str) -> Option<AlertKind> {
         AlertKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl From<FindingKind> for AlertKind {
+    /// The alert a finding of `kind` opens: the kinds are one vocabulary.
+    fn from(kind: FindingKind) -> AlertKind {
+        match kind {
+            FindingKind::Regression => AlertKind::Regression,
+            FindingKind::Improvement => AlertKind::Improvement,
+            FindingKind::Tradeoff => AlertKind::Tradeoff,
+            FindingKind::ChangePoint => AlertKind::ChangePoint,
+            FindingKind::Missing => AlertKind::Missing,
+        }
+    }
+}
+
+impl From<AlertKind> for FindingKind {
+    /// The finding an alert of `kind` holds.
+    fn from(kind: AlertKind) -> FindingKind {
+        match kind {
+            AlertKind::Regression => FindingKind::Regression,
+            AlertKind::Improvement => FindingKind::Improvement,
+            AlertKind::Tradeoff => FindingKind::Tradeoff,
+            AlertKind::ChangePoint => FindingKind::ChangePoint,
+            AlertKind::Missing => FindingKind::Missing,
+        }
     }
 }
 

@@ -24,12 +24,12 @@ use super::history::{GroupSeries, HistoryPoint};
 use super::model::{CellAnalysis, RunAnalysis, ANALYSIS_SCHEMA};
 use super::verdict::{verdict_of, Verdict};
 use crate::history::{CommitGraph, CommitNode};
-use crate::metric::{lookup, Stat};
+use crate::metric::Stat;
 use crate::regression::confounds::RunLengths;
-use crate::regression::{Finding, FindingKind};
+use crate::regression::Finding;
 use crate::result::BenchResult;
 use crate::samples::RequestSamples;
-use crate::series::series_id;
+use crate::series::{profile_identity, series_id};
 use crate::settings::ProjectSettings;
 use crate::slo;
 use crate::wire::{Alert, AlertKind, AlertLinks, AlertStatus};
@@ -215,44 +215,18 @@ impl History {
             let cell_key = result.cell.key();
             let key = (series_key_json.clone(), cell_key.clone());
             self.results.push((commit.to_string(), key.clone()));
-            let values = values_of(result, settings);
+            let values = slo::stored_values(result, &settings.slo_profiles);
             let count = |name: &str| {
                 values
                     .iter()
                     .find(|m| m.name == name && m.stat == Stat::Value)
                     .map(|m| m.value)
             };
-            let fact = |k: &str| {
-                result
-                    .facts
-                    .get(k)
-                    .and_then(Value::as_f64)
-                    .filter(|v| v.is_finite())
-            };
-            let lengths = RunLengths {
-                input: fact(crate::cell::MEASURED_INPUT_LEN),
-                output: fact(crate::cell::MEASURED_OUTPUT_LEN),
-                retokenized_share: match (
-                    fact("total_output_tokens_retokenized"),
-                    count("total_output_tokens"),
-                ) {
-                    (Some(r), Some(t)) if t > 0.0 => Some(r / t),
-                    _ => None,
-                },
-                requested_range: result
-                    .facts
-                    .get(crate::cell::REQUESTED_LEN_RANGE)
-                    .and_then(|v| serde_json::from_value(v.clone()).ok()),
-            };
+            let lengths = RunLengths::from_facts(&result.facts, count("total_output_tokens"));
             let cell_json = serde_json::to_value(&result.cell).unwrap_or(Value::Null);
             let tool_slo = result.facts.get("goodput_slo").map(Value::to_string);
             for m in &values {
-                let profile = match (m.slo_profile.as_deref(), &tool_slo) {
-                    (Some(slo::TOOL_PROFILE), Some(t)) => {
-                        Some(format!("{}:{t}", slo::TOOL_PROFILE))
-                    }
-                    (p, _) => p.map(str::to_string),
-                };
+                let profile = profile_identity(m.slo_profile.as_deref(), tool_slo.as_deref());
                 let id = series_id(
                     SLUG,
                     &series_key,
@@ -331,34 +305,10 @@ impl History {
     }
 }
 
-/// A result's values as the server stores them: its metrics, with goodput and SLO attainment
-/// under the project's profiles computed from its samples (they replace an uploaded value of
-/// the same metric and profile).
-fn values_of(result: &BenchResult, settings: &ProjectSettings) -> Vec<crate::MetricValue> {
-    let mut values = result.metrics.clone();
-    if let Some(samples) = &result.samples {
-        let computed = slo::slo_values(samples, &settings.slo_profiles);
-        values.retain(|m| {
-            !computed
-                .iter()
-                .any(|c| c.name == m.name && c.slo_profile == m.slo_profile)
-        });
-        values.extend(computed);
-    }
-    values.retain(|m| lookup(&m.name).is_some());
-    values
-}
-
 /// The alert a finding of group `key` opens (improvements are born resolved, as on the
 /// server), for the verdict rules.
 fn alert_of(f: &Finding, key: &(String, String)) -> Alert {
-    let kind = match f.kind {
-        FindingKind::Regression => AlertKind::Regression,
-        FindingKind::Improvement => AlertKind::Improvement,
-        FindingKind::Tradeoff => AlertKind::Tradeoff,
-        FindingKind::ChangePoint => AlertKind::ChangePoint,
-        FindingKind::Missing => AlertKind::Missing,
-    };
+    let kind = AlertKind::from(f.kind);
     let now = chrono::DateTime::from_timestamp(0, 0).unwrap_or_default();
     let series_key = serde_json::from_str(&key.0).unwrap_or(Value::Null);
     let commit = f.candidate_commit.clone().unwrap_or_default();

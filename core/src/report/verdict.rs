@@ -21,7 +21,7 @@ use super::model::RunAnalysis;
 use crate::regression::confounds::ConfoundCode;
 use crate::regression::{FindingKind, SeriesState, Severity};
 use crate::settings::DetectionSettings;
-use crate::wire::{Alert, AlertKind};
+use crate::wire::Alert;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -139,16 +139,6 @@ impl ReasonCode {
             ReasonCode::PromptCountedAsOutput => "prompt_counted_as_output",
             ReasonCode::OutputLenMismatch => "output_len_mismatch",
             ReasonCode::RequestedLenMismatch => "requested_len_mismatch",
-        }
-    }
-
-    fn of_alert(kind: AlertKind) -> ReasonCode {
-        match kind {
-            AlertKind::Regression => ReasonCode::Regression,
-            AlertKind::Improvement => ReasonCode::Improvement,
-            AlertKind::Tradeoff => ReasonCode::Tradeoff,
-            AlertKind::ChangePoint => ReasonCode::ChangePoint,
-            AlertKind::Missing => ReasonCode::Missing,
         }
     }
 
@@ -277,18 +267,14 @@ pub fn verdict_of(
         if !a.status.is_active() || !a.series_ids.iter().any(|s| mine.contains(s.as_str())) {
             continue;
         }
-        let kind = match a.kind {
-            AlertKind::Tradeoff => FindingKind::Tradeoff,
-            AlertKind::Regression => FindingKind::Regression,
-            _ => FindingKind::ChangePoint,
-        };
+        let kind = FindingKind::from(a.kind);
         let severity = a.severity.as_deref().and_then(Severity::parse);
         let fails = fails_by_settings(kind, &a.metric, severity, det);
         reasons.push(Reason {
             alert_id: Some(a.id),
             ..Reason::new(
                 if fails { Fail } else { Warn },
-                ReasonCode::of_alert(a.kind),
+                ReasonCode::of_finding(a.kind.into()),
                 a.summary.clone(),
                 Some(&a.cell),
             )

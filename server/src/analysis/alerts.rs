@@ -8,22 +8,12 @@ use crate::storage::{
 use benchtrail_core::regression::{
     analyze,
     family_scan::{family_change_points, family_count},
-    Comparison, Finding, FindingKind, GroupInput, SeriesInput, Severity,
+    Comparison, Finding, GroupInput, SeriesInput, Severity,
 };
 use benchtrail_core::report::group::{CommitContext, GroupAnalysis};
 use benchtrail_core::settings::DetectionSettings;
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
-
-pub(super) fn kind_of(k: FindingKind) -> AlertKind {
-    match k {
-        FindingKind::Regression => AlertKind::Regression,
-        FindingKind::Improvement => AlertKind::Improvement,
-        FindingKind::Tradeoff => AlertKind::Tradeoff,
-        FindingKind::ChangePoint => AlertKind::ChangePoint,
-        FindingKind::Missing => AlertKind::Missing,
-    }
-}
 
 fn severity_text(s: Option<Severity>) -> Option<String> {
     s.map(|s| match s {
@@ -41,7 +31,7 @@ pub(super) fn new_alert(
     version: i64,
     runs: &[StoredRun],
 ) -> NewAlert {
-    let kind = kind_of(f.kind);
+    let kind = AlertKind::from(f.kind);
     let improvement = kind == AlertKind::Improvement;
     // The run that holds the headline series (the latest upload of the commit that does): a
     // commit can have runs of several tools or cells, and the alert links to its own.

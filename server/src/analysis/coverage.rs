@@ -8,16 +8,9 @@ use benchtrail_core::report::group::{CommitContext, GroupAnalysis};
 
 /// A held finding from the alert it would have opened.
 pub(super) fn held(a: &crate::storage::NewAlert) -> HeldFinding {
-    use crate::storage::AlertKind;
-    use benchtrail_core::regression::{FindingKind, Severity};
+    use benchtrail_core::regression::Severity;
     HeldFinding {
-        kind: match a.kind {
-            AlertKind::Regression => FindingKind::Regression,
-            AlertKind::Improvement => FindingKind::Improvement,
-            AlertKind::Tradeoff => FindingKind::Tradeoff,
-            AlertKind::ChangePoint => FindingKind::ChangePoint,
-            AlertKind::Missing => FindingKind::Missing,
-        },
+        kind: a.kind.into(),
         metric: a.metric.clone(),
         severity: a.severity.as_deref().and_then(Severity::parse),
         cell: a.cell_key.clone(),

@@ -66,7 +66,7 @@ const CONTINUABLE: [AlertKind; 3] = [
 fn continued<'a>(standing: &'a [Alert], f: &Finding, commit: &str) -> Option<&'a Alert> {
     standing.iter().find(|a| {
         a.commit != commit
-            && a.kind == alerts::kind_of(f.kind)
+            && a.kind == AlertKind::from(f.kind)
             && f.series_ids.first() == Some(&a.series_id)
             && (a.kind == AlertKind::Missing || f.baseline_commits.contains(&a.commit))
     })
