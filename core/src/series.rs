@@ -3,6 +3,19 @@
 
 use serde_json::{json, Map, Value};
 
+/// The SLO part of a value's series identity: its profile, and for the tool's own goodput
+/// ([`crate::slo::TOOL_PROFILE`]) also the tool's thresholds when they are known
+/// (`tool:{"e2el_ms":1800.0,...}`, `tool_slo` being the result's `facts.goodput_slo` as
+/// canonical JSON), because goodput under other thresholds is another quantity.
+pub fn profile_identity(slo_profile: Option<&str>, tool_slo: Option<&str>) -> Option<String> {
+    match (slo_profile, tool_slo) {
+        (Some(crate::slo::TOOL_PROFILE), Some(thresholds)) => {
+            Some(format!("{}:{thresholds}", crate::slo::TOOL_PROFILE))
+        }
+        (profile, _) => profile.map(str::to_string),
+    }
+}
+
 /// The stable id of a series: the first 16 hex digits of SHA-256 over the canonical JSON array
 /// `[project_slug, series_key, cell_key, metric, stat]`, with the SLO profile appended as a
 /// sixth element only when there is one (goodput under other thresholds is another series),

@@ -149,6 +149,24 @@ pub fn slo_values(samples: &RequestSamples, profiles: &[SloProfile]) -> Vec<Metr
     out
 }
 
+/// The values of `result` as benchtrail stores them: its metrics, with goodput and SLO
+/// attainment under `profiles` computed from its per-request samples (they replace any
+/// uploaded value of the same metric and profile: values under the project's profiles are
+/// benchtrail's to compute).
+pub fn stored_values(result: &BenchResult, profiles: &[SloProfile]) -> Vec<MetricValue> {
+    let mut values = result.metrics.clone();
+    if let Some(samples) = &result.samples {
+        let computed = slo_values(samples, profiles);
+        values.retain(|m| {
+            !computed
+                .iter()
+                .any(|c| c.name == m.name && c.slo_profile == m.slo_profile)
+        });
+        values.extend(computed);
+    }
+    values
+}
+
 /// vLLM's `--goodput KEY:VALUE ...` thresholds from a recorded command line, as a profile
 /// named [`TOOL_PROFILE`]. `Ok(None)` when the command has no `--goodput`; `Err` with the
 /// reason when it has one that cannot be read.

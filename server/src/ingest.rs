@@ -9,7 +9,7 @@ use crate::storage::{
     samples_codec, NewFile, NewMetric, NewResult, NewRun, NewSeries, Project, ResultSamples,
 };
 use benchtrail_core::metric::{self, MetricValue};
-use benchtrail_core::series::series_id;
+use benchtrail_core::series::{profile_identity, series_id};
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::{slo, BenchResult, Configuration, UploadDocument};
 use chrono::{DateTime, Utc};
@@ -136,18 +136,7 @@ fn prepare_result(
         cell.to_string()
     });
     series.tool_slo = result.facts.get("goodput_slo").map(Value::to_string);
-    let mut values = result.metrics.clone();
-    if let Some(samples) = &result.samples {
-        // Values under the project's profiles are benchtrail's to compute: they replace any
-        // uploaded value of the same metric and profile.
-        let computed = slo::slo_values(samples, &settings.slo_profiles);
-        values.retain(|m| {
-            !computed
-                .iter()
-                .any(|c| c.name == m.name && c.slo_profile == m.slo_profile)
-        });
-        values.extend(computed);
-    }
+    let values = slo::stored_values(result, &settings.slo_profiles);
     NewResult {
         config_fingerprint: config.fingerprint(),
         config_json: config.canonical_json(),
@@ -206,17 +195,6 @@ impl SeriesContext {
         }
     }
 
-    /// The SLO part of a value's series identity: its profile, and for the tool's own goodput
-    /// also the tool's thresholds when they are known (`tool:{"e2el_ms":1800.0,...}`).
-    fn profile_identity(&self, m: &MetricValue) -> Option<String> {
-        match (m.slo_profile.as_deref(), &self.tool_slo) {
-            (Some(slo::TOOL_PROFILE), Some(thresholds)) => {
-                Some(format!("{}:{thresholds}", slo::TOOL_PROFILE))
-            }
-            (profile, _) => profile.map(str::to_string),
-        }
-    }
-
     /// The row of one value, with the definition of its series.
     fn metric(&self, m: &MetricValue) -> NewMetric {
         let def = metric::lookup(&m.name).expect("normalized results use vocabulary names");
@@ -235,7 +213,7 @@ impl SeriesContext {
                     &self.cell_key,
                     &m.name,
                     &stat,
-                    self.profile_identity(m).as_deref(),
+                    profile_identity(m.slo_profile.as_deref(), self.tool_slo.as_deref()).as_deref(),
                 ),
                 series_key_json: self.series_key_json.clone(),
                 cell_key: self.cell_key.clone(),

@@ -365,6 +365,31 @@ pub struct RunLengths {
     pub requested_range: Option<crate::cell::LengthRanges>,
 }
 
+impl RunLengths {
+    /// What one result's `facts` say of its work: the measured mean lengths, the requested
+    /// range, and SGLang's re-tokenized output as a share of the result's
+    /// `total_output_tokens` (its value, when stored). Non-finite numbers count as absent.
+    pub fn from_facts(facts: &Map<String, Value>, total_output_tokens: Option<f64>) -> RunLengths {
+        let f = |k: &str| {
+            facts
+                .get(k)
+                .and_then(Value::as_f64)
+                .filter(|v| v.is_finite())
+        };
+        RunLengths {
+            input: f(crate::cell::MEASURED_INPUT_LEN),
+            output: f(crate::cell::MEASURED_OUTPUT_LEN),
+            retokenized_share: match (f("total_output_tokens_retokenized"), total_output_tokens) {
+                (Some(r), Some(t)) if t > 0.0 => Some(r / t),
+                _ => None,
+            },
+            requested_range: facts
+                .get(crate::cell::REQUESTED_LEN_RANGE)
+                .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        }
+    }
+}
+
 /// One commit's [`RunLengths`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommitLengths {

@@ -144,28 +144,16 @@ impl Store {
             for row in q.query().fetch_all(&self.pool).await? {
                 let id: i64 = row.try_get("id")?;
                 let facts: String = row.try_get("facts_json")?;
-                let facts: Value = serde_json::from_str(&facts).unwrap_or(Value::Null);
-                let f = |k: &str| facts[k].as_f64().filter(|v| v.is_finite());
+                let facts: serde_json::Map<String, Value> =
+                    serde_json::from_str(&facts).unwrap_or_default();
                 lengths.insert(
                     id,
-                    benchtrail_core::regression::confounds::RunLengths {
-                        input: f(benchtrail_core::cell::MEASURED_INPUT_LEN),
-                        output: f(benchtrail_core::cell::MEASURED_OUTPUT_LEN),
-                        retokenized_share: f("total_output_tokens_retokenized"),
-                        requested_range: serde_json::from_value(
-                            facts[benchtrail_core::cell::REQUESTED_LEN_RANGE].clone(),
-                        )
-                        .ok(),
-                    },
+                    benchtrail_core::regression::confounds::RunLengths::from_facts(
+                        &facts,
+                        output_tokens.get(&id).copied(),
+                    ),
                 );
             }
-        }
-        for l in lengths.iter_mut() {
-            // The re-tokenized count as a share of the reported one.
-            l.1.retokenized_share = match (l.1.retokenized_share, output_tokens.get(l.0)) {
-                (Some(r), Some(t)) if *t > 0.0 => Some(r / t),
-                _ => None,
-            };
         }
         for p in &mut points {
             if let Some((completed, failed)) = health.get(&p.result_id) {
