@@ -5,9 +5,7 @@
 
 use crate::cli::{CheckArgs, ReportFormat};
 use crate::client::{path_segment, Client, ClientError};
-use crate::compare::{ExitWith, EXIT_FAIL, EXIT_INCOMPLETE};
 use anyhow::{anyhow, Result};
-use benchtrail_core::report::render::{render, Format};
 use benchtrail_core::report::{ReasonCode, RunAnalysis, Verdict, VerdictLevel};
 use serde::Deserialize;
 use std::io::Write;
@@ -27,7 +25,7 @@ struct StoredAnalysis {
 ///
 /// # Errors
 /// No server, the server unreachable or answering an error (an unknown run: 404);
-/// [`ExitWith`] for a verdict that fails (unless `--no-fail`).
+/// [`crate::report::ExitWith`] for a verdict that fails (unless `--no-fail`).
 pub fn run(
     args: &CheckArgs,
     server: Option<&str>,
@@ -103,10 +101,10 @@ fn worst_run(
 }
 
 /// Waits up to `wait` seconds for run `run_id`'s analysis to be settled, prints its report in
-/// `output` to `out`, and fails with the verdict's [`ExitWith`] unless `no_fail`.
+/// `output` to `out`, and fails with the verdict's [`crate::report::ExitWith`] unless `no_fail`.
 ///
 /// # Errors
-/// The server unreachable or answering an error; [`ExitWith`] for a failing verdict.
+/// The server unreachable or answering an error; [`crate::report::ExitWith`] for a failing verdict.
 pub fn report(
     client: &Client,
     run_id: &str,
@@ -159,33 +157,6 @@ pub fn report(
         )?;
         std::thread::sleep(POLL.min(deadline.saturating_sub(started.elapsed())));
     };
-    match output {
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(
-                &mut *out,
-                &serde_json::json!({"verdict": verdict, "analysis": analysis}),
-            )?;
-            writeln!(out)?;
-        }
-        ReportFormat::Terminal => write!(
-            out,
-            "{}",
-            render(&verdict, analysis.as_ref(), Format::Terminal)
-        )?,
-        ReportFormat::Markdown => write!(
-            out,
-            "{}",
-            render(&verdict, analysis.as_ref(), Format::Markdown)
-        )?,
-    }
-    let code = match verdict.verdict {
-        _ if no_fail => 0,
-        VerdictLevel::Fail => EXIT_FAIL,
-        VerdictLevel::Incomplete => EXIT_INCOMPLETE,
-        VerdictLevel::Pass | VerdictLevel::Warn => 0,
-    };
-    if code != 0 {
-        return Err(ExitWith(code).into());
-    }
-    Ok(())
+    crate::report::print(out, &verdict, analysis.as_ref(), output)?;
+    crate::report::exit_for(verdict.verdict, no_fail)
 }

@@ -14,43 +14,23 @@
 //! missing from NEW), 2 on any error; `--no-fail` exits 0 for any verdict.
 
 use crate::cell_arg::parse_cells;
-use crate::cli::{CompareArgs, ReportFormat};
+use crate::cli::CompareArgs;
 use crate::inputs;
 use anyhow::{bail, Context, Result};
 use benchtrail_core::report::compare::{compare, CompareCommit};
 use benchtrail_core::report::grouped::natural_key;
-use benchtrail_core::report::render::{render, Format};
-use benchtrail_core::report::VerdictLevel;
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::{BenchResult, UploadDocument, WorkloadCell};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The exit status a verdict asks for, carried as an error so `main` exits with it without
-/// printing an error line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExitWith(pub u8);
-
-impl std::fmt::Display for ExitWith {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit status {}", self.0)
-    }
-}
-
-impl std::error::Error for ExitWith {}
-
-/// Exit status of a `fail` verdict.
-pub const EXIT_FAIL: u8 = 1;
-/// Exit status of an `incomplete` verdict.
-pub const EXIT_INCOMPLETE: u8 = 3;
-
 /// Runs `benchtrail compare` in `cwd`, printing the report to `out` and what was read to
 /// `err`.
 ///
 /// # Errors
 /// A path that cannot be read or holds no result file, a file that does not parse, a bad
-/// `--cell` or `--settings` file; [`ExitWith`] for a verdict that fails (unless `--no-fail`).
+/// `--cell` or `--settings` file; [`crate::report::ExitWith`] for a verdict that fails (unless `--no-fail`).
 pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     let cell = parse_cells(&args.cell)?;
     let settings = match &args.settings {
@@ -77,35 +57,8 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
         )?;
     }
     let outcome = compare(&baseline, &candidate, &settings, &args.key_field);
-    match args.output {
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(
-                &mut *out,
-                &serde_json::json!({"verdict": outcome.verdict, "analysis": outcome.analysis}),
-            )?;
-            writeln!(out)?;
-        }
-        ReportFormat::Terminal => write!(
-            out,
-            "{}",
-            render(&outcome.verdict, Some(&outcome.analysis), Format::Terminal)
-        )?,
-        ReportFormat::Markdown => write!(
-            out,
-            "{}",
-            render(&outcome.verdict, Some(&outcome.analysis), Format::Markdown)
-        )?,
-    }
-    let code = match outcome.verdict.verdict {
-        _ if args.no_fail => 0,
-        VerdictLevel::Fail => EXIT_FAIL,
-        VerdictLevel::Incomplete => EXIT_INCOMPLETE,
-        VerdictLevel::Pass | VerdictLevel::Warn => 0,
-    };
-    if code != 0 {
-        return Err(ExitWith(code).into());
-    }
-    Ok(())
+    crate::report::print(out, &outcome.verdict, Some(&outcome.analysis), args.output)?;
+    crate::report::exit_for(outcome.verdict.verdict, args.no_fail)
 }
 
 /// The commits of one side (see the module documentation); `history`: a folder of folders is

@@ -14,6 +14,7 @@ pub mod document;
 pub mod git;
 pub mod gpu;
 pub mod inputs;
+pub mod report;
 pub mod run_cmd;
 
 /// Exit status when the command succeeded (for `upload`: the data is stored).

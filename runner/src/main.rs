@@ -3,8 +3,8 @@
 //! verdict's (1 fail, 3 incomplete).
 
 use benchtrail_runner::cli::Cli;
-use benchtrail_runner::compare::ExitWith;
 use benchtrail_runner::document::Environment;
+use benchtrail_runner::report::ExitWith;
 use benchtrail_runner::{commands, EXIT_ERROR, EXIT_OK};
 use clap::Parser;
 use std::process::ExitCode;

@@ -19,8 +19,8 @@
 use crate::cli::RunArgs;
 use crate::client::Client;
 use crate::commands::{upload_with, Connection};
-use crate::compare::ExitWith;
 use crate::document::Environment;
+use crate::report::ExitWith;
 use crate::EXIT_ERROR;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
