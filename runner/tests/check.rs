@@ -8,13 +8,7 @@ mod common;
 use common::real::RealProject;
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/history")
-        .join(name)
-}
+use std::path::Path;
 
 fn upload(
     p: &RealProject,

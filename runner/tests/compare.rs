@@ -6,13 +6,6 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/history")
-        .join(name)
-}
 
 const BASELINES: [&str; 3] = [
     "goodput_baseline_s11_c4.json",

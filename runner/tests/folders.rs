@@ -5,9 +5,7 @@
 
 mod common;
 
-use benchtrail_server::app::{router, AppState};
-use benchtrail_server::auth::hash_token;
-use benchtrail_server::storage::Store;
+use common::real::start_server;
 use common::*;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -289,31 +287,10 @@ fn stdin_is_read_under_its_stdin_name() {
     );
 }
 
-/// Starts a real server (SQLite) on 127.0.0.1:0 for the rest of the test process.
-fn start_server(data: &TempDir) -> String {
-    let url = format!("sqlite://{}/bt.db", data.path().display());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let store = Store::connect(&url).await.unwrap();
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(format!("http://{}", listener.local_addr().unwrap()))
-                .unwrap();
-            let state = AppState {
-                store,
-                admin_token_hash: std::sync::Arc::new(hash_token(ADMIN)),
-            };
-            axum::serve(listener, router(state)).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
-}
-
 #[test]
 fn folder_and_stdin_upload_to_a_real_server() {
     let data = TempDir::new("folders-e2e");
-    let base = start_server(&data);
+    let base = start_server(&data, ADMIN);
     let env = [("BENCHTRAIL_URL", base.as_str())];
     let cwd = testdata().join("aiperf");
     let out = benchtrail(&cwd, &["project", "create", "p", "--token", ADMIN], &env);

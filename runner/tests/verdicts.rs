@@ -5,35 +5,11 @@
 mod common;
 
 use benchtrail_core::metric::{MetricValue, Stat};
-use benchtrail_server::app::{router, AppState};
-use benchtrail_server::auth::hash_token;
-use benchtrail_server::storage::Store;
+use common::real::start_server;
 use common::*;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 const ADMIN: &str = "bt_verdicts_admin";
-
-/// Starts a server on 127.0.0.1:0 in a background thread; returns its base URL.
-fn start_server(data: &TempDir) -> String {
-    let url = format!("sqlite://{}/bt.db", data.path().display());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let store = Store::connect(&url).await.unwrap();
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(format!("http://{}", listener.local_addr().unwrap()))
-                .unwrap();
-            let state = AppState {
-                store,
-                admin_token_hash: Arc::new(hash_token(ADMIN)),
-            };
-            axum::serve(listener, router(state)).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
-}
 
 fn cell_key(c: u32) -> String {
     format!("max_concurrency={c};input_len=512;output_len=128;num_prompts=100")
@@ -64,7 +40,7 @@ struct Project {
 impl Project {
     fn new(tag: &str) -> Project {
         let data = TempDir::new(&format!("{tag}-data"));
-        let base = start_server(&data);
+        let base = start_server(&data, ADMIN);
         let dir = TempDir::new(tag);
         let env = [("BENCHTRAIL_URL", base.as_str())];
         let out = benchtrail(

@@ -13,6 +13,14 @@ use std::time::{Duration, Instant};
 /// The vLLM result file under test (copied from /work/shared/samples/generated/vllm/).
 pub const FIXTURE: &str = "baseline_completions_c1_isl512_osl128.json";
 
+/// Absolute path of a file of the repository's example history (examples/history: real
+/// `vllm bench serve` files, see examples/README.md).
+pub fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/history")
+        .join(name)
+}
+
 /// Absolute path of a fixture.
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -9,6 +9,29 @@ use std::sync::Arc;
 
 const ADMIN: &str = "bt_real_admin";
 
+/// Starts a real server (SQLite in `data`, admin token `admin`) on 127.0.0.1:0 in a
+/// background thread living until the test process ends; returns its base URL.
+pub fn start_server(data: &TempDir, admin: &str) -> String {
+    let url = format!("sqlite://{}/bt.db", data.path().display());
+    let admin_token_hash = Arc::new(hash_token(admin));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let store = Store::connect(&url).await.unwrap();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(format!("http://{}", listener.local_addr().unwrap()))
+                .unwrap();
+            let state = AppState {
+                store,
+                admin_token_hash,
+            };
+            axum::serve(listener, router(state)).await.unwrap();
+        });
+    });
+    rx.recv().unwrap()
+}
+
 /// A server on 127.0.0.1:0 (in a background thread, living until the test process ends) and
 /// a project `p` on it.
 pub struct RealProject {
@@ -23,23 +46,7 @@ impl RealProject {
     /// Starts the server and creates project `p` and its upload token.
     pub fn start(tag: &str) -> RealProject {
         let data = TempDir::new(&format!("{tag}-data"));
-        let url = format!("sqlite://{}/bt.db", data.path().display());
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Runtime::new().unwrap();
-            rt.block_on(async move {
-                let store = Store::connect(&url).await.unwrap();
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(format!("http://{}", listener.local_addr().unwrap()))
-                    .unwrap();
-                let state = AppState {
-                    store,
-                    admin_token_hash: Arc::new(hash_token(ADMIN)),
-                };
-                axum::serve(listener, router(state)).await.unwrap();
-            });
-        });
-        let base: String = rx.recv().unwrap();
+        let base = start_server(&data, ADMIN);
         let env = [("BENCHTRAIL_URL", base.as_str())];
         let out = benchtrail(
             data.path(),
