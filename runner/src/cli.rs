@@ -10,7 +10,7 @@ use uuid::Uuid;
 /// benchtrail: upload LLM-serving benchmark results from CI and manage projects.
 ///
 /// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error;
-/// `compare` and `check` exit 1 for a `fail` verdict and 3 for `incomplete`.
+/// `compare`, `check` and `run` exit 1 for a `fail` verdict and 3 for `incomplete`.
 #[derive(Debug, Parser)]
 #[command(name = "benchtrail", version, about, propagate_version = true)]
 pub struct Cli {
