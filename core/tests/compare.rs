@@ -66,27 +66,34 @@ fn the_fp8_change_is_one_tradeoff_across_its_three_cells() {
     let text = render(&c.verdict, Some(&c.analysis), Format::Terminal);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "benchtrail verdict: FAIL at commit 000000000000");
-    assert_eq!(lines[1], "reasons:");
+    assert_eq!(lines[1], "regressions and trade-offs:");
+    assert_eq!(lines[2], format!("  fail {}", tradeoffs[0].summary));
+    assert_eq!(lines[3], "improvements:");
     assert_eq!(
-        lines[2],
-        "  fail       tradeoff [max_concurrency=16;request_rate=inf;input_len=8000;output_len=1000;num_prompts=500]: \
-         output throughput +9.3 % but median TTFT +9.1 % (p90 +9.9 %, p95 +10.0 %, p99 +10.7 %); \
-         median E2E latency -9.6 %: starts later, finishes sooner."
+        lines[4],
+        "  improvement in 3 of 3 cells (max_concurrency=1, max_concurrency=4, max_concurrency=16): \
+         median ITL -11.4 … -5.1 %"
     );
-    assert_eq!(lines[5], "findings:");
-    assert_eq!(lines[6], format!("  {}", tradeoffs[0].summary));
+    assert_eq!(lines[6], format!("{}:", tradeoffs[0].summary));
     assert_eq!(
         lines[7],
-        "    [max_concurrency=1;request_rate=inf;input_len=8000;output_len=1000;num_prompts=500] \
-         output throughput: 63.51 tok/s → 66.21 tok/s (+4.2 %; tradeoff, p = 0.0023)"
+        "  [max_concurrency=1] output throughput: 63.51 tok/s → 66.21 tok/s (+4.2 %; tradeoff, p = 0.0023)"
     );
+    assert_eq!(lines[11], "    worse:  median TTFT +5.6 %");
     let markdown = render(&c.verdict, Some(&c.analysis), Format::Markdown);
-    assert!(markdown
-        .starts_with("### benchtrail: ❌ **FAIL** at `000000000000`\n\n- **fail** tradeoff"));
-    assert!(markdown.contains(&format!(
-        "**{}**\n\n| cell | metric |",
+    assert!(markdown.starts_with(&format!(
+        "### benchtrail: ❌ **FAIL** at `000000000000`\n\n#### Regressions and trade-offs\n\n- ❌ {}\n\n#### Improvements\n\n",
         tradeoffs[0].summary
     )));
+    assert!(markdown.contains(&format!(
+        "<details><summary>{}</summary>\n\n| cell | metric | baseline | candidate | change | interval | test |",
+        tradeoffs[0].summary
+    )));
+    assert!(markdown.contains(
+        "| `max_concurrency=16` | median ITL (mean ITL -11.4 %, median ITL -11.4 %, p90 ITL -11.4 %, \
+         p95 ITL -11.4 %, p99 ITL -11.3 %) | 26.45 ms | 23.43 ms | -11.4 % | 24.62 … 28.27 ms | \
+         family_index, p < 0.001 |"
+    ));
 }
 
 fn goodput_commit(name: &str, paths: &[&str]) -> CompareCommit {

@@ -3,22 +3,19 @@
 //! exiting with the verdict. Waits (up to `--wait` seconds, polling every 2 s) while the run
 //! is not analyzed yet or its verdict is provisional (repeats announced but not all in).
 
-use crate::cli::{CheckArgs, ReportFormat};
-use crate::client::{path_segment, Client, ClientError};
+use crate::cli::CheckArgs;
+use crate::client::{path_segment, Client};
+use crate::document::Environment;
+use crate::report::Delivery;
 use anyhow::{anyhow, Result};
-use benchtrail_core::report::{ReasonCode, RunAnalysis, Verdict, VerdictLevel};
+use benchtrail_core::report::extras::ReportDocument;
+use benchtrail_core::report::{ReasonCode, Verdict, VerdictLevel};
 use serde::Deserialize;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// How often a waiting `check` asks again.
 const POLL: Duration = Duration::from_secs(2);
-
-/// `GET /api/v1/runs/{id}/analysis`, the part `check` reads.
-#[derive(Deserialize)]
-struct StoredAnalysis {
-    analysis: RunAnalysis,
-}
 
 /// Runs `benchtrail check` against `server` (token optional: public projects read without
 /// one).
@@ -30,6 +27,7 @@ pub fn run(
     args: &CheckArgs,
     server: Option<&str>,
     token: Option<String>,
+    env: &Environment,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
@@ -41,15 +39,14 @@ pub fn run(
         (None, Some(commit)) => worst_run(&client, args, commit, err)?,
         (None, None) => anyhow::bail!("pass --run ID or --commit SHA"),
     };
-    report(
-        &client,
-        &run,
-        args.wait,
-        args.output,
-        args.no_fail,
-        out,
-        err,
-    )
+    let how = Delivery {
+        format: args.output,
+        no_fail: args.no_fail,
+        comment: &args.comment,
+        pr: args.pr,
+        env,
+    };
+    report(&client, &run, args.wait, &how, out, err)
 }
 
 /// A run summary as `GET .../runs?commit=` lists it, the part `check` reads.
@@ -100,8 +97,10 @@ fn worst_run(
         .ok_or_else(|| anyhow!("commit {commit} has no run in project `{project}`{on}"))
 }
 
-/// Waits up to `wait` seconds for run `run_id`'s analysis to be settled, prints its report in
-/// `output` to `out`, and fails with the verdict's [`crate::report::ExitWith`] unless `no_fail`.
+/// Waits up to `wait` seconds for run `run_id`'s analysis to be settled, then reads its
+/// report (`GET /api/v1/runs/{id}/report?format=json`) and delivers it as `how` says
+/// ([`crate::report::deliver`]: stdout, job summary, PR comment), failing with the verdict's
+/// [`crate::report::ExitWith`] unless `no_fail`.
 ///
 /// # Errors
 /// The server unreachable or answering an error; [`crate::report::ExitWith`] for a failing verdict.
@@ -109,15 +108,14 @@ pub fn report(
     client: &Client,
     run_id: &str,
     wait: u64,
-    output: ReportFormat,
-    no_fail: bool,
+    how: &Delivery<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
     let run = path_segment(run_id);
     let started = Instant::now();
     let deadline = Duration::from_secs(wait);
-    let (verdict, analysis) = loop {
+    loop {
         let (_, verdict): (u16, Verdict) =
             client.get_json(&format!("/api/v1/runs/{run}/verdict"))?;
         let analyzed = !verdict
@@ -126,12 +124,6 @@ pub fn report(
             .any(|r| r.code == ReasonCode::NotAnalyzed);
         let settled = analyzed && !verdict.provisional;
         if settled || started.elapsed() >= deadline {
-            let analysis =
-                match client.get_json::<StoredAnalysis>(&format!("/api/v1/runs/{run}/analysis")) {
-                    Ok((_, a)) => Some(a.analysis),
-                    Err(ClientError::Problem { status: 404, .. }) => None,
-                    Err(e) => return Err(e.into()),
-                };
             if !settled {
                 writeln!(
                     err,
@@ -144,7 +136,7 @@ pub fn report(
                     wait
                 )?;
             }
-            break (verdict, analysis);
+            break;
         }
         writeln!(
             err,
@@ -156,7 +148,8 @@ pub fn report(
             }
         )?;
         std::thread::sleep(POLL.min(deadline.saturating_sub(started.elapsed())));
-    };
-    crate::report::print(out, &verdict, analysis.as_ref(), output)?;
-    crate::report::exit_for(verdict.verdict, no_fail)
+    }
+    let (_, doc): (u16, ReportDocument) =
+        client.get_json(&format!("/api/v1/runs/{run}/report?format=json"))?;
+    crate::report::deliver(&doc, how, out, err)
 }

@@ -286,6 +286,36 @@ pub struct CheckArgs {
     /// Exit 0 whatever the verdict (still 2 on errors).
     #[arg(long)]
     pub no_fail: bool,
+    /// The pull (merge) request to comment on. Default: the one the run was uploaded with.
+    #[arg(long, value_name = "N")]
+    pub pr: Option<u64>,
+    /// Where the report is posted besides stdout.
+    #[command(flatten)]
+    pub comment: CommentArgs,
+}
+
+/// Where `run` and `check` post the report besides stdout: the pull request's one sticky
+/// comment, and on GitHub Actions the job summary (`$GITHUB_STEP_SUMMARY`, always).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CommentArgs {
+    /// Post the report as a comment on the GitHub pull request and update that same comment
+    /// on later runs (found by a hidden marker per project; one section per --suite). Needs
+    /// `GITHUB_TOKEN` (with `pull-requests: write`) and `GITHUB_REPOSITORY`; `GITHUB_API_URL`
+    /// for GitHub Enterprise. A comment that cannot be written is a warning: the exit status
+    /// stays the verdict's.
+    #[arg(long)]
+    pub github_comment: bool,
+    /// The same on the GitLab merge request (notes API). Needs `GITLAB_TOKEN` (api scope),
+    /// `CI_PROJECT_ID` and `CI_API_V4_URL` (set by GitLab CI).
+    #[arg(long)]
+    pub gitlab_comment: bool,
+    /// Post a comment even when the verdict passes and none exists yet (by default a passing
+    /// run only updates an existing comment, e.g. to "no regressions at <sha>").
+    #[arg(long)]
+    pub comment_always: bool,
+    /// The benchmark suite this report is: its section in the project's comment.
+    #[arg(long, value_name = "NAME", default_value = "benchmarks")]
+    pub suite: String,
 }
 
 /// `benchtrail run [UPLOAD OPTIONS] -- COMMAND...`.
@@ -309,6 +339,9 @@ pub struct RunArgs {
     /// Exit 0 whatever the verdict (still 2 on errors and a failed benchmark).
     #[arg(long)]
     pub no_fail: bool,
+    /// Where the report is posted besides stdout (the PR comment takes the upload's --pr).
+    #[command(flatten)]
+    pub comment: CommentArgs,
     /// The benchmark command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

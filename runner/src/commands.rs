@@ -39,6 +39,7 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
             &args,
             connection.server.as_deref(),
             connection.token.clone(),
+            env,
             out,
             err,
         ),

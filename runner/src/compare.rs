@@ -57,7 +57,13 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
         )?;
     }
     let outcome = compare(&baseline, &candidate, &settings, &args.key_field);
-    crate::report::print(out, &outcome.verdict, Some(&outcome.analysis), args.output)?;
+    crate::report::print(
+        out,
+        &outcome.verdict,
+        Some(&outcome.analysis),
+        &Default::default(),
+        args.output,
+    )?;
     crate::report::exit_for(outcome.verdict.verdict, args.no_fail)
 }
 

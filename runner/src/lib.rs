@@ -11,6 +11,7 @@ pub mod client;
 pub mod commands;
 pub mod compare;
 pub mod document;
+pub mod forge;
 pub mod git;
 pub mod gpu;
 pub mod inputs;

@@ -146,12 +146,18 @@ pub fn run(
     };
     let server = connection.server.as_deref().unwrap_or_default();
     let client = Client::new(server, connection.token.clone())?;
+    let how = crate::report::Delivery {
+        format: args.output,
+        no_fail: args.no_fail,
+        comment: &args.comment,
+        pr: args.upload.pr,
+        env,
+    };
     crate::check::report(
         &client,
         &receipt.run_id.to_string(),
         args.wait,
-        args.output,
-        args.no_fail,
+        &how,
         out,
         err,
     )

@@ -74,11 +74,22 @@ fn check_reports_the_servers_verdict_and_exits_with_it() {
             &sha(9)[..12]
         )
     );
-    // The report is the server's verdict, rendered: every reason of /verdict is a line.
+    // The report is the server's verdict, rendered: every reason of /verdict that is not a
+    // finding is a line; the findings are listed across their cells.
     let served = p.get(&format!("/api/v1/runs/{run}/verdict"));
     for r in served["reasons"].as_array().unwrap() {
-        assert!(text.contains(r["message"].as_str().unwrap()), "{text}");
+        let finding = ["tradeoff", "regression", "improvement", "missing"]
+            .contains(&r["code"].as_str().unwrap());
+        assert_eq!(
+            text.contains(r["message"].as_str().unwrap()),
+            !finding,
+            "{r}\n{text}"
+        );
     }
+    assert!(text.contains(
+        "regressions and trade-offs:\n  warn trade-off in 1 of 1 cells (max_concurrency=4;request_rate=inf;num_prompts=60): \
+         output throughput +33.9 % but request goodput (tool SLOs) -100.0 %; median E2E latency -25.3 %\n"
+    ), "{text}");
     // JSON: the typed model as the server serves it.
     let out = benchtrail(
         dir.path(),

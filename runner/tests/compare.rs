@@ -32,9 +32,9 @@ fn three_repeats_of_one_baseline_commit_fail_the_tradeoff_with_exit_1() {
     );
     assert_eq!(
         lines[2],
-        "  fail       tradeoff [max_concurrency=4;request_rate=inf;num_prompts=60]: output \
-         throughput +33.9 % but median TTFT +122.7 % and request goodput (tool SLOs) -100.0 %; \
-         median E2E latency -25.3 %: starts later, finishes sooner."
+        "  fail trade-off in 1 of 1 cells (max_concurrency=4;request_rate=inf;num_prompts=60): \
+         output throughput +33.9 % but median TTFT +122.7 % and request goodput (tool SLOs) \
+         -100.0 %; median E2E latency -25.3 %: starts later, finishes sooner"
     );
     assert_eq!(
         stderr(&out),
@@ -77,7 +77,8 @@ fn a_history_of_folders_and_a_single_pair() {
          history/c3: 1 run(s), 1 result(s)\ngoodput_candidate_s21_c4.json: 1 run(s), 1 result(s)\n"
     );
     assert!(stdout(&out).starts_with(
-        "### benchtrail: ❌ **FAIL** at `goodput_candidate_s21_c4.json`\n\n- **fail** tradeoff"
+        "### benchtrail: ❌ **FAIL** at `goodput_candidate_s21_c4.json`\n\n\
+         #### Regressions and trade-offs\n\n- ❌ trade-off in 1 of 1 cells"
     ));
     // One run against one run: described, never tested, exit 0.
     std::fs::copy(example(BASELINES[0]), dir.path().join(BASELINES[0])).unwrap();
@@ -88,7 +89,7 @@ fn a_history_of_folders_and_a_single_pair() {
         text.starts_with("benchtrail verdict: WARN at commit"),
         "{text}"
     );
-    assert!(text.contains("  warn       effect_only [max_concurrency=4;request_rate=inf;num_prompts=60]: effect only, not tested"), "{text}");
+    assert!(text.contains("\n  warn effect_only [max_concurrency=4;request_rate=inf;num_prompts=60]: effect only, not tested"), "{text}");
     // A path that is not there: exit 2 with the reason.
     let out = benchtrail(dir.path(), &["compare", "nowhere.json", CANDIDATE], &[]);
     assert_eq!(out.status.code(), Some(2));

@@ -40,6 +40,7 @@ fn start_server(data: &TempDir) -> (String, Arc<Mutex<Vec<Seen>>>) {
             let state = AppState {
                 store,
                 admin_token_hash: Arc::new(hash_token(ADMIN)),
+                public_url: None,
             };
             let header = |request: &axum::extract::Request, name: &str| {
                 request

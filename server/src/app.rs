@@ -24,6 +24,10 @@ pub struct AppState {
     pub store: Store,
     /// SHA-256 (hex) of the admin token.
     pub admin_token_hash: Arc<String>,
+    /// The address users reach the server at (`https://bench.example.com`, no trailing
+    /// slash), for absolute links in reports and PR comments; `None`: taken from each
+    /// request's `Host` (and `X-Forwarded-Proto`) header.
+    pub public_url: Option<Arc<str>>,
 }
 
 /// The whole application: API under `/api/v1`, pages, static assets, `/healthz`.

@@ -28,6 +28,10 @@ struct Args {
     /// first start, printed once, and only its hash is kept.
     #[arg(long, env = "BENCHTRAIL_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    /// The address users reach this server at, e.g. `https://bench.example.com`: absolute
+    /// links in reports and PR comments. Default: each request's `Host` header.
+    #[arg(long, env = "BENCHTRAIL_PUBLIC_URL", value_name = "URL")]
+    public_url: Option<String>,
     /// Generate a new admin token (replacing the stored one), print it, and go on serving.
     #[arg(long)]
     reset_admin_token: bool,
@@ -85,6 +89,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let state = AppState {
         store: store.clone(),
         admin_token_hash: Arc::new(admin_token_hash),
+        public_url: args
+            .public_url
+            .as_deref()
+            .map(|u| Arc::from(u.trim_end_matches('/'))),
     };
     serve(listener, state, shutdown_signal()).await?;
     store.close().await;

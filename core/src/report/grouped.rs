@@ -40,6 +40,9 @@ pub struct GroupedFinding {
 pub struct CellFinding {
     /// The cell key.
     pub cell: String,
+    /// The cell as short as it can be among its configuration's cells (`max_concurrency=4`):
+    /// [`cell_label`].
+    pub label: String,
     /// The cell's finding.
     pub finding: Finding,
 }
@@ -52,6 +55,7 @@ pub fn grouped_findings(analysis: &RunAnalysis) -> Vec<GroupedFinding> {
         for f in &g.report.findings {
             let cell = CellFinding {
                 cell: g.cell.clone(),
+                label: String::new(),
                 finding: f.clone(),
             };
             match out
@@ -94,6 +98,9 @@ pub fn grouped_findings(analysis: &RunAnalysis) -> Vec<GroupedFinding> {
             .map(|g| g.cell.as_str())
             .collect();
         let labels: Vec<String> = cells.iter().map(|c| cell_label(c, &all)).collect();
+        for c in &mut o.cells {
+            c.label = cell_label(&c.cell, &all);
+        }
         o.summary = summary_of(o, &labels.join(", "));
     }
     out.sort_by_key(|o| rank(o.kind));
@@ -190,6 +197,18 @@ fn summary_of(o: &GroupedFinding, labels: &str) -> String {
         "in {} of {} cells ({labels})",
         o.cell_count, o.cells_analyzed
     );
+    // One cell: its own sentence, which says more than a range can (every side of a
+    // trade-off, "starts later, finishes sooner").
+    if o.cell_count == 1 && o.kind != FindingKind::Missing {
+        let word = match o.kind {
+            FindingKind::Tradeoff => "trade-off",
+            FindingKind::Regression => "regression",
+            FindingKind::Improvement => "improvement",
+            _ => "change point",
+        };
+        let sentence = o.cells[0].finding.summary.trim_end_matches('.');
+        return format!("{word} {where_}: {sentence}");
+    }
     // One headline value per cell: its first finding of this metric.
     let mut seen = Vec::new();
     let headline: Vec<f64> = o

@@ -12,7 +12,10 @@
 //! * [`model`]: the stored analysis of one run.
 //! * [`verdict`]: the verdict rules: levels, reason codes, what fails CI.
 //! * [`grouped`]: the findings of a run grouped across the cells where they hold.
-//! * [`render`]: the verdict and analysis as terminal text or Markdown.
+//! * [`render`]: the verdict and analysis as terminal text or Markdown, within a size limit.
+//! * [`extras`]: links and sparklines a report shows besides the model.
+//! * [`comment`]: the one sticky PR/MR comment: its marker, one section per suite, and
+//!   whether to create, update or leave it.
 //! * [`compare`]: two uploads compared offline, with the same engine and rules.
 //!
 //! # Baseline
@@ -47,8 +50,10 @@
 //! effect-only comparison (no significance test), with the engine's wording, in the run's
 //! analysis and verdict reasons.
 
+pub mod comment;
 pub mod compare;
 pub mod coverage;
+pub mod extras;
 pub mod group;
 pub mod grouped;
 pub mod history;

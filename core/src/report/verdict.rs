@@ -142,7 +142,8 @@ impl ReasonCode {
         }
     }
 
-    fn of_finding(kind: FindingKind) -> ReasonCode {
+    /// The reason code of a finding of `kind`.
+    pub fn of_finding(kind: FindingKind) -> ReasonCode {
         match kind {
             FindingKind::Regression => ReasonCode::Regression,
             FindingKind::Improvement => ReasonCode::Improvement,

@@ -279,4 +279,5 @@ fn read_request(stream: &mut std::net::TcpStream) -> Request {
     }
 }
 
+pub mod forge;
 pub mod real;

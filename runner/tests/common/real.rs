@@ -25,6 +25,7 @@ pub fn start_server(data: &TempDir, admin: &str) -> String {
             let state = AppState {
                 store,
                 admin_token_hash,
+                public_url: None,
             };
             axum::serve(listener, router(state)).await.unwrap();
         });

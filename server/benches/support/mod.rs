@@ -37,6 +37,7 @@ impl Bench {
         let state = AppState {
             store,
             admin_token_hash: Arc::new(hash_token(ADMIN_TOKEN)),
+            public_url: None,
         };
         tokio::spawn(serve(listener, state, async {
             let _ = stopped.await;

@@ -31,6 +31,7 @@
 
 mod alerts;
 mod coverage;
+pub mod report;
 mod scan_queue;
 
 pub use benchtrail_core::report::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};

@@ -10,6 +10,7 @@ pub mod json;
 pub mod openapi;
 mod projects;
 mod query;
+mod report;
 mod runs;
 mod series;
 mod settings;
@@ -69,6 +70,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/runs/{id}", get(runs::get_one))
         .route("/api/v1/runs/{id}/verdict", get(alerts::verdict))
         .route("/api/v1/runs/{id}/analysis", get(alerts::analysis))
+        .route("/api/v1/runs/{id}/report", get(report::report))
         .route("/api/v1/runs/{id}/alerts", get(alerts::run_alerts))
         .route(
             "/api/v1/runs/{id}/exclusion",

@@ -2,7 +2,7 @@
 //! formats and of the stored analysis (`GET /api/v1/schemas/{upload,result,analysis}.json`), generated from the same Rust types the
 //! server deserializes, so they cannot drift from the code.
 
-use super::{alerts, baselines, configs, projects, runs, series, settings};
+use super::{alerts, baselines, configs, projects, report, runs, series, settings};
 use axum::Json;
 use serde_json::{json, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -17,7 +17,7 @@ use utoipa::{Modify, OpenApi};
         settings::get, settings::put,
         runs::upload, runs::list, runs::get_one, runs::file,
         configs::get_one, series::list, series::points,
-        alerts::list, alerts::get_one, alerts::patch, alerts::verdict, alerts::analysis,
+        alerts::list, alerts::get_one, alerts::patch, alerts::verdict, alerts::analysis, report::report,
         alerts::run_alerts, alerts::series_alerts, baselines::pin, baselines::exclude,
         baselines::list, baselines::unpin, baselines::unexclude,
     ),

@@ -30,6 +30,7 @@ impl TestServer {
         let state = AppState {
             store: store.clone(),
             admin_token_hash: Arc::new(hash_token(ADMIN_TOKEN)),
+            public_url: None,
         };
         tokio::spawn(serve(listener, state, async {
             let _ = stopped.await;
