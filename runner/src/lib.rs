@@ -6,6 +6,7 @@
 
 pub mod cell_arg;
 pub mod check;
+pub mod ci;
 pub mod cli;
 pub mod client;
 pub mod commands;
