@@ -10,7 +10,9 @@ use uuid::Uuid;
 /// benchtrail: upload LLM-serving benchmark results from CI and manage projects.
 ///
 /// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error;
-/// `compare`, `check` and `run` exit 1 for a `fail` verdict and 3 for `incomplete`.
+/// `compare`, `check` and `run` exit 1 for a `fail` verdict and 3 for `incomplete`. With JSON
+/// output (`upload --json`, `--format json`, `--report-format json`) an error is also printed
+/// on stdout as `{"error": {"kind", "message", ...}}`.
 #[derive(Debug, Parser)]
 #[command(name = "benchtrail", version, about, propagate_version = true)]
 pub struct Cli {
@@ -27,6 +29,31 @@ pub struct Cli {
         value_name = "T"
     )]
     pub token: Option<String>,
+    /// Retries of a request that failed for a reason that may pass (no connection, HTTP 429,
+    /// 5xx but 501/505) before giving up with exit status 2: uploads (the same body each time,
+    /// so the same run id: never stored twice) and the reads of `check` and `run`; creating
+    /// a project or a token is never retried. Waits about 1, 2, 4, 8 s (doubling, with
+    /// jitter, at most 40 s), or the server's `Retry-After` on 429/503 (at most 120 s). Each
+    /// retry prints one line on stderr. 0: one attempt.
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHTRAIL_RETRIES",
+        value_name = "N",
+        default_value_t = crate::retry::DEFAULT_RETRIES
+    )]
+    pub retries: u32,
+    /// The first wait between retries, in milliseconds (each next one doubles). For tests and
+    /// impatient pipelines.
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        env = "BENCHTRAIL_RETRY_DELAY_MS",
+        value_name = "MS",
+        default_value_t = 1000
+    )]
+    pub retry_delay_ms: u64,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -134,7 +161,9 @@ pub struct UploadArgs {
     /// Print the files chosen and the normalized run instead of uploading it.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the outcome as one JSON object on stdout.
+    /// Print the outcome as one JSON object on stdout; an error too (and still exit 2):
+    /// `{"error": {"kind", "message", ...}}`, with the server's `problem` document when it sent
+    /// one. Kinds: problem, http, connection, response, usage, input, benchmark, other.
     #[arg(long)]
     pub json: bool,
     /// Name under which `-` (standard input) is stored. Default: `stdin`.
@@ -252,7 +281,7 @@ pub struct CompareArgs {
     /// A `--metadata` key that is part of the series key (as a project's `key_fields`).
     #[arg(long = "key-field", value_name = "KEY")]
     pub key_field: Vec<String>,
-    /// Report format.
+    /// Report format (`json`: an error is printed as JSON on stdout too, see `upload --json`).
     #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,
     /// Exit 0 whatever the verdict (still 2 on errors).
@@ -280,7 +309,7 @@ pub struct CheckArgs {
     /// Seconds to wait while the run is not analyzed yet or its verdict is provisional.
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub wait: u64,
-    /// Report format.
+    /// Report format (`json`: an error is printed as JSON on stdout too, see `upload --json`).
     #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,
     /// Exit 0 whatever the verdict (still 2 on errors).
@@ -303,7 +332,7 @@ pub struct RunArgs {
     /// Seconds to wait for the analysis (and announced repeats) before reporting.
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub wait: u64,
-    /// Report format.
+    /// Report format (`json`: an error is printed as JSON on stdout too, see `upload --json`).
     #[arg(long = "report-format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,
     /// Exit 0 whatever the verdict (still 2 on errors and a failed benchmark).

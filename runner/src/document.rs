@@ -60,14 +60,18 @@ pub struct Built {
 }
 
 /// Builds the upload document; `-` among the files is read from standard input (see
-/// [`inputs::gather`] for files, folders and `-`).
+/// [`inputs::gather`] for files, folders and `-`, and the progress it writes to `progress`).
 ///
 /// # Errors
 /// A file that cannot be read as UTF-8 text, a folder without a result file, a bad `--cell`,
 /// `--tag`, `--config` or `--hardware` file, a failing `nvidia-smi`, or no commit (not a git
 /// checkout and no `--commit`). Messages name the file or flag at fault.
-pub fn build_document(args: &UploadArgs, env: &Environment) -> Result<Built> {
-    build_document_with_stdin(args, env, &mut std::io::stdin())
+pub fn build_document(
+    args: &UploadArgs,
+    env: &Environment,
+    progress: &mut dyn std::io::Write,
+) -> Result<Built> {
+    build_document_with_stdin(args, env, &mut std::io::stdin(), progress)
 }
 
 /// [`build_document`] reading `-` from `stdin`.
@@ -78,6 +82,7 @@ pub fn build_document_with_stdin(
     args: &UploadArgs,
     env: &Environment,
     stdin: &mut dyn std::io::Read,
+    progress: &mut dyn std::io::Write,
 ) -> Result<Built> {
     let mut notes = Vec::new();
     let gathered = inputs::gather(
@@ -86,6 +91,7 @@ pub fn build_document_with_stdin(
         args.stdin_name.as_deref(),
         &env.cwd,
         stdin,
+        progress,
     )?;
     let cell = parse_cells(&args.cell)?;
     let configuration = configuration(args, env, &mut notes)?;

@@ -12,10 +12,12 @@ pub mod client;
 pub mod commands;
 pub mod compare;
 pub mod document;
+pub mod errors;
 pub mod git;
 pub mod gpu;
 pub mod inputs;
 pub mod report;
+pub mod retry;
 pub mod run_cmd;
 
 /// Exit status when the command succeeded (for `upload`: the data is stored).

@@ -280,3 +280,4 @@ fn read_request(stream: &mut std::net::TcpStream) -> Request {
 }
 
 pub mod real;
+pub mod scripted;
