@@ -95,7 +95,12 @@ pub struct UploadArgs {
     /// Project slug.
     #[arg(long, value_name = "P", required_unless_present = "dry_run")]
     pub project: Option<String>,
-    /// Commit measured (hex SHA). Default: `git rev-parse HEAD` in the current directory.
+    /// Commit measured (hex SHA). Default, in CI: GitHub Actions `pull_request.head.sha` of
+    /// the event payload on a pull-request event (`$GITHUB_SHA` is then GitHub's merge commit,
+    /// not a commit of the PR), else `$GITHUB_SHA`; GitLab
+    /// `$CI_MERGE_REQUEST_SOURCE_BRANCH_SHA` (merged-results pipelines), else `$CI_COMMIT_SHA`;
+    /// Buildkite `$BUILDKITE_COMMIT` (when a SHA). Else `git rev-parse HEAD` in the current
+    /// directory.
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
     /// Parents of the commit, first parent first (full hex SHAs, or abbreviations the checkout
@@ -113,14 +118,23 @@ pub struct UploadArgs {
     /// Default: the subject from git.
     #[arg(long, value_name = "TEXT")]
     pub commit_subject: Option<String>,
-    /// Branch. Default: `$GITHUB_HEAD_REF`, then `$GITHUB_REF_NAME` (when `$GITHUB_REF_TYPE` is
-    /// `branch`), then, without --commit, the checked-out git branch (none when detached).
+    /// Branch. Default, in CI: GitHub Actions `$GITHUB_HEAD_REF`, then `$GITHUB_REF_NAME`
+    /// (when `$GITHUB_REF_TYPE` is `branch`); GitLab `$CI_MERGE_REQUEST_SOURCE_BRANCH_NAME`,
+    /// then `$CI_COMMIT_BRANCH`; Buildkite `$BUILDKITE_BRANCH`. Else, when neither --commit nor
+    /// the CI names the commit, the checked-out git branch (none when detached).
     #[arg(long, value_name = "B")]
     pub branch: Option<String>,
-    /// Pull-request number the run belongs to.
+    /// Pull-request (GitLab: merge-request IID) number the run belongs to. Default, in CI: the
+    /// GitHub event payload's `pull_request.number` (else `N` of `$GITHUB_REF`
+    /// `refs/pull/N/merge`); GitLab `$CI_MERGE_REQUEST_IID`; Buildkite
+    /// `$BUILDKITE_PULL_REQUEST`.
     #[arg(long, value_name = "N")]
     pub pr: Option<u64>,
-    /// Merge base of the pull request with its base branch (only with --pr).
+    /// Merge base of the pull request with its base branch (only with --pr). Default, with the
+    /// CI's pull request: GitHub Actions `git merge-base` of the payload's
+    /// `pull_request.base.sha` and the head (needs both in the checkout: `fetch-depth: 0`);
+    /// GitLab `$CI_MERGE_REQUEST_DIFF_BASE_SHA`; Buildkite `git merge-base` of
+    /// `origin/$BUILDKITE_PULL_REQUEST_BASE_BRANCH` and the commit. Else none.
     #[arg(long, value_name = "SHA", requires = "pr")]
     pub merge_base: Option<String>,
     /// `auto` (nvidia-smi and /proc/cpuinfo) or a JSON file holding a `hardware` object.
@@ -151,8 +165,11 @@ pub struct UploadArgs {
     /// the project's `detection.repeats`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeats: Option<u32>,
-    /// Link to the CI job. Default on GitHub Actions:
-    /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`.
+    /// Link to the CI job. Default: GitHub Actions
+    /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`; GitLab
+    /// `$CI_JOB_URL`; Buildkite `$BUILDKITE_BUILD_URL#$BUILDKITE_JOB_ID`. (CI values are read
+    /// only when the provider's marker is set: `GITHUB_ACTIONS`, `GITLAB_CI` or `BUILDKITE` =
+    /// `true`.)
     #[arg(long, value_name = "URL")]
     pub ci_job_url: Option<String>,
     /// Free run tag. Repeatable.
