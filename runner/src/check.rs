@@ -1,10 +1,12 @@
 //! `benchtrail check --run ID`: the verdict of a stored run and the findings behind it, by the
 //! same renderer as `compare` and the server's pages ([`benchtrail_core::report::render`]),
 //! exiting with the verdict. Waits (up to `--wait` seconds, polling every 2 s) while the run
-//! is not analyzed yet or its verdict is provisional (repeats announced but not all in).
+//! is not analyzed yet or its verdict is provisional (repeats announced but not all in). Each
+//! read is retried on transient failures (`--retries`), each retry noted on stderr.
 
 use crate::cli::CheckArgs;
 use crate::client::{path_segment, Client};
+use crate::commands::Connection;
 use crate::document::Environment;
 use crate::report::Delivery;
 use anyhow::{anyhow, Result};
@@ -17,23 +19,20 @@ use std::time::{Duration, Instant};
 /// How often a waiting `check` asks again.
 const POLL: Duration = Duration::from_secs(2);
 
-/// Runs `benchtrail check` against `server` (token optional: public projects read without
-/// one).
+/// Runs `benchtrail check` against the connection's server (token optional: public projects
+/// read without one).
 ///
 /// # Errors
-/// No server, the server unreachable or answering an error (an unknown run: 404);
-/// [`crate::report::ExitWith`] for a verdict that fails (unless `--no-fail`).
+/// No server ([`crate::errors::UsageError`]), the server unreachable or answering an error (an
+/// unknown run: 404); [`crate::report::ExitWith`] for a verdict that fails (unless `--no-fail`).
 pub fn run(
     args: &CheckArgs,
-    server: Option<&str>,
-    token: Option<String>,
+    connection: &Connection,
     env: &Environment,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let server =
-        server.ok_or_else(|| anyhow!("no server: pass --server URL or set BENCHTRAIL_URL"))?;
-    let client = Client::new(server, token)?;
+    let client = connection.reader()?;
     let run = match (&args.run, &args.commit) {
         (Some(run), _) => run.clone(),
         (None, Some(commit)) => worst_run(&client, args, commit, err)?,
@@ -74,14 +73,16 @@ fn worst_run(
     if let Some(b) = &args.branch {
         query.push_str(&format!("&branch={}", path_segment(b)));
     }
-    let (_, page): (u16, RunPage) = client.get_json(&format!(
-        "/api/v1/projects/{}/runs?{query}",
-        path_segment(project)
-    ))?;
+    let (_, page): (u16, RunPage) = client.get_json_retrying(
+        &format!("/api/v1/projects/{}/runs?{query}", path_segment(project)),
+        err,
+    )?;
     let mut worst: Option<(VerdictLevel, String)> = None;
     for item in &page.items {
-        let (_, v): (u16, Verdict) =
-            client.get_json(&format!("/api/v1/runs/{}/verdict", path_segment(&item.id)))?;
+        let (_, v): (u16, Verdict) = client.get_json_retrying(
+            &format!("/api/v1/runs/{}/verdict", path_segment(&item.id)),
+            err,
+        )?;
         writeln!(err, "run {}: {}", item.id, v.verdict.as_str())?;
         if worst.as_ref().is_none_or(|(w, _)| v.verdict > *w) {
             worst = Some((v.verdict, item.id.clone()));
@@ -117,7 +118,7 @@ pub fn report(
     let deadline = Duration::from_secs(wait);
     loop {
         let (_, verdict): (u16, Verdict) =
-            client.get_json(&format!("/api/v1/runs/{run}/verdict"))?;
+            client.get_json_retrying(&format!("/api/v1/runs/{run}/verdict"), err)?;
         let analyzed = !verdict
             .reasons
             .iter()
@@ -150,6 +151,6 @@ pub fn report(
         std::thread::sleep(POLL.min(deadline.saturating_sub(started.elapsed())));
     }
     let (_, doc): (u16, ReportDocument) =
-        client.get_json(&format!("/api/v1/runs/{run}/report?format=json"))?;
+        client.get_json_retrying(&format!("/api/v1/runs/{run}/report?format=json"), err)?;
     crate::report::deliver(&doc, how, out, err)
 }

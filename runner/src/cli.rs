@@ -10,7 +10,9 @@ use uuid::Uuid;
 /// benchtrail: upload LLM-serving benchmark results from CI and manage projects.
 ///
 /// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error;
-/// `compare`, `check` and `run` exit 1 for a `fail` verdict and 3 for `incomplete`.
+/// `compare`, `check` and `run` exit 1 for a `fail` verdict and 3 for `incomplete`. With JSON
+/// output (`upload --json`, `--format json`, `--report-format json`) an error is also printed
+/// on stdout as `{"error": {"kind", "message", ...}}`.
 #[derive(Debug, Parser)]
 #[command(name = "benchtrail", version, about, propagate_version = true)]
 pub struct Cli {
@@ -27,6 +29,31 @@ pub struct Cli {
         value_name = "T"
     )]
     pub token: Option<String>,
+    /// Retries of a request that failed for a reason that may pass (no connection, HTTP 429,
+    /// 5xx but 501/505) before giving up with exit status 2: uploads (the same body each time,
+    /// so the same run id: never stored twice) and the reads of `check` and `run`; creating
+    /// a project or a token is never retried. Waits about 1, 2, 4, 8 s (doubling, with
+    /// jitter, at most 40 s), or the server's `Retry-After` on 429/503 (at most 120 s). Each
+    /// retry prints one line on stderr. 0: one attempt.
+    #[arg(
+        long,
+        global = true,
+        env = "BENCHTRAIL_RETRIES",
+        value_name = "N",
+        default_value_t = crate::retry::DEFAULT_RETRIES
+    )]
+    pub retries: u32,
+    /// The first wait between retries, in milliseconds (each next one doubles). For tests and
+    /// impatient pipelines.
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        env = "BENCHTRAIL_RETRY_DELAY_MS",
+        value_name = "MS",
+        default_value_t = 1000
+    )]
+    pub retry_delay_ms: u64,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -68,7 +95,12 @@ pub struct UploadArgs {
     /// Project slug.
     #[arg(long, value_name = "P", required_unless_present = "dry_run")]
     pub project: Option<String>,
-    /// Commit measured (hex SHA). Default: `git rev-parse HEAD` in the current directory.
+    /// Commit measured (hex SHA). Default, in CI: GitHub Actions `pull_request.head.sha` of
+    /// the event payload on a pull-request event (`$GITHUB_SHA` is then GitHub's merge commit,
+    /// not a commit of the PR), else `$GITHUB_SHA`; GitLab
+    /// `$CI_MERGE_REQUEST_SOURCE_BRANCH_SHA` (merged-results pipelines), else `$CI_COMMIT_SHA`;
+    /// Buildkite `$BUILDKITE_COMMIT` (when a SHA). Else `git rev-parse HEAD` in the current
+    /// directory.
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
     /// Parents of the commit, first parent first (full hex SHAs, or abbreviations the checkout
@@ -86,14 +118,23 @@ pub struct UploadArgs {
     /// Default: the subject from git.
     #[arg(long, value_name = "TEXT")]
     pub commit_subject: Option<String>,
-    /// Branch. Default: `$GITHUB_HEAD_REF`, then `$GITHUB_REF_NAME` (when `$GITHUB_REF_TYPE` is
-    /// `branch`), then, without --commit, the checked-out git branch (none when detached).
+    /// Branch. Default, in CI: GitHub Actions `$GITHUB_HEAD_REF`, then `$GITHUB_REF_NAME`
+    /// (when `$GITHUB_REF_TYPE` is `branch`); GitLab `$CI_MERGE_REQUEST_SOURCE_BRANCH_NAME`,
+    /// then `$CI_COMMIT_BRANCH`; Buildkite `$BUILDKITE_BRANCH`. Else, when neither --commit nor
+    /// the CI names the commit, the checked-out git branch (none when detached).
     #[arg(long, value_name = "B")]
     pub branch: Option<String>,
-    /// Pull-request number the run belongs to.
+    /// Pull-request (GitLab: merge-request IID) number the run belongs to. Default, in CI: the
+    /// GitHub event payload's `pull_request.number` (else `N` of `$GITHUB_REF`
+    /// `refs/pull/N/merge`); GitLab `$CI_MERGE_REQUEST_IID`; Buildkite
+    /// `$BUILDKITE_PULL_REQUEST`.
     #[arg(long, value_name = "N")]
     pub pr: Option<u64>,
-    /// Merge base of the pull request with its base branch (only with --pr).
+    /// Merge base of the pull request with its base branch (only with --pr). Default, with the
+    /// CI's pull request: GitHub Actions `git merge-base` of the payload's
+    /// `pull_request.base.sha` and the head (needs both in the checkout: `fetch-depth: 0`);
+    /// GitLab `$CI_MERGE_REQUEST_DIFF_BASE_SHA`; Buildkite `git merge-base` of
+    /// `origin/$BUILDKITE_PULL_REQUEST_BASE_BRANCH` and the commit. Else none.
     #[arg(long, value_name = "SHA", requires = "pr")]
     pub merge_base: Option<String>,
     /// `auto` (nvidia-smi and /proc/cpuinfo) or a JSON file holding a `hardware` object.
@@ -124,8 +165,11 @@ pub struct UploadArgs {
     /// the project's `detection.repeats`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeats: Option<u32>,
-    /// Link to the CI job. Default on GitHub Actions:
-    /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`.
+    /// Link to the CI job. Default: GitHub Actions
+    /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`; GitLab
+    /// `$CI_JOB_URL`; Buildkite `$BUILDKITE_BUILD_URL#$BUILDKITE_JOB_ID`. (CI values are read
+    /// only when the provider's marker is set: `GITHUB_ACTIONS`, `GITLAB_CI` or `BUILDKITE` =
+    /// `true`.)
     #[arg(long, value_name = "URL")]
     pub ci_job_url: Option<String>,
     /// Free run tag. Repeatable.
@@ -134,7 +178,9 @@ pub struct UploadArgs {
     /// Print the files chosen and the normalized run instead of uploading it.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the outcome as one JSON object on stdout.
+    /// Print the outcome as one JSON object on stdout; an error too (and still exit 2):
+    /// `{"error": {"kind", "message", ...}}`, with the server's `problem` document when it sent
+    /// one. Kinds: problem, http, connection, response, usage, input, benchmark, other.
     #[arg(long)]
     pub json: bool,
     /// Name under which `-` (standard input) is stored. Default: `stdin`.
@@ -252,7 +298,7 @@ pub struct CompareArgs {
     /// A `--metadata` key that is part of the series key (as a project's `key_fields`).
     #[arg(long = "key-field", value_name = "KEY")]
     pub key_field: Vec<String>,
-    /// Report format.
+    /// Report format (`json`: an error is printed as JSON on stdout too, see `upload --json`).
     #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,
     /// Exit 0 whatever the verdict (still 2 on errors).
@@ -280,7 +326,7 @@ pub struct CheckArgs {
     /// Seconds to wait while the run is not analyzed yet or its verdict is provisional.
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub wait: u64,
-    /// Report format.
+    /// Report format (`json`: an error is printed as JSON on stdout too, see `upload --json`).
     #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,
     /// Exit 0 whatever the verdict (still 2 on errors).
@@ -333,7 +379,7 @@ pub struct RunArgs {
     /// Seconds to wait for the analysis (and announced repeats) before reporting.
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub wait: u64,
-    /// Report format.
+    /// Report format (`json`: an error is printed as JSON on stdout too, see `upload --json`).
     #[arg(long = "report-format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,
     /// Exit 0 whatever the verdict (still 2 on errors and a failed benchmark).

@@ -1,13 +1,20 @@
 //! HTTP client for the benchtrail API, and readable rendering of its RFC 9457 problems.
 //!
-//! Every request is a JSON `POST` with `Authorization: Bearer TOKEN`; a body of
+//! Every request is a JSON `POST` (or a `GET`) with `Authorization: Bearer TOKEN`; a body of
 //! [`GZIP_THRESHOLD`] bytes or more (an upload of result files) is sent gzip-compressed with
 //! `Content-Encoding: gzip`. A 2xx answer is decoded into the expected type; anything else
 //! becomes a [`ClientError`], an `application/problem+json` body a [`Problem`].
-
+//!
+//! Requests that are safe to repeat (every `GET`, and an upload: the server stores one run per
+//! run id, and without `--run-id` derives the id from the document, which every attempt sends
+//! byte for byte) are retried on transient failures by the client's [`RetryPolicy`]
+//! ([`Client::get_json_retrying`], [`Client::post_json_retrying`]); creating a project or a
+//! token is not.
+use crate::retry::{with_retries, RetryPolicy};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::time::Duration;
+use std::io::Write;
+use std::time::{Duration, SystemTime};
 
 /// Time allowed to open a connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -115,6 +122,9 @@ pub enum ClientError {
         status: u16,
         /// The problem (boxed: it is large).
         problem: Box<Problem>,
+        /// The wait the server asked for with `Retry-After` (seconds or an HTTP date; a date
+        /// in the past is zero).
+        retry_after: Option<Duration>,
     },
     /// The server answered an error without a problem document.
     #[error("the server answered HTTP {status} to {method} {url}: {body}")]
@@ -127,6 +137,8 @@ pub enum ClientError {
         status: u16,
         /// The start of the body.
         body: String,
+        /// As in [`ClientError::Problem`].
+        retry_after: Option<Duration>,
     },
     /// A 2xx answer whose body is not the expected JSON.
     #[error("unexpected answer (HTTP {status}) from {method} {url}: {message}")]
@@ -142,12 +154,62 @@ pub enum ClientError {
     },
 }
 
+impl ClientError {
+    /// Whether the same request may succeed later: no connection or no complete answer, HTTP
+    /// 429 (rate limited) and the 5xx statuses but 501 (Not Implemented) and 505 (HTTP
+    /// Version Not Supported), which a repeat cannot change. Everything else (4xx, an
+    /// undecodable 2xx) is final.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ClientError::Unreachable { .. } => true,
+            ClientError::Problem { status, .. } | ClientError::Http { status, .. } => {
+                *status == 429 || ((500..600).contains(status) && !matches!(status, 501 | 505))
+            }
+            _ => false,
+        }
+    }
+
+    /// The server's `Retry-After` of a 429 or 503 answer (other statuses do not ask for a
+    /// wait that a retry should honour).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ClientError::Problem {
+                status: 429 | 503,
+                retry_after,
+                ..
+            }
+            | ClientError::Http {
+                status: 429 | 503,
+                retry_after,
+                ..
+            } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Why a transient failure happened, on one line for a retry note: the transport error,
+    /// or `HTTP STATUS` with the problem's title.
+    pub fn short_reason(&self) -> String {
+        match self {
+            ClientError::Unreachable { message, .. } => message.clone(),
+            ClientError::Problem {
+                status, problem, ..
+            } if !problem.title.is_empty() => format!("HTTP {status} {}", problem.title),
+            ClientError::Problem { status, .. } | ClientError::Http { status, .. } => {
+                format!("HTTP {status}")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 /// A client for one server.
 #[derive(Debug, Clone)]
 pub struct Client {
     base: String,
     token: Option<String>,
     http: reqwest::blocking::Client,
+    retry: RetryPolicy,
 }
 
 impl Client {
@@ -169,7 +231,24 @@ impl Client {
             .timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|e| ClientError::InvalidServer(format!("{server} ({e})")))?;
-        Ok(Client { base, token, http })
+        Ok(Client {
+            base,
+            token,
+            http,
+            retry: RetryPolicy::NONE,
+        })
+    }
+
+    /// This client with `policy` for its retrying requests (a new client has
+    /// [`RetryPolicy::NONE`]: one attempt).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Client {
+        self.retry = policy;
+        self
+    }
+
+    /// The policy of [`Client::get_json_retrying`] and [`Client::post_json_retrying`].
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.retry
     }
 
     /// The server URL without trailing `/`.
@@ -183,7 +262,7 @@ impl Client {
     }
 
     /// `POST base+path` with `body` as JSON (gzip-compressed from [`GZIP_THRESHOLD`] bytes
-    /// on); returns the status and the decoded 2xx body.
+    /// on); returns the status and the decoded 2xx body. One attempt.
     ///
     /// # Errors
     /// See [`ClientError`].
@@ -193,29 +272,53 @@ impl Client {
         body: &B,
     ) -> Result<(u16, R), ClientError> {
         let url = self.url(path);
-        let encode_error = |message: String| ClientError::Encode {
-            url: url.clone(),
-            message,
-        };
-        let json = serde_json::to_vec(body).map_err(|e| encode_error(e.to_string()))?;
+        let encoded = encode(&url, body)?;
+        self.send_post(url, &encoded)
+    }
+
+    /// [`Client::post_json`] for a request that is safe to repeat (an upload), retried on
+    /// transient failures ([`ClientError::is_transient`]) by the client's policy, each retry
+    /// noted on `err` (see [`crate::retry::with_retries`]). The body is encoded once, so every
+    /// attempt sends the same bytes (the same run id, given or derived by the server).
+    ///
+    /// # Errors
+    /// The last attempt's error, or the first one that is not transient.
+    pub fn post_json_retrying<B: Serialize + ?Sized, R: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+        err: &mut dyn Write,
+    ) -> Result<(u16, R), ClientError> {
+        let url = self.url(path);
+        let encoded = encode(&url, body)?;
+        let what = format!("POST {url}");
+        with_retries(&self.retry, &what, err, || {
+            self.send_post(url.clone(), &encoded)
+        })
+    }
+
+    /// Sends one `POST` of an encoded body.
+    fn send_post<R: DeserializeOwned>(
+        &self,
+        url: String,
+        encoded: &Encoded,
+    ) -> Result<(u16, R), ClientError> {
         let mut request = self
             .http
             .post(&url)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, application/problem+json");
-        request = if json.len() >= GZIP_THRESHOLD {
-            let compressed = gzip(&json).map_err(|e| encode_error(e.to_string()))?;
-            request.header("Content-Encoding", "gzip").body(compressed)
-        } else {
-            request.body(json)
-        };
+        if encoded.gzip {
+            request = request.header("Content-Encoding", "gzip");
+        }
+        request = request.body(encoded.bytes.clone());
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
         finish("POST", url, request)
     }
 
-    /// `GET path` with the token; the 2xx body decoded as `R`.
+    /// `GET path` with the token; the 2xx body decoded as `R`. One attempt.
     ///
     /// # Errors
     /// As [`Client::post_json`].
@@ -230,6 +333,55 @@ impl Client {
         }
         finish("GET", url, request)
     }
+
+    /// [`Client::get_json`] retried on transient failures by the client's policy, each retry
+    /// noted on `err`.
+    ///
+    /// # Errors
+    /// As [`Client::post_json_retrying`].
+    pub fn get_json_retrying<R: DeserializeOwned>(
+        &self,
+        path: &str,
+        err: &mut dyn Write,
+    ) -> Result<(u16, R), ClientError> {
+        let what = format!("GET {}", self.url(path));
+        with_retries(&self.retry, &what, err, || self.get_json(path))
+    }
+}
+
+/// A JSON request body as sent: gzip-compressed from [`GZIP_THRESHOLD`] bytes on.
+struct Encoded {
+    bytes: Vec<u8>,
+    gzip: bool,
+}
+
+/// `body` as JSON, compressed when large.
+fn encode<B: Serialize + ?Sized>(url: &str, body: &B) -> Result<Encoded, ClientError> {
+    let encode_error = |message: String| ClientError::Encode {
+        url: url.to_string(),
+        message,
+    };
+    let json = serde_json::to_vec(body).map_err(|e| encode_error(e.to_string()))?;
+    if json.len() >= GZIP_THRESHOLD {
+        let bytes = gzip(&json).map_err(|e| encode_error(e.to_string()))?;
+        Ok(Encoded { bytes, gzip: true })
+    } else {
+        Ok(Encoded {
+            bytes: json,
+            gzip: false,
+        })
+    }
+}
+
+/// A `Retry-After` value (RFC 9110 §10.2.3): delay seconds, or an HTTP date (any of its three
+/// forms) measured from `now`; a date in the past is zero. `None` when it is neither.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// Sends `request` and decodes its answer: a 2xx body as `R`, a problem document as
@@ -245,6 +397,11 @@ fn finish<R: DeserializeOwned>(
     };
     let response = request.send().map_err(unreachable)?;
     let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, SystemTime::now()));
     let text = response.text().map_err(unreachable)?;
     if (200..300).contains(&status) {
         return serde_json::from_str(&text)
@@ -263,6 +420,7 @@ fn finish<R: DeserializeOwned>(
                 url,
                 status,
                 problem: Box::new(problem),
+                retry_after,
             })
         }
         _ => {
@@ -275,6 +433,7 @@ fn finish<R: DeserializeOwned>(
                 url,
                 status,
                 body,
+                retry_after,
             })
         }
     }
@@ -385,6 +544,35 @@ mod tests {
             .read_to_string(&mut back)
             .unwrap();
         assert_eq!(back, text);
+    }
+
+    #[test]
+    fn retry_after_is_seconds_or_an_http_date() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777); // 1994-11-06T08:49:37Z
+        assert_eq!(parse_retry_after("1", now), Some(Duration::from_secs(1)));
+        assert_eq!(
+            parse_retry_after(" 120 ", now),
+            Some(Duration::from_secs(120))
+        );
+        // The three HTTP-date forms of RFC 9110, 30 s after `now`.
+        for date in [
+            "Sun, 06 Nov 1994 08:50:07 GMT",
+            "Sunday, 06-Nov-94 08:50:07 GMT",
+            "Sun Nov  6 08:50:07 1994",
+        ] {
+            assert_eq!(
+                parse_retry_after(date, now),
+                Some(Duration::from_secs(30)),
+                "{date}"
+            );
+        }
+        // A date already past asks for no wait; junk is ignored.
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("-1", now), None);
     }
 
     #[test]

@@ -6,7 +6,9 @@ use crate::cli::{
 };
 use crate::client::{path_segment, Client};
 use crate::document::{build_document, Environment};
-use anyhow::{anyhow, bail, Context, Result};
+use crate::errors::{InputError, UsageError};
+use crate::retry::RetryPolicy;
+use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::io::Write;
@@ -19,6 +21,10 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
     let connection = Connection {
         server: cli.server,
         token: cli.token,
+        retry: RetryPolicy {
+            retries: cli.retries,
+            min_delay: std::time::Duration::from_millis(cli.retry_delay_ms),
+        },
     };
     // The admin commands also read BENCHTRAIL_ADMIN_TOKEN, the variable the server reads.
     let admin = Connection {
@@ -35,14 +41,7 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
         Command::Formats => formats(out),
         Command::Compare(args) => crate::compare::run(&args, &env.cwd, out, err),
         Command::Run(args) => crate::run_cmd::run(&args, &connection, env, out, err),
-        Command::Check(args) => crate::check::run(
-            &args,
-            connection.server.as_deref(),
-            connection.token.clone(),
-            env,
-            out,
-            err,
-        ),
+        Command::Check(args) => crate::check::run(&args, &connection, env, out, err),
     }
 }
 
@@ -59,26 +58,45 @@ fn formats(out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// `--server` and `--token` (or their environment variables).
+/// `--server`, `--token` and `--retries` (or their environment variables).
 #[derive(Debug, Clone, Default)]
 pub struct Connection {
     /// Server base URL.
     pub server: Option<String>,
     /// Bearer token.
     pub token: Option<String>,
+    /// How requests that are safe to repeat are retried.
+    pub retry: RetryPolicy,
 }
 
 impl Connection {
-    /// A client; `token_kind` names the expected token in the error when it is missing.
-    fn client(&self, token_kind: &str) -> Result<Client> {
-        let server = self
-            .server
-            .as_deref()
-            .ok_or_else(|| anyhow!("no server: pass --server URL or set BENCHTRAIL_URL"))?;
+    /// A client with the token; `token_kind` names the expected token in the error when it is
+    /// missing.
+    ///
+    /// # Errors
+    /// [`UsageError`] without a server or a token; an invalid server URL.
+    pub fn client(&self, token_kind: &str) -> Result<Client> {
+        let server = self.server()?;
         let token = self.token.clone().ok_or_else(|| {
-            anyhow!("no token: pass --token ({token_kind}) or set BENCHTRAIL_TOKEN")
+            UsageError(format!(
+                "no token: pass --token ({token_kind}) or set BENCHTRAIL_TOKEN"
+            ))
         })?;
-        Ok(Client::new(server, Some(token))?)
+        Ok(Client::new(server, Some(token))?.with_retry(self.retry))
+    }
+
+    /// A client with the token if there is one (public projects are read without).
+    ///
+    /// # Errors
+    /// [`UsageError`] without a server; an invalid server URL.
+    pub fn reader(&self) -> Result<Client> {
+        Ok(Client::new(self.server()?, self.token.clone())?.with_retry(self.retry))
+    }
+
+    fn server(&self) -> Result<&str> {
+        self.server.as_deref().ok_or_else(|| {
+            UsageError("no server: pass --server URL or set BENCHTRAIL_URL".into()).into()
+        })
     }
 }
 
@@ -135,9 +153,12 @@ pub fn upload_with(
     err: &mut dyn Write,
 ) -> Result<Option<UploadResponse>> {
     if args.files.is_empty() {
-        bail!("no result file given: benchtrail upload [OPTIONS] FILE|FOLDER|-...");
+        return Err(UsageError(
+            "no result file given: benchtrail upload [OPTIONS] FILE|FOLDER|-...".into(),
+        )
+        .into());
     }
-    let mut built = build_document(args, env)?;
+    let mut built = build_document(args, env, err).map_err(InputError::wrap)?;
     if let Some(c) = command {
         let benchmark = &mut built.document.configuration.benchmark;
         if benchmark.command.is_none() {
@@ -166,7 +187,7 @@ pub fn upload_with(
                     message.push_str(&format!(" (file `{}`)", file.name));
                 }
             }
-            anyhow!(message)
+            InputError::wrap(anyhow!(message))
         })?;
         let files: Vec<DryRunFile> = document
             .files
@@ -189,10 +210,13 @@ pub fn upload_with(
     let project = args
         .project
         .as_deref()
-        .ok_or_else(|| anyhow!("--project is required to upload"))?;
+        .ok_or_else(|| UsageError("--project is required to upload".into()))?;
     let client = connection.client("a project upload token")?;
     let path = format!("/api/v1/projects/{}/runs", path_segment(project));
-    let (status, response): (u16, UploadResponse) = client.post_json(&path, &document)?;
+    // Safe to repeat: one body, so one run id (`run.id`, or the one the server derives from
+    // the document), and the server stores a run id once.
+    let (status, response): (u16, UploadResponse) =
+        client.post_json_retrying(&path, &document, err)?;
     let url = client.url(&response.path);
     writeln!(
         err,

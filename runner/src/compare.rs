@@ -15,6 +15,7 @@
 
 use crate::cell_arg::parse_cells;
 use crate::cli::CompareArgs;
+use crate::errors::InputError;
 use crate::inputs;
 use anyhow::{bail, Context, Result};
 use benchtrail_core::report::compare::{compare, CompareCommit};
@@ -44,8 +45,8 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
         }
         None => ProjectSettings::default(),
     };
-    let baseline = side(&args.old, cwd, &cell, true)?;
-    let mut candidate = side(&args.new, cwd, &cell, false)?;
+    let baseline = side(&args.old, cwd, &cell, true, err).map_err(InputError::wrap)?;
+    let mut candidate = side(&args.new, cwd, &cell, false, err).map_err(InputError::wrap)?;
     let candidate = candidate.pop().context("NEW holds no results")?;
     for c in baseline.iter().chain([&candidate]) {
         writeln!(
@@ -69,7 +70,13 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
 
 /// The commits of one side (see the module documentation); `history`: a folder of folders is
 /// one commit per subfolder.
-fn side(path: &Path, cwd: &Path, cell: &WorkloadCell, history: bool) -> Result<Vec<CompareCommit>> {
+fn side(
+    path: &Path,
+    cwd: &Path,
+    cell: &WorkloadCell,
+    history: bool,
+    err: &mut dyn Write,
+) -> Result<Vec<CompareCommit>> {
     let full = cwd.join(path);
     if full.is_dir() {
         let mut subfolders: Vec<PathBuf> = Vec::new();
@@ -86,20 +93,29 @@ fn side(path: &Path, cwd: &Path, cell: &WorkloadCell, history: bool) -> Result<V
         }
         if history && !files && !subfolders.is_empty() {
             subfolders.sort_by_cached_key(|p| natural_key(&p.display().to_string()));
-            return subfolders.iter().map(|p| commit_of(p, cwd, cell)).collect();
+            return subfolders
+                .iter()
+                .map(|p| commit_of(p, cwd, cell, err))
+                .collect();
         }
     }
-    Ok(vec![commit_of(path, cwd, cell)?])
+    Ok(vec![commit_of(path, cwd, cell, err)?])
 }
 
 /// One commit: every result file under `path`, its repeats split into runs.
-fn commit_of(path: &Path, cwd: &Path, cell: &WorkloadCell) -> Result<CompareCommit> {
+fn commit_of(
+    path: &Path,
+    cwd: &Path,
+    cell: &WorkloadCell,
+    progress: &mut dyn Write,
+) -> Result<CompareCommit> {
     let gathered = inputs::gather(
         &[path.to_path_buf()],
         None,
         None,
         cwd,
         &mut std::io::empty(),
+        progress,
     )?;
     if gathered.files.is_empty() {
         bail!("`{}` holds no result file", path.display());

@@ -1,8 +1,9 @@
 //! Builds the [`UploadDocument`] of `benchtrail upload` from its arguments, the files, git,
 //! the hardware and the CI environment.
 //!
-//! Precedence: explicit flags win; then CI environment variables; then git. For the
-//! configuration, `--config` fields win over `--hardware` (auto or FILE) fields.
+//! Precedence: explicit flags win; then the CI system's variables ([`crate::ci`]: GitHub
+//! Actions, GitLab CI, Buildkite); then git. For the configuration, `--config` fields win over
+//! `--hardware` (auto or FILE) fields.
 
 use crate::cell_arg::parse_cells;
 use crate::cli::UploadArgs;
@@ -15,7 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Where the CLI runs: the directory (git and relative paths) and the environment variables
-/// it reads (`GITHUB_*`). `PATH` is used as the process has it.
+/// it reads (the CI system's, [`crate::ci`]), as a map so tests set them without touching the
+/// process environment. `PATH` is used as the process has it.
 #[derive(Debug, Clone, Default)]
 pub struct Environment {
     /// Current directory.
@@ -60,14 +62,18 @@ pub struct Built {
 }
 
 /// Builds the upload document; `-` among the files is read from standard input (see
-/// [`inputs::gather`] for files, folders and `-`).
+/// [`inputs::gather`] for files, folders and `-`, and the progress it writes to `progress`).
 ///
 /// # Errors
 /// A file that cannot be read as UTF-8 text, a folder without a result file, a bad `--cell`,
 /// `--tag`, `--config` or `--hardware` file, a failing `nvidia-smi`, or no commit (not a git
 /// checkout and no `--commit`). Messages name the file or flag at fault.
-pub fn build_document(args: &UploadArgs, env: &Environment) -> Result<Built> {
-    build_document_with_stdin(args, env, &mut std::io::stdin())
+pub fn build_document(
+    args: &UploadArgs,
+    env: &Environment,
+    progress: &mut dyn std::io::Write,
+) -> Result<Built> {
+    build_document_with_stdin(args, env, &mut std::io::stdin(), progress)
 }
 
 /// [`build_document`] reading `-` from `stdin`.
@@ -78,6 +84,7 @@ pub fn build_document_with_stdin(
     args: &UploadArgs,
     env: &Environment,
     stdin: &mut dyn std::io::Read,
+    progress: &mut dyn std::io::Write,
 ) -> Result<Built> {
     let mut notes = Vec::new();
     let gathered = inputs::gather(
@@ -86,10 +93,11 @@ pub fn build_document_with_stdin(
         args.stdin_name.as_deref(),
         &env.cwd,
         stdin,
+        progress,
     )?;
     let cell = parse_cells(&args.cell)?;
     let configuration = configuration(args, env, &mut notes)?;
-    let run = run_meta(args, env)?;
+    let run = run_meta(args, env, &mut notes)?;
     Ok(Built {
         document: UploadDocument {
             run,
@@ -141,10 +149,22 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, flag: &str, what: &str
         .map_err(|e| anyhow::anyhow!("{flag}: `{}` is not {what}: {e}", path.display()))
 }
 
-/// Run metadata from flags, CI environment and git.
-fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
+/// Run metadata from flags, the CI system ([`crate::ci::detect`]) and git; the CI's notes are
+/// added to `notes`. Each field: the flag, else the CI's value, else git's (commit, and the
+/// branch when no commit was given by flag or CI). The CI's merge base is used only with the CI's
+/// pull request (no `--pr`, or the same number).
+fn run_meta(args: &UploadArgs, env: &Environment, notes: &mut Vec<String>) -> Result<RunMeta> {
+    let ci = crate::ci::detect(&env.vars, &|a, b| git::merge_base(&env.cwd, a, b));
+    if let Some(ci) = &ci {
+        // The CI's notes concern the values it gives; a flag that overrides them silences them.
+        if args.commit.is_none() {
+            notes.extend(ci.notes.iter().cloned());
+        }
+    }
+    let ci_commit = ci.as_ref().and_then(|c| c.commit.clone());
+    let commit_given = args.commit.clone().or(ci_commit);
     let mut commit =
-        git::commit_info(&env.cwd, args.commit.as_deref()).map_err(anyhow::Error::msg)?;
+        git::commit_info(&env.cwd, commit_given.as_deref()).map_err(anyhow::Error::msg)?;
     if !args.parents.is_empty() {
         // The full SHA where the checkout has that commit; a full SHA as given. An abbreviated
         // one the checkout cannot expand is refused: the server matches parents to stored
@@ -171,27 +191,27 @@ fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
     let branch = args
         .branch
         .clone()
-        .or_else(|| env.var("GITHUB_HEAD_REF").map(str::to_string))
+        .or_else(|| ci.as_ref().and_then(|c| c.branch.clone()))
         .or_else(|| {
-            (env.var("GITHUB_REF_TYPE") == Some("branch"))
-                .then(|| env.var("GITHUB_REF_NAME").map(str::to_string))
-                .flatten()
-        })
-        .or_else(|| {
-            if args.commit.is_none() {
+            if commit_given.is_none() {
                 git::current_branch(&env.cwd)
             } else {
                 None
             }
         });
-    let ci_job_url = args.ci_job_url.clone().or_else(|| {
-        Some(format!(
-            "{}/{}/actions/runs/{}",
-            env.var("GITHUB_SERVER_URL")?,
-            env.var("GITHUB_REPOSITORY")?,
-            env.var("GITHUB_RUN_ID")?
-        ))
+    let ci_pr = ci.as_ref().and_then(|c| c.pr);
+    let pull_request = args.pr.or(ci_pr).map(|number| PullRequest {
+        number,
+        merge_base: args.merge_base.clone().or_else(|| {
+            ci.as_ref()
+                .filter(|_| ci_pr == Some(number))
+                .and_then(|c| c.merge_base.clone())
+        }),
     });
+    let ci_job_url = args
+        .ci_job_url
+        .clone()
+        .or_else(|| ci.as_ref().and_then(|c| c.job_url.clone()));
     let mut tags = BTreeMap::new();
     for tag in &args.tags {
         let Some((key, value)) = tag.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
@@ -208,10 +228,7 @@ fn run_meta(args: &UploadArgs, env: &Environment) -> Result<RunMeta> {
         id: args.run_id,
         commit,
         branch,
-        pull_request: args.pr.map(|number| PullRequest {
-            number,
-            merge_base: args.merge_base.clone(),
-        }),
+        pull_request,
         run_at: None,
         ci_job_url,
         repeat_index: args.repeat_index.unwrap_or(0),

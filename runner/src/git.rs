@@ -91,3 +91,15 @@ pub fn current_branch(dir: &Path) -> Option<String> {
         .ok()
         .filter(|b| !b.is_empty() && b != "HEAD")
 }
+
+/// `git merge-base A B` in the checkout at `dir`: the best common ancestor's full SHA; `None`
+/// when either revision is missing (a shallow clone) or `dir` is not a checkout.
+pub fn merge_base(dir: &Path, a: &str, b: &str) -> Option<String> {
+    // `--` is not accepted by merge-base; a revision starting with `-` would be an option.
+    if a.starts_with('-') || b.starts_with('-') {
+        return None;
+    }
+    git(dir, &["merge-base", a, b])
+        .ok()
+        .filter(|s| !s.is_empty())
+}

@@ -14,8 +14,12 @@
 use anyhow::{bail, Context, Result};
 use benchtrail_core::adapters::{read_files, AdapterError, FileSpec};
 use benchtrail_core::UploadFile;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+/// From this many files on (named, or in one folder), reading them is announced on stderr:
+/// large artifact folders take a while, and a CI log should show what the CLI is doing.
+pub const ANNOUNCE_FILES: usize = 10;
 
 /// What a folder gave: the files chosen and the files skipped, in walk order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,7 +33,8 @@ pub struct Gathered {
 }
 
 /// Reads the FILE arguments: `-` is standard input (read by `stdin`, named `stdin_name`), a
-/// folder is walked, anything else is read as a text file.
+/// folder is walked, anything else is read as a text file. Writes `reading N files...` (the
+/// named files) and `reading N files in FOLDER...` to `progress` from [`ANNOUNCE_FILES`] on.
 ///
 /// # Errors
 /// A file that cannot be read as UTF-8, `-` given twice, a folder that cannot be walked or
@@ -40,8 +45,16 @@ pub fn gather(
     stdin_name: Option<&str>,
     cwd: &Path,
     stdin: &mut dyn Read,
+    progress: &mut dyn Write,
 ) -> Result<Gathered> {
     let mut gathered = Gathered::default();
+    let named = paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-" && !cwd.join(p).is_dir())
+        .count();
+    if named >= ANNOUNCE_FILES {
+        writeln!(progress, "reading {named} files...")?;
+    }
     let stdin_count = paths.iter().filter(|p| p.as_os_str() == "-").count();
     if stdin_count > 1 {
         bail!("`-` (standard input) given {stdin_count} times; it can be read once");
@@ -66,7 +79,7 @@ pub fn gather(
         }
         let full = cwd.join(path);
         if full.is_dir() {
-            gather_folder(path, &full, format, &mut gathered)?;
+            gather_folder(path, &full, format, &mut gathered, progress)?;
             continue;
         }
         let content = std::fs::read_to_string(&full)
@@ -107,10 +120,19 @@ fn gather_folder(
     full: &Path,
     format: Option<&str>,
     gathered: &mut Gathered,
+    progress: &mut dyn Write,
 ) -> Result<()> {
     let mut rels = Vec::new();
     walk(full, "", &mut rels)
         .with_context(|| format!("cannot read folder `{}`", given.display()))?;
+    if rels.len() >= ANNOUNCE_FILES {
+        writeln!(
+            progress,
+            "reading {} files in `{}`...",
+            rels.len(),
+            given.display()
+        )?;
+    }
     rels.sort_by(|a, b| a.0.cmp(&b.0));
     let prefix = given.display().to_string();
     let prefix = prefix.trim_end_matches('/');

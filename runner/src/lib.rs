@@ -6,16 +6,19 @@
 
 pub mod cell_arg;
 pub mod check;
+pub mod ci;
 pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod compare;
 pub mod document;
+pub mod errors;
 pub mod forge;
 pub mod git;
 pub mod gpu;
 pub mod inputs;
 pub mod report;
+pub mod retry;
 pub mod run_cmd;
 
 /// Exit status when the command succeeded (for `upload`: the data is stored).

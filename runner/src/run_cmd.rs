@@ -17,12 +17,10 @@
 //! A benchmark that exits non-zero uploads nothing and exits 2.
 
 use crate::cli::RunArgs;
-use crate::client::Client;
 use crate::commands::{upload_with, Connection};
 use crate::document::Environment;
-use crate::report::ExitWith;
-use crate::EXIT_ERROR;
-use anyhow::{bail, Context, Result};
+use crate::errors::{BenchmarkFailed, InputError, UsageError};
+use anyhow::{anyhow, Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -89,8 +87,8 @@ fn shell_join(argv: &[String]) -> String {
 /// Runs `benchtrail run` (see the module documentation).
 ///
 /// # Errors
-/// The command failing or not starting ([`ExitWith`] 2 after saying so), no result file, any
-/// upload error; [`ExitWith`] for a failing verdict.
+/// [`BenchmarkFailed`] when the command exits non-zero; the command not starting, no result
+/// file ([`InputError`]), any upload error; [`crate::report::ExitWith`] for a failing verdict.
 pub fn run(
     args: &RunArgs,
     connection: &Connection,
@@ -101,18 +99,14 @@ pub fn run(
     let (program, rest) = args
         .command
         .split_first()
-        .context("no benchmark command after --")?;
+        .ok_or_else(|| UsageError("no benchmark command after --".into()))?;
     let status = std::process::Command::new(program)
         .args(rest)
         .current_dir(&env.cwd)
         .status()
         .with_context(|| format!("cannot start the benchmark command `{program}`"))?;
     if !status.success() {
-        writeln!(
-            err,
-            "error: the benchmark command failed ({status}): nothing uploaded"
-        )?;
-        return Err(ExitWith(EXIT_ERROR).into());
+        return Err(BenchmarkFailed(status.to_string()).into());
     }
     let mut upload = args.upload.clone();
     let named: Vec<PathBuf> = result_paths(&args.command)
@@ -121,17 +115,17 @@ pub fn run(
         .collect();
     for p in &named {
         if !env.cwd.join(p).exists() {
-            bail!(
+            return Err(InputError::wrap(anyhow!(
                 "the benchmark command did not write `{}` (named by its flags or --result)",
                 p.display()
-            );
+            )));
         }
     }
     upload.files.extend(named);
     if upload.files.is_empty() {
-        bail!(
+        return Err(InputError::wrap(anyhow!(
             "found no result file: the command's flags name none; pass --result PATH (a file or folder it writes)"
-        );
+        )));
     }
     let receipt = upload_with(
         &upload,
@@ -144,8 +138,7 @@ pub fn run(
     let Some(receipt) = receipt else {
         return Ok(()); // --dry-run: printed, nothing stored
     };
-    let server = connection.server.as_deref().unwrap_or_default();
-    let client = Client::new(server, connection.token.clone())?;
+    let client = connection.reader()?;
     let how = crate::report::Delivery {
         format: args.output,
         no_fail: args.no_fail,

@@ -130,6 +130,7 @@ fn flags_ci_environment_config_and_hardware_file() {
             "note=a=b",
         ],
         &[
+            ("GITHUB_ACTIONS", "true"),
             ("GITHUB_HEAD_REF", "pr-branch"),
             ("GITHUB_REF_NAME", "42/merge"),
             ("GITHUB_REF_TYPE", "branch"),
@@ -424,6 +425,8 @@ fn errors_exit_2() {
             "http://127.0.0.1:9",
             "--token",
             "t",
+            "--retries",
+            "0",
             "--project",
             "p",
             file,

@@ -176,6 +176,9 @@ fn non_problem_error_body_is_shown() {
         repo.path(),
         &[
             "upload",
+            // One attempt: a 502 is retried otherwise (tests/retries.rs).
+            "--retries",
+            "0",
             "--server",
             &server.url,
             "--token",

@@ -281,3 +281,4 @@ fn read_request(stream: &mut std::net::TcpStream) -> Request {
 
 pub mod forge;
 pub mod real;
+pub mod scripted;
