@@ -892,6 +892,7 @@ async fn openapi_document_and_json_schemas() {
                 "/api/v1/runs/{id}/analysis",
                 "/api/v1/runs/{id}/exclusion",
                 "/api/v1/runs/{id}/files/{n}",
+                "/api/v1/runs/{id}/report",
                 "/api/v1/runs/{id}/verdict",
             ]
         );
@@ -1139,6 +1140,7 @@ async fn openapi_lists_401_and_403_exactly_where_the_router_answers_them() {
             "GET /api/v1/runs/{id}/alerts",
             "GET /api/v1/runs/{id}/analysis",
             "GET /api/v1/runs/{id}/files/{n}",
+            "GET /api/v1/runs/{id}/report",
             "GET /api/v1/runs/{id}/verdict",
         ]
     );

@@ -8,7 +8,9 @@ mod common;
 
 use benchtrail_core::regression::realistic::{commit_runs, HistorySpec};
 use benchtrail_core::report::compare::{compare, CompareCommit};
+use benchtrail_core::report::extras::ReportDocument;
 use benchtrail_core::report::grouped::grouped_findings;
+use benchtrail_core::report::render::{render_report, Format};
 use benchtrail_core::report::RunAnalysis;
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::UploadDocument;
@@ -200,7 +202,88 @@ async fn compare_offline_finds_the_fp8_tradeoff_the_server_finds_in_its_history(
                 codes(&offline_reasons),
                 "{db}"
             );
+            report_matches(&server, run, &served, db).await;
         }
     })
     .await;
+}
+
+/// `GET /api/v1/runs/{id}/report`: the typed document, its Markdown rendered from it, the
+/// sparklines of the flagged series (the 10 baseline commits' values the decision used, then
+/// the candidate's), and a clear 400 for an unknown format or a limit too small.
+async fn report_matches(server: &TestServer, run: &str, served: &RunAnalysis, db: &str) {
+    let (status, doc) = server
+        .get(&format!("/api/v1/runs/{run}/report?format=json"))
+        .await;
+    assert_eq!(status, 200, "{db}: {doc}");
+    let doc: ReportDocument = serde_json::from_value(doc).unwrap();
+    assert_eq!(doc.project, "fp8");
+    assert_eq!(doc.analysis.as_ref(), Some(served));
+    let links: Vec<(&str, String)> = doc
+        .extras
+        .links
+        .iter()
+        .map(|l| (l.label.as_str(), l.url.clone()))
+        .collect();
+    assert_eq!(
+        links,
+        [
+            ("run", server.url(&format!("/runs/{run}"))),
+            (
+                "alerts",
+                server.url(&format!("/projects/fp8/alerts?commit={}", sha(10)))
+            ),
+        ],
+        "{db}"
+    );
+    // Per cell: throughput (the trade-off's headline) and the TTFT statistics that got worse.
+    let first = &doc.extras.sparklines[0];
+    assert_eq!(first.metric, "output_throughput", "{db}");
+    assert_eq!(first.values.len(), 11, "{db}: {first:?}");
+    let finding = served.groups[0]
+        .report
+        .findings
+        .iter()
+        .find(|f| f.metric == "output_throughput")
+        .unwrap();
+    assert_eq!(
+        first.values.last().copied(),
+        finding.candidate_value,
+        "{db}"
+    );
+    assert_eq!(
+        doc.extras.sparklines.len(),
+        12,
+        "{db}: capped at MAX_SPARKLINES"
+    );
+    let markdown = server
+        .http
+        .get(server.url(&format!("/api/v1/runs/{run}/report")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        markdown.headers()["content-type"],
+        "text/markdown; charset=utf-8"
+    );
+    let markdown = markdown.text().await.unwrap();
+    assert_eq!(
+        markdown,
+        render_report(
+            &doc.verdict,
+            doc.analysis.as_ref(),
+            &doc.extras,
+            Format::Markdown,
+            None
+        ),
+        "{db}"
+    );
+    assert!(markdown.contains("#### Recent history of the flagged series\n\n- [`max_concurrency=1`] output throughput "), "{db}: {markdown}");
+    for (query, parameter) in [("format=html", "format"), ("limit=10", "limit")] {
+        let (status, problem) = server
+            .get(&format!("/api/v1/runs/{run}/report?{query}"))
+            .await;
+        assert_eq!(status, 400, "{db}: {problem}");
+        assert_eq!(problem["parameter"], parameter, "{db}: {problem}");
+    }
 }
