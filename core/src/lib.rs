@@ -16,6 +16,7 @@ pub mod history;
 pub mod lenient_json;
 pub mod lenient_yaml;
 pub mod metric;
+pub mod pr_comments;
 pub mod regression;
 pub mod report;
 pub mod result;

@@ -4,8 +4,9 @@
 //! {"slo_profiles": [{"name": "interactive", "ttft_ms": 2000, "tpot_ms": 50},
 //!                   {"name": "batch", "e2el_ms": 60000}]}
 //! ```
-//! Each top-level key is one concern: `slo_profiles`, and `detection` (the regression engine's
-//! tunables and the verdict rules, [`DetectionSettings`]; optional, defaults when absent).
+//! Each top-level key is one concern: `slo_profiles`, `detection` (the regression engine's
+//! tunables and the verdict rules, [`DetectionSettings`]; optional, defaults when absent) and
+//! `pr_comments` (the server's own PR comments, [`crate::pr_comments`]; optional).
 //! Later work adds its own key beside them, so nothing is ever renamed and a document written
 //! today stays valid. A key not known yet is rejected rather than silently dropped.
 //!
@@ -18,6 +19,7 @@
 //! bound is documented on its field with its reason: [`regression::Settings`],
 //! [`ChangePointSettings`], [`DetectionSettings`], [`SloProfile`].
 
+use crate::pr_comments::PrCommentSettings;
 use crate::regression::{self, edivisive::ChangePointSettings, SETTINGS_VERSION};
 use crate::slo::{SloProfile, TOOL_PROFILE};
 use serde::de::DeserializeOwned;
@@ -36,6 +38,9 @@ pub struct ProjectSettings {
     /// Regression detection and verdict rules; the defaults when absent.
     #[serde(default)]
     pub detection: DetectionSettings,
+    /// The server's own PR/MR comments ([`crate::pr_comments`]); none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_comments: Option<PrCommentSettings>,
 }
 
 impl Default for ProjectSettings {
@@ -45,6 +50,7 @@ impl Default for ProjectSettings {
         ProjectSettings {
             slo_profiles: vec![SloProfile::interactive()],
             detection: DetectionSettings::default(),
+            pr_comments: None,
         }
     }
 }
@@ -314,7 +320,17 @@ impl ProjectSettings {
                 ));
             }
         }
-        self.detection.check().map_err(|e| e.under("/detection"))
+        self.detection.check().map_err(|e| e.under("/detection"))?;
+        match &self.pr_comments {
+            Some(p) => p.check().map_err(|e| e.under("/pr_comments")),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `other` analyses differently: its SLO profiles or detection rules differ
+    /// (where the server comments does not change any analysis).
+    pub fn analyses_differ(&self, other: &ProjectSettings) -> bool {
+        self.slo_profiles != other.slo_profiles || self.detection != other.detection
     }
 }
 

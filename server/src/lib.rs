@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod bot;
 pub mod error;
 pub mod ingest;
 pub mod pages;

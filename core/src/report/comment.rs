@@ -151,6 +151,43 @@ pub fn plan(
     }
 }
 
+/// The headers of a forge's answer that say when to try again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RetryHeaders<'a> {
+    /// `Retry-After` (seconds).
+    pub retry_after: Option<&'a str>,
+    /// `x-ratelimit-remaining`.
+    pub remaining: Option<&'a str>,
+    /// `x-ratelimit-reset` (Unix seconds).
+    pub reset: Option<&'a str>,
+}
+
+/// Seconds to wait before try `attempt + 1` (1-based) of a forge request answered `status`,
+/// or `None` when the answer is final. Retried: 5xx, 429, and a 403 that is a rate limit
+/// (GitHub's primary limit: `x-ratelimit-remaining: 0`; its secondary limit: a
+/// `Retry-After`). The wait: `Retry-After`, else until `x-ratelimit-reset` (+1 s; `now` is
+/// Unix seconds) when no requests remain, else 1, 2, 4, ... s. Shared by the CLI's and the
+/// server's forge clients.
+pub fn retry_wait(status: u16, h: RetryHeaders<'_>, attempt: u32, now: u64) -> Option<u64> {
+    let rate_limited = h.remaining.map(str::trim) == Some("0");
+    let retry_after = h.retry_after.and_then(|v| v.trim().parse::<u64>().ok());
+    let transient = status >= 500
+        || status == 429
+        || (status == 403 && (rate_limited || retry_after.is_some()));
+    if !transient {
+        return None;
+    }
+    if let Some(s) = retry_after {
+        return Some(s);
+    }
+    if rate_limited {
+        if let Some(reset) = h.reset.and_then(|v| v.trim().parse::<u64>().ok()) {
+            return Some(reset.saturating_sub(now) + 1);
+        }
+    }
+    Some(1 << attempt.saturating_sub(1).min(6))
+}
+
 const BEGIN: &str = "<!-- benchtrail:suite ";
 
 fn end_marker(suite: &str) -> String {

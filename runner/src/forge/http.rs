@@ -5,6 +5,7 @@
 //! tries, no single wait above [`MAX_WAIT`]. Any other status is the caller's to judge.
 
 use super::ForgeError;
+use benchtrail_core::report::comment::{retry_wait, RetryHeaders};
 use reqwest::blocking::{RequestBuilder, Response};
 use reqwest::header::HeaderMap;
 use std::io::Write;
@@ -82,29 +83,18 @@ fn backoff(attempt: u32) -> Duration {
 }
 
 /// How long to wait before retrying an answer of `status` with `headers`, or `None` when the
-/// answer is final.
+/// answer is final ([`retry_wait`]).
 pub fn retry_after(status: u16, headers: &HeaderMap, attempt: u32) -> Option<Duration> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let rate_limited = header("x-ratelimit-remaining") == Some("0");
-    let retry_after = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok());
-    let transient = status >= 500
-        || status == 429
-        || (status == 403 && (rate_limited || retry_after.is_some()));
-    if !transient {
-        return None;
-    }
-    if let Some(s) = retry_after {
-        return Some(Duration::from_secs(s));
-    }
-    if rate_limited {
-        if let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
-        }
-    }
-    Some(backoff(attempt))
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let h = RetryHeaders {
+        retry_after: header("retry-after"),
+        remaining: header("x-ratelimit-remaining"),
+        reset: header("x-ratelimit-reset"),
+    };
+    retry_wait(status, h, attempt, now).map(Duration::from_secs)
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ impl FromRequestParts<AppState> for UploadAccess {
 pub(super) async fn upload(
     State(state): State<AppState>,
     UploadAccess(project): UploadAccess,
+    headers: axum::http::HeaderMap,
     ApiJson(doc): ApiJson<UploadDocument>,
 ) -> ApiResult<(StatusCode, Json<UploadReceipt>)> {
     // Checked first, so a retry of a bad upload is refused like the first attempt.
@@ -97,6 +98,10 @@ pub(super) async fn upload(
             analysis::analyze_upload(&state.store, &project, &run.branch, &run.commit_sha).await
         {
             tracing::warn!(run = %run.id, error = %e, "analysis of an upload failed");
+        }
+        if run.pr_number.is_some() && settings.pr_comments.is_some() {
+            let base = super::report::base_url(&state, &headers);
+            crate::bot::spawn(state.clone(), project.clone(), run.id, base);
         }
     }
     let verdict = stored_verdict(&state, &project, run.id).await;

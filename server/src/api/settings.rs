@@ -86,7 +86,7 @@ pub(super) async fn put(
     tracing::info!(project = %project.slug, version = stored.version, "settings changed");
     // Every stored analysis and alert records the settings that produced it; new rules (or new
     // goodput values) make them stale, so they are computed again before the answer.
-    if before != stored.settings {
+    if before.analyses_differ(&stored.settings) {
         analysis::recompute_project(&state.store, &project).await?;
     }
     Ok(Json(stored))

@@ -15,12 +15,14 @@ mod alerts;
 mod codec;
 mod detection;
 mod model;
+mod pr_comments;
 pub mod samples_codec;
 mod store;
 
 pub use alerts::*;
 pub use detection::*;
 pub use model::*;
+pub use pr_comments::PrCommentPost;
 pub use store::Store;
 
 /// Storage failures. Constraint violations the caller can cause are mapped to
