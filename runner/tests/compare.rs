@@ -99,3 +99,39 @@ fn a_history_of_folders_and_a_single_pair() {
         stderr(&out)
     );
 }
+
+#[test]
+fn equal_files_pass_a_broken_file_is_an_error_and_a_missing_cell_is_incomplete() {
+    let dir = TempDir::new("compare-exits");
+    let c1 = "baseline_completions_c1_isl512_osl128.json";
+    let c4 = "baseline_completions_c4_isl512_osl128.json";
+    std::fs::create_dir(dir.path().join("old")).unwrap();
+    for f in [c1, c4] {
+        std::fs::copy(example(f), dir.path().join("old").join(f)).unwrap();
+    }
+    std::fs::copy(example(c1), dir.path().join(c1)).unwrap();
+    // The same file on both sides: nothing moved, exit 0.
+    let out = benchtrail(dir.path(), &["compare", c1, c1], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !stdout(&out).contains("regressions and trade-offs:"),
+        "{}",
+        stdout(&out)
+    );
+    // A file that is not a result: exit 2, naming it.
+    std::fs::write(dir.path().join("broken.json"), "{\"date\": \"2026-11-0").unwrap();
+    let out = benchtrail(dir.path(), &["compare", c1, "broken.json"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("broken.json"), "{}", stderr(&out));
+    // The candidate lacks the c4 cell the baseline has: incomplete, exit 3, and the report
+    // never says "no regressions".
+    let out = benchtrail(dir.path(), &["compare", "old", c1], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("benchtrail verdict: INCOMPLETE — 1 cell missing at commit"),
+        "{text}"
+    );
+    assert!(text.contains("missing cells:\n  "), "{text}");
+    assert!(!text.contains("no regressions"), "{text}");
+}
