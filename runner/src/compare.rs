@@ -19,6 +19,7 @@ use crate::errors::InputError;
 use crate::inputs;
 use anyhow::{bail, Context, Result};
 use benchtrail_core::report::compare::{compare, CompareCommit};
+use benchtrail_core::report::extras::ReportExtras;
 use benchtrail_core::report::grouped::natural_key;
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::{BenchResult, UploadDocument, WorkloadCell};
@@ -62,7 +63,10 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
         out,
         &outcome.verdict,
         Some(&outcome.analysis),
-        &Default::default(),
+        &ReportExtras {
+            sparklines: outcome.sparklines.clone(),
+            ..ReportExtras::default()
+        },
         args.output,
     )?;
     crate::report::exit_for(outcome.verdict.verdict, args.no_fail)

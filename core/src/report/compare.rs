@@ -19,6 +19,7 @@
 //! follows from them as the server's does.
 
 use super::coverage::{is_new, missing_cell, new_cell, not_measured, Coverage};
+use super::extras::{sparklines_of, Sparkline};
 use super::group::{self as group, CommitContext, PreparedGroup};
 use super::history::{GroupSeries, HistoryPoint};
 use super::model::{CellAnalysis, RunAnalysis, ANALYSIS_SCHEMA};
@@ -60,6 +61,9 @@ pub struct Comparison {
     pub analysis: RunAnalysis,
     /// Its verdict.
     pub verdict: Verdict,
+    /// The history of each flagged series (its baseline commits' means, then the
+    /// candidate's), for the report.
+    pub sparklines: Vec<Sparkline>,
 }
 
 /// The candidate against the baseline commits (oldest first; see the module documentation for
@@ -184,7 +188,15 @@ pub fn compare(
         coverage,
     };
     let verdict = verdict_of(run_id, &candidate.commit, Some(&analysis), &alerts, det);
-    Comparison { analysis, verdict }
+    let sparklines = analyzed
+        .iter()
+        .flat_map(|(_, ga)| sparklines_of(&ga.input, &ga.report))
+        .collect();
+    Comparison {
+        analysis,
+        verdict,
+        sparklines,
+    }
 }
 
 /// The in-memory history of a comparison, shaped as storage returns it.

@@ -5,7 +5,9 @@
 
 use super::{RunAnalysis, Verdict};
 use crate::metric::{lookup, Stat};
-use crate::regression::{describe_series, fmt_num};
+use crate::regression::{
+    describe_series, fmt_num, CommitRuns, FindingKind, GroupInput, GroupReport, PartChange,
+};
 use serde::{Deserialize, Serialize};
 
 /// Links and histories a report shows besides the verdict and the analysis. Every field is
@@ -92,6 +94,72 @@ impl Sparkline {
             fmt_num(*last)
         ))
     }
+}
+
+/// The series of `report` a report draws: per trade-off or regression finding (in the
+/// engine's order), its headline series and, for a trade-off, the series that got worse.
+pub fn flagged_series(report: &GroupReport) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &report.findings {
+        if !matches!(f.kind, FindingKind::Tradeoff | FindingKind::Regression) {
+            continue;
+        }
+        // The headline: the finding's own series of its metric and statistic (its SLO
+        // profile's, for goodput); then each worse side's series.
+        let headline = report
+            .series
+            .iter()
+            .find(|s| {
+                f.series_ids.contains(&s.series_id) && s.metric == f.metric && s.stat == f.stat
+            })
+            .map(|s| s.series_id.clone());
+        let worse = f
+            .parts
+            .iter()
+            .filter(|p| p.change == PartChange::Worsened)
+            .map(|p| p.series_id.clone());
+        for id in headline.into_iter().chain(worse) {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+/// The sparklines of `input`'s flagged series ([`flagged_series`] of `report`): each
+/// history commit's mean over its valid runs, then the candidate's. For a report made from
+/// the engine's input (`benchtrail compare`); the server reads the same from storage.
+pub fn sparklines_of(input: &GroupInput, report: &GroupReport) -> Vec<Sparkline> {
+    let mean = |c: &CommitRuns| {
+        let valid: Vec<f64> = c
+            .runs
+            .iter()
+            .filter(|r| !r.excluded)
+            .map(|r| r.value)
+            .collect();
+        (!valid.is_empty()).then(|| valid.iter().sum::<f64>() / valid.len() as f64)
+    };
+    flagged_series(report)
+        .into_iter()
+        .filter_map(|id| {
+            let s = input.series.iter().find(|s| s.series_id == id)?;
+            let values: Vec<f64> = s
+                .history
+                .iter()
+                .chain(s.candidate.iter())
+                .filter_map(mean)
+                .collect();
+            Some(Sparkline {
+                series_id: id.clone(),
+                cell: input.cell_key.clone(),
+                metric: s.metric.clone(),
+                stat: s.stat.clone(),
+                slo_profile: s.slo_profile.clone(),
+                values,
+            })
+        })
+        .collect()
 }
 
 /// The eight block characters, lowest first.

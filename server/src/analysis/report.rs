@@ -5,9 +5,10 @@
 
 use super::verdict_of;
 use crate::storage::{Project, StorageError, Store, StoredRun};
-use benchtrail_core::regression::{FindingKind, PartChange};
-use benchtrail_core::report::extras::{Link, ReportDocument, ReportExtras, Sparkline};
-use benchtrail_core::report::{CellAnalysis, RunAnalysis};
+use benchtrail_core::report::extras::{
+    flagged_series, Link, ReportDocument, ReportExtras, Sparkline,
+};
+use benchtrail_core::report::RunAnalysis;
 use std::collections::BTreeMap;
 
 /// At most this many sparklines per report (the most important findings' series first).
@@ -71,34 +72,10 @@ pub async fn report_document(
     })
 }
 
-/// The series a report draws: per trade-off or regression finding (in the engine's order),
-/// its headline series and, for a trade-off, the series that got worse.
-fn flagged(cell: &CellAnalysis) -> Vec<String> {
-    let id_of = |metric: &str, stat: &benchtrail_core::metric::Stat| {
-        cell.report
-            .series
-            .iter()
-            .find(|s| s.metric == metric && &s.stat == stat)
-            .map(|s| s.series_id.clone())
-    };
-    let mut out = Vec::new();
-    for f in &cell.report.findings {
-        if !matches!(f.kind, FindingKind::Tradeoff | FindingKind::Regression) {
-            continue;
-        }
-        out.extend(id_of(&f.metric, &f.stat));
-        for p in f.parts.iter().filter(|p| p.change == PartChange::Worsened) {
-            out.extend(id_of(&p.metric, &p.stat));
-        }
-    }
-    out.dedup();
-    out
-}
-
 async fn sparklines(store: &Store, a: &RunAnalysis) -> Result<Vec<Sparkline>, StorageError> {
     let mut out = Vec::new();
     for cell in &a.groups {
-        for id in flagged(cell) {
+        for id in flagged_series(&cell.report) {
             if out.len() >= MAX_SPARKLINES {
                 return Ok(out);
             }
