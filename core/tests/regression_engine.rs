@@ -590,3 +590,67 @@ fn a_series_absent_from_a_result_that_is_there_is_not_measured_and_no_finding() 
     );
     assert!(r.findings.is_empty());
 }
+
+#[test]
+fn an_undecided_change_says_what_would_decide_it_and_never_a_huge_detectable_change() {
+    // 10 baseline commits at CV ≈ 2 % and a +9 % candidate: not significant at α = 0.0005 on
+    // one run, decidable with repeats.
+    let noisy = [
+        100.0, 102.5, 98.0, 101.0, 99.0, 103.0, 97.5, 100.5, 101.5, 98.5,
+    ];
+    let history: Vec<CommitRuns> = noisy
+        .iter()
+        .enumerate()
+        .map(|(i, v)| CommitRuns::new(format!("b{i}"), &[*v]))
+        .collect();
+    let r = analyze(
+        &one(ttft(history, Some(CommitRuns::new("c", &[109.0])))),
+        &Settings::default(),
+    );
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(r.undecided.len(), 1);
+    let u = &r.undecided[0];
+    assert_eq!(u.repeats_needed, Some(3), "{u:?}");
+    assert_eq!(
+        u.summary,
+        "TTFT +8.9 %: not significant with 1 run(s) per commit (detectable here: ±11.0 %); \
+         3 repeats would detect ≥ 8.0 %"
+    );
+
+    // 3 baseline commits: 2 degrees of freedom, so the critical t decides and repeats barely
+    // help. Said as too little history, with the history that would decide it.
+    let history: Vec<CommitRuns> = noisy[..3]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| CommitRuns::new(format!("b{i}"), &[*v]))
+        .collect();
+    let r = analyze(
+        &one(ttft(history, Some(CommitRuns::new("c", &[120.0])))),
+        &Settings::default(),
+    );
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let u = &r.undecided[0];
+    assert_eq!(u.repeats_needed, None);
+    assert_eq!(
+        u.summary,
+        "TTFT +19.8 %: not decided: 3 baseline commits are too few to tell a change of \
+         this size from noise; with 8 baseline commits at this noise it would be detected"
+    );
+    // Smaller: no history within the spread window decides it on one run.
+    let r = analyze(
+        &one(ttft(
+            noisy[..3]
+                .iter()
+                .enumerate()
+                .map(|(i, v)| CommitRuns::new(format!("b{i}"), &[*v]))
+                .collect(),
+            Some(CommitRuns::new("c", &[108.0])),
+        )),
+        &Settings::default(),
+    );
+    assert_eq!(
+        r.undecided[0].summary,
+        "TTFT +7.8 %: not decided: 3 baseline commits are too few to tell a change of this \
+         size from noise; more history and repeats are needed"
+    );
+}

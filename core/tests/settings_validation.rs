@@ -170,7 +170,7 @@ fn an_unknown_key_points_at_itself_and_lists_the_known_ones() {
         fault(json!({"slo_profiles": [], "slo_profile": []})),
         is(
             "/slo_profile",
-            "unknown field `slo_profile`, expected `slo_profiles` or `detection`"
+            "unknown field `slo_profile`, expected one of `slo_profiles`, `detection`, `pr_comments`"
         )
     );
     // RFC 6901: `~` is `~0` and `/` is `~1` in a reference token.
@@ -200,7 +200,7 @@ fn a_missing_field_points_at_itself() {
         fault(json!({"slo_profile": []})),
         is(
             "/slo_profile",
-            "unknown field `slo_profile`, expected `slo_profiles` or `detection`"
+            "unknown field `slo_profile`, expected one of `slo_profiles`, `detection`, `pr_comments`"
         )
     );
     assert_eq!(
@@ -571,4 +571,54 @@ fn tested_stats_must_be_statistics_as_series_name_them() {
     );
     let ok = ProjectSettings::from_json(&doc(serde_json::json!(["mean", "p99.9"]))).unwrap();
     assert_eq!(ok.detection.engine.tested_stats, ["mean", "p99.9"]);
+}
+
+#[test]
+fn pr_comments_name_a_forge_token_variable_never_a_token() {
+    use benchtrail_core::settings::ProjectSettings;
+    let doc = |pc: serde_json::Value| {
+        serde_json::json!({"slo_profiles": [{"name": "interactive", "ttft_ms": 2000}],
+                           "pr_comments": pc})
+    };
+    let err = |pc: serde_json::Value| {
+        let e = ProjectSettings::from_json(&doc(pc)).unwrap_err();
+        (e.pointer, e.message)
+    };
+    let ok = ProjectSettings::from_json(&doc(serde_json::json!({
+        "provider": "gitlab", "repository": "group/engine", "token_env": "BENCHTRAIL_FORGE_GL"
+    })))
+    .unwrap();
+    let pc = ok.pr_comments.unwrap();
+    assert_eq!(
+        (pc.suite.as_str(), pc.always, pc.api()),
+        ("benchmarks", false, "https://gitlab.com/api/v4")
+    );
+    assert_eq!(
+        err(
+            serde_json::json!({"provider": "github", "repository": "acme/engine", "token_env": "DATABASE_URL"})
+        ),
+        (
+            "/pr_comments/token_env".to_string(),
+            "`DATABASE_URL` is not a token variable: name one that starts with BENCHTRAIL_FORGE_ \
+             (A-Z, 0-9, _), e.g. BENCHTRAIL_FORGE_GITHUB_TOKEN; the token itself never goes in \
+             the settings"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        err(serde_json::json!({"provider": "github", "repository": "engine", "token_env": "BENCHTRAIL_FORGE_X"})).0,
+        "/pr_comments/repository"
+    );
+    assert_eq!(
+        err(serde_json::json!({"provider": "github", "repository": "a/b", "token_env": "BENCHTRAIL_FORGE_X", "api_url": "ftp://x"})).0,
+        "/pr_comments/api_url"
+    );
+    assert_eq!(
+        err(serde_json::json!({"provider": "bitbucket", "repository": "a/b", "token_env": "BENCHTRAIL_FORGE_X"})).0,
+        "/pr_comments/provider"
+    );
+    assert_eq!(
+        err(serde_json::json!({"provider": "github", "repository": "a/b", "token_env": "BENCHTRAIL_FORGE_X", "token": "ghp_secret"})).0,
+        "/pr_comments/token"
+    );
 }

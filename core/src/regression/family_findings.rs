@@ -21,6 +21,23 @@ pub fn p_phrase(p: f64) -> String {
     }
 }
 
+/// Below these degrees of freedom of the baseline spread, an undecided change is reported as
+/// "too little history" rather than with the huge detectable change the critical t gives.
+const FEW_DF: f64 = 5.0;
+
+/// Beyond this |t| the statistic is printed as a bound.
+pub const T_SHOWN_UP_TO: f64 = 100.0;
+
+/// `t = 4.21`; beyond ±[`T_SHOWN_UP_TO`] `|t| > 100`: a baseline spread tiny against the
+/// change makes |t| huge, and its exact value says nothing more (it only reads as a bug).
+pub fn t_phrase(t: f64) -> String {
+    if !t.is_finite() || t.abs() > T_SHOWN_UP_TO {
+        format!("|t| > {T_SHOWN_UP_TO:.0}")
+    } else {
+        format!("t = {t:.2}")
+    }
+}
+
 /// The order in which a family's member gives its headline: stable from commit to commit, so
 /// the alert a later commit continues is found by its first series.
 pub(super) fn anchor_rank(metric: &str, stat: &Stat) -> (usize, usize) {
@@ -216,13 +233,15 @@ fn decision_phrase(d: &FamilyDecision, gates: &Gates, settings: &Settings) -> St
     let own = match (o.statistic, o.df, o.p_value) {
         (Some(t), Some(df), Some(p)) if stats == 1 => format!(
             "outside the {level} % prediction interval of {k} baseline commits' means \
-             (t = {t:.2}, df = {df:.0}, {})",
+             ({}, df = {df:.0}, {})",
+            t_phrase(t),
             p_phrase(p)
         ),
         (Some(t), Some(df), Some(p)) => format!(
             "the geometric mean of its {stats} tested statistics {} is outside the {level} % \
-             prediction interval of {k} baseline commits' means (t = {t:.2}, df = {df:.0}, {})",
+             prediction interval of {k} baseline commits' means ({}, df = {df:.0}, {})",
             pct(d.delta_pct),
+            t_phrase(t),
             p_phrase(p)
         ),
         _ if o.test == Test::EffectOnly => {
@@ -622,6 +641,41 @@ pub(super) fn undecided(
     let mde = |r: usize| (crit + power) * (s2 * runs_b / r as f64 + s2 / k).sqrt();
     let needed =
         (runs_c.max(1)..=MAX_PROPOSED_REPEATS).find(|&r| log_pct(mde(r)) <= d.delta_pct.abs());
+    // Too little history: the spread has so few degrees of freedom that the critical t (not
+    // the noise) decides, and repeats of the candidate barely help. Say how much history
+    // would, never a "detectable: ±5502.9 %".
+    if needed.is_none() && (df < FEW_DF || detectable_pct > 100.0) {
+        let commits_needed =
+            (k as usize + 1..=settings.spread_window.max(k as usize + 1)).find(|&kk| {
+                let Ok(dk) = StudentsT::new(0.0, 1.0, (kk - 1) as f64) else {
+                    return false;
+                };
+                let crit_k = dk.inverse_cdf(1.0 - settings.alpha / gates.cells.max(1) as f64 / 2.0);
+                let m = (crit_k + dk.inverse_cdf(0.8))
+                    * (s2 * runs_b / runs_c.max(1) as f64 + s2 / kk as f64).sqrt();
+                log_pct(m) <= d.delta_pct.abs()
+            });
+        let summary = match commits_needed {
+            Some(kk) => format!(
+                "{label} {}: not decided: {k} baseline commits are too few to tell a change of this size from noise; with {kk} baseline commits at this noise it would be detected",
+                pct(d.delta_pct)
+            ),
+            None => format!(
+                "{label} {}: not decided: {k} baseline commits are too few to tell a change of this size from noise; more history and repeats are needed",
+                pct(d.delta_pct)
+            ),
+        };
+        return Some(Undecided {
+            family: d.index.key.clone(),
+            delta_pct: d.delta_pct,
+            better: d.better,
+            runs: runs_c,
+            detectable_pct,
+            repeats_needed: None,
+            detectable_with_repeats_pct: None,
+            summary,
+        });
+    }
     let summary = match needed {
         Some(r) if r > runs_c => format!(
             "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{:.1} %); {r} repeats would detect ≥ {:.1} %",

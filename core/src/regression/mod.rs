@@ -891,28 +891,28 @@ fn effect_of(o: &TestOutcome) -> Effect {
 fn test_phrase(o: &TestOutcome, k: usize) -> String {
     match o.test {
         Test::WelchT => format!(
-            "Welch's t = {:.2}, df = {:.1}, p = {} against {k} baseline commits",
-            o.statistic.unwrap_or(0.0),
+            "Welch's {}, df = {:.1}, {} against {k} baseline commits",
+            family_findings::t_phrase(o.statistic.unwrap_or(0.0)),
             o.df.unwrap_or(0.0),
-            fmt_p(o.p_value.unwrap_or(1.0))
+            family_findings::p_phrase(o.p_value.unwrap_or(1.0))
         ),
         Test::PredictionInterval => {
             let (lo, hi) = o.prediction_interval.unwrap_or((0.0, 0.0));
             // The level the decision used, unrounded (99.95 for α = 0.0005, never "100").
             format!(
-                "outside the {} % prediction interval [{}, {}] of {k} baseline commits' means (t = {:.2}, {})",
+                "outside the {} % prediction interval [{}, {}] of {k} baseline commits' means ({}, {})",
                 (o.level * 1e6).round() / 1e4,
                 fmt_num(lo),
                 fmt_num(hi),
-                o.statistic.unwrap_or(0.0),
+                family_findings::t_phrase(o.statistic.unwrap_or(0.0)),
                 family_findings::p_phrase(o.p_value.unwrap_or(1.0))
             )
         }
         Test::PinnedT => format!(
-            "t = {:.2}, df = {:.0}, p = {} against the pinned baseline, with the run-to-run spread of {} recent runs",
-            o.statistic.unwrap_or(0.0),
+            "{}, df = {:.0}, {} against the pinned baseline, with the run-to-run spread of {} recent runs",
+            family_findings::t_phrase(o.statistic.unwrap_or(0.0)),
             o.df.unwrap_or(0.0),
-            fmt_p(o.p_value.unwrap_or(1.0)),
+            family_findings::p_phrase(o.p_value.unwrap_or(1.0)),
             o.df.unwrap_or(0.0) + 1.0
         ),
         Test::ZeroSpread => format!(
