@@ -252,6 +252,34 @@ async fn the_server_posts_one_sticky_comment_per_project_and_never_twice_for_a_r
             "{db}"
         );
         assert!(forge.take_seen().is_empty(), "{db}");
+
+        // The same on GitLab: merge request 9's notes (system notes skipped), a note created.
+        forge.seed(9, 100, 3);
+        let gitlab = json!({"slo_profiles": [{"name": "interactive", "ttft_ms": 2000, "tpot_ms": 50}],
+                            "pr_comments": {"provider": "gitlab", "repository": "group/engine",
+                                            "api_url": format!("{}/api/v4", forge.base),
+                                            "token_env": TOKEN_ENV}});
+        let (status, _) = server
+            .send("PUT", "/api/v1/projects/bot/settings", ADMIN_TOKEN, &gitlab)
+            .await;
+        assert_eq!(status, 200, "{db}");
+        let mr = doc(&sha(20), Some(&base), "mr", Some((9, &base)), "goodput_candidate_s21_c4.json");
+        let (status, _) = server.upload("bot", &token, &mr).await;
+        assert_eq!(status, 201, "{db}");
+        let mut seen = Vec::new();
+        wait_for(&forge, &mut seen, 3).await;
+        let notes = "/api/v4/projects/group%2Fengine/merge_requests/9/notes";
+        assert_eq!(
+            calls(&seen),
+            [
+                format!("GET {notes}?per_page=100&sort=asc&order_by=created_at&page=1"),
+                format!("GET {notes}?per_page=100&sort=asc&order_by=created_at&page=2"),
+                format!("POST {notes}"),
+            ],
+            "{db}"
+        );
+        assert!(seen.iter().all(|s| s.auth.as_deref() == Some("ghs_server")), "{db}");
+        assert_eq!(forge.ours(9).len(), 1, "{db}");
     })
     .await;
 }
