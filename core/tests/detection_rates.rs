@@ -5,6 +5,7 @@
 //! --nocapture` and through the HTTP API with `cargo bench -p benchtrail-server --bench
 //! detection_rates` (BENCHMARKS.md).
 
+use benchtrail_core::regression::family::{configuration_gates, FamilyKey};
 use benchtrail_core::regression::family_scan::{family_change_points, family_count};
 use benchtrail_core::regression::rates::{analyze_commit, has_finding, ReadHistory};
 use benchtrail_core::regression::realistic::{Change, HistorySpec, FP8_BASELINE_COMMITS};
@@ -192,4 +193,110 @@ fn full_rates() {
         "FP8: draws with ≥ 2 of 3 trade-off cells: {}/10 ({cells:?})",
         cells.iter().filter(|c| **c >= 2).count()
     );
+}
+
+/// The combined TTFT index's test of commit `c` of `read` against the commits before it:
+/// (change of the mean log, two-sided p).
+fn ttft_combined(read: &ReadHistory, c: usize, settings: &Settings) -> (f64, f64) {
+    let groups = read.groups(c, None);
+    let refs: Vec<&GroupInput> = groups.iter().collect();
+    let gates = configuration_gates(&refs, settings);
+    let key = FamilyKey {
+        family: "ttft".into(),
+        slo_profile: None,
+    };
+    let o = &gates.combined[&key];
+    (o.delta_abs, o.p_value.unwrap_or(1.0))
+}
+
+/// What no estimate of the spread can beat: the steps' combined TTFT index change in units of
+/// its true standard deviation (the spread of that change over 4 × 89 noise commits of
+/// 120-commit histories), and how many of 40 exceed the normal critical value at α, the test
+/// one would have with infinitely many degrees of freedom, or the t's at 27 and 9.
+#[test]
+#[ignore = "measurement for BENCHMARKS.md (release, a few minutes)"]
+fn oracle_power() {
+    use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+    let settings = settings();
+    let q = |df: f64| {
+        let p = 1.0 - settings.alpha / 2.0;
+        if df.is_infinite() {
+            Normal::standard().inverse_cdf(p)
+        } else {
+            StudentsT::new(0.0, 1.0, df).expect("df > 0").inverse_cdf(p)
+        }
+    };
+    for repeats in [1, 3] {
+        let mut noise = Vec::new();
+        for h in 0..4 {
+            let read = ReadHistory::new(&spec(1000 + h, 120, repeats, 0.02));
+            noise.extend((31..120).map(|c| ttft_combined(&read, c, &settings).0));
+        }
+        let m = noise.iter().sum::<f64>() / noise.len() as f64;
+        let sd =
+            (noise.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (noise.len() - 1) as f64).sqrt();
+        println!("{repeats} run(s) per commit: true sd of the combined TTFT change {sd:.4}");
+        let pct = if repeats == 1 { 10.0 } else { 5.0 };
+        for at in [10, 30] {
+            let z: Vec<f64> = (0..40)
+                .map(|h| {
+                    let mut s = spec(5000 + h, at + 1, repeats, 0.02);
+                    s.step = Some((at, Change::ttft_step(pct, 3)));
+                    ttft_combined(&ReadHistory::new(&s), at, &settings).0 / sd
+                })
+                .collect();
+            let over = |c: f64| z.iter().filter(|z| **z > c).count();
+            println!(
+                "  +{pct} % step, {at} commits before: z > {:.2} (df ∞) {}/40, > {:.2} (df 27) {}/40, > {:.2} (df 9) {}/40",
+                q(f64::INFINITY),
+                over(q(f64::INFINITY)),
+                q(27.0),
+                over(q(27.0)),
+                q(9.0),
+                over(q(9.0))
+            );
+        }
+    }
+}
+
+/// The level the combined tests actually have with exactly 10 baseline commits (spread from
+/// them alone, 9 degrees of freedom): the share of noise commits (8 histories × 290 commits,
+/// single runs) whose combined TTFT index, or any combined family, has p below the nominal α.
+#[test]
+#[ignore = "measurement for BENCHMARKS.md (release, a few minutes)"]
+fn ten_commit_calibration() {
+    for cv in [0.02, 0.05] {
+        let reads: Vec<ReadHistory> = (0..8)
+            .map(|h| ReadHistory::new(&spec(31000 + h, 300, 1, cv)))
+            .collect();
+        for alpha in [0.01, 0.002] {
+            let mut settings = settings();
+            settings.spread_window = 10;
+            settings.alpha = alpha;
+            let (mut n, mut ttft, mut any) = (0, 0, 0);
+            for read in &reads {
+                for c in 10..300 {
+                    let groups = read.groups(c, None);
+                    let refs: Vec<&GroupInput> = groups.iter().collect();
+                    let gates = configuration_gates(&refs, &settings);
+                    let low = |o: &benchtrail_core::regression::significance::TestOutcome| {
+                        o.p_value.is_some_and(|p| p < alpha)
+                    };
+                    n += 1;
+                    ttft += usize::from(
+                        gates
+                            .combined
+                            .iter()
+                            .any(|(k, o)| k.family == "ttft" && low(o)),
+                    );
+                    any += usize::from(gates.combined.values().any(low));
+                }
+            }
+            println!(
+                "CV {cv}, α {alpha}: combined TTFT p < α in {ttft}/{n} ({:.4}), any combined family {any}/{n} ({:.4})",
+                ttft as f64 / n as f64,
+                any as f64 / n as f64
+            );
+        }
+    }
 }

@@ -259,6 +259,14 @@ pub fn prediction(base: &[f64], cand: f64, level: f64) -> TestOutcome {
 ///
 /// Fewer than 2 history values, or no degrees of freedom: `effect_only`. Zero spread:
 /// `zero_spread`.
+///
+/// The spread is this series' own, on purpose (measured for issue 9, BENCHMARKS.md "Raising
+/// the power"): an empirical-Bayes moderated variance over the other families of the
+/// configuration (Smyth 2004, limma) was anti-conservative, because those families are about
+/// 1.2 independent variance estimates rather than five and TTFT's spread is not theirs; and
+/// pooling the within-commit spread of repeats (a one-way random-effects model) adds degrees
+/// of freedom only where the between-commit variance is estimated at 0, at up to twice the
+/// level when commits really vary.
 pub fn commit_mean_prediction(
     history: &[f64],
     window: usize,
