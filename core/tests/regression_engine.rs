@@ -614,7 +614,7 @@ fn an_undecided_change_says_what_would_decide_it_and_never_a_huge_detectable_cha
     assert_eq!(
         u.summary,
         "TTFT +8.9 %: not significant with 1 run(s) per commit (detectable here: ±11.0 %); \
-         3 repeats would detect ≥ 8.0 %"
+         3 runs on every commit (`detection.repeats`) would detect ≥ 7.3 %"
     );
 
     // 3 baseline commits: 2 degrees of freedom, so the critical t decides and repeats barely
@@ -653,4 +653,63 @@ fn an_undecided_change_says_what_would_decide_it_and_never_a_huge_detectable_cha
         "TTFT +7.8 %: not decided: 3 baseline commits are too few to tell a change of this \
          size from noise; more history and repeats are needed"
     );
+}
+
+#[test]
+fn a_large_undecided_worsening_is_a_warning_never_no_regressions() {
+    use benchtrail_core::report::render::{render, Format};
+    use benchtrail_core::report::{
+        verdict_of, CellAnalysis, ReasonCode, RunAnalysis, VerdictLevel,
+    };
+    use benchtrail_core::settings::DetectionSettings;
+    // Three baseline commits and a TTFT +19.8 %: too little history to decide.
+    let history: Vec<CommitRuns> = [100.0, 102.5, 98.0]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| CommitRuns::new(format!("b{i}"), &[*v]))
+        .collect();
+    let report = analyze(
+        &one(ttft(history, Some(CommitRuns::new("c", &[120.0])))),
+        &Settings::default(),
+    );
+    assert!(report.findings.is_empty());
+    let analysis = RunAnalysis {
+        schema: benchtrail_core::report::ANALYSIS_SCHEMA,
+        run_id: uuid::Uuid::nil(),
+        commit: "c".repeat(40),
+        branch: "main".into(),
+        default_branch: "main".into(),
+        merge_base: None,
+        settings_version: 1,
+        groups: vec![CellAnalysis {
+            series_key: serde_json::json!({}),
+            cell: "max_concurrency=4".into(),
+            baseline_rule: String::new(),
+            pinned_baseline: None,
+            history_commits: vec![],
+            invalid_runs: vec![],
+            report: report.clone(),
+            effect_only: vec![],
+            continuing: vec![],
+        }],
+        coverage: Default::default(),
+    };
+    let v = verdict_of(
+        uuid::Uuid::nil(),
+        &analysis.commit,
+        Some(&analysis),
+        &[],
+        &DetectionSettings::default(),
+    );
+    assert_eq!(v.verdict, VerdictLevel::Warn);
+    assert_eq!(v.reasons.len(), 1);
+    assert_eq!(v.reasons[0].code, ReasonCode::Undecided);
+    assert_eq!(v.reasons[0].message, report.undecided[0].summary);
+    let text = render(&v, Some(&analysis), Format::Terminal);
+    assert!(
+        text.starts_with("benchtrail verdict: WARN at commit cccccccccccc\n"),
+        "{text}"
+    );
+    assert!(!text.contains("no regressions"), "{text}");
+    assert!(text.contains("not decided (more runs or more history would decide):\n  [max_concurrency=4] TTFT +19.8 %: not decided: 3 baseline commits are too few"), "{text}");
 }

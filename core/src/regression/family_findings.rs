@@ -596,8 +596,10 @@ pub struct Undecided {
     /// The smallest change this test detects half the time or more with the candidate's runs
     /// (the threshold of `t` at α / cells, in percent of the index).
     pub detectable_pct: f64,
-    /// Repeats per commit that would detect this change with 80 % power at the same level
-    /// (at most 10); `None` when even 10 would not.
+    /// Runs on every commit (baseline commits too: `detection.repeats`) that would detect this
+    /// change with 80 % power at the same level (at most 10); `None` when even 10 would not,
+    /// when the history is what is short, or when the runs per commit now would already
+    /// (then another run of this commit tells).
     pub repeats_needed: Option<usize>,
     /// The smallest change those repeats would detect with 80 % power, percent.
     pub detectable_with_repeats_pct: Option<f64>,
@@ -609,11 +611,14 @@ pub struct Undecided {
 const MAX_PROPOSED_REPEATS: usize = 10;
 
 /// For a family whose index moved at least `min_effect_pct` but is no finding: the minimum
-/// detectable effect at its noise, and the repeats that would detect it. The spread `s` of the
-/// baseline's commit means is taken as run-to-run variation (each baseline commit holds
-/// `runs_b` runs, so one run varies by `s·√runs_b`); with `r` repeats the candidate's mean
-/// varies by `s²·runs_b / r` and the level by `s² / k`. Detectable with 80 % power:
-/// `(t_{1−α'/2} + t_{0.8}) · √(var)`, with α' = α / cells and the test's degrees of freedom.
+/// detectable effect at its noise, and what would decide it. The spread `s` of the baseline's
+/// commit means is taken as run-to-run variation (each baseline commit holds `runs_b` runs, so
+/// one run varies by `s·√runs_b`); with `r` runs on every commit a commit mean varies by
+/// `s²·runs_b / r`, and the prediction interval's variance is that times `1 + 1/k`.
+/// Detectable with 80 % power: `(t_{1−α'/2} + t_{0.8}) · √(var)`, with α' = α / cells and the
+/// test's degrees of freedom. With fewer than 5 degrees of freedom (or a detectable change
+/// above 100 %) the history, not the repeats, is what is short: the sentence says how many
+/// baseline commits would decide it.
 pub(super) fn undecided(
     d: &FamilyDecision,
     runs_c: usize,
@@ -636,24 +641,25 @@ pub(super) fn undecided(
     let crit = dist.inverse_cdf(1.0 - settings.alpha / gates.cells.max(1) as f64 / 2.0);
     let power = dist.inverse_cdf(0.8);
     let detectable_pct = log_pct(crit * se);
-    // se² = s²(1 + 1/k) (+ extra): recover s² and project to r repeats.
+    // se² = s²(1 + 1/k) (+ extra): recover s², the variance of a commit mean of `runs_b` runs.
     let s2 = (se * se - d.index.extra_var).max(0.0) / (1.0 + 1.0 / k);
-    let mde = |r: usize| (crit + power) * (s2 * runs_b / r as f64 + s2 / k).sqrt();
-    let needed =
-        (runs_c.max(1)..=MAX_PROPOSED_REPEATS).find(|&r| log_pct(mde(r)) <= d.delta_pct.abs());
-    // Too little history: the spread has so few degrees of freedom that the critical t (not
-    // the noise) decides, and repeats of the candidate barely help. Say how much history
-    // would, never a "detectable: ±5502.9 %".
-    if needed.is_none() && (df < FEW_DF || detectable_pct > 100.0) {
+    // With r runs on every commit (the test compares commit means, so the baseline commits
+    // need them too: `detection.repeats`), a commit mean varies by s²·runs_b / r (no
+    // commit-level variation assumed).
+    let mde = |r: usize| (crit + power) * (s2 * runs_b / r as f64 * (1.0 + 1.0 / k)).sqrt();
+    let abs = d.delta_pct.abs();
+    // Too little history: the spread has so few degrees of freedom that the critical t, not
+    // the noise, decides, and repeats barely help. Say how much history would, never a
+    // "detectable: ±5502.9 %".
+    if df < FEW_DF || detectable_pct > 100.0 {
         let commits_needed =
             (k as usize + 1..=settings.spread_window.max(k as usize + 1)).find(|&kk| {
                 let Ok(dk) = StudentsT::new(0.0, 1.0, (kk - 1) as f64) else {
                     return false;
                 };
                 let crit_k = dk.inverse_cdf(1.0 - settings.alpha / gates.cells.max(1) as f64 / 2.0);
-                let m = (crit_k + dk.inverse_cdf(0.8))
-                    * (s2 * runs_b / runs_c.max(1) as f64 + s2 / kk as f64).sqrt();
-                log_pct(m) <= d.delta_pct.abs()
+                let m = (crit_k + dk.inverse_cdf(0.8)) * (s2 * (1.0 + 1.0 / kk as f64)).sqrt();
+                log_pct(m) <= abs
             });
         let summary = match commits_needed {
             Some(kk) => format!(
@@ -676,22 +682,22 @@ pub(super) fn undecided(
             summary,
         });
     }
+    let current = (runs_b.round() as usize).max(1);
+    let needed = (current + 1..=MAX_PROPOSED_REPEATS).find(|&r| log_pct(mde(r)) <= abs);
+    let head = format!(
+        "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{detectable_pct:.1} %)",
+        pct(d.delta_pct)
+    );
     let summary = match needed {
-        Some(r) if r > runs_c => format!(
-            "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{:.1} %); {r} repeats would detect ≥ {:.1} %",
-            pct(d.delta_pct),
-            detectable_pct,
+        _ if log_pct(mde(current)) <= abs => {
+            format!("{head}; another run of this commit would tell")
+        }
+        Some(r) => format!(
+            "{head}; {r} runs on every commit (`detection.repeats`) would detect ≥ {:.1} %",
             log_pct(mde(r))
         ),
-        Some(_) => format!(
-            "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{:.1} %); a repeat of this commit would tell",
-            pct(d.delta_pct),
-            detectable_pct
-        ),
         None => format!(
-            "{label} {}: not significant with {runs_c} run(s) per commit (detectable here: ±{:.1} %); even {MAX_PROPOSED_REPEATS} repeats would not resolve a change this small at this noise",
-            pct(d.delta_pct),
-            detectable_pct
+            "{head}; even {MAX_PROPOSED_REPEATS} runs on every commit would not detect it at this noise"
         ),
     };
     Some(Undecided {

@@ -322,6 +322,7 @@ impl Writer {
                         | ReasonCode::ChangePoint
                         | ReasonCode::Improvement
                         | ReasonCode::MissingCell
+                        | ReasonCode::Undecided
                 )
             })
             .collect();
@@ -454,7 +455,10 @@ impl Writer {
         if rows.is_empty() {
             return out;
         }
-        self.heading(&mut out, "Not decided (more repeats would decide)");
+        self.heading(
+            &mut out,
+            "Not decided (more runs or more history would decide)",
+        );
         for (cell, summary) in rows {
             let _ = writeln!(
                 out,

@@ -113,6 +113,9 @@ pub enum ReasonCode {
     OutputLenMismatch,
     /// The run measured a mean length far from the one its cell requested.
     RequestedLenMismatch,
+    /// A change for the worse of at least `fail_effect_pct` the test could not decide (too
+    /// little history or too few repeats): the verdict is at least `warn`.
+    Undecided,
 }
 
 impl ReasonCode {
@@ -139,6 +142,7 @@ impl ReasonCode {
             ReasonCode::PromptCountedAsOutput => "prompt_counted_as_output",
             ReasonCode::OutputLenMismatch => "output_len_mismatch",
             ReasonCode::RequestedLenMismatch => "requested_len_mismatch",
+            ReasonCode::Undecided => "undecided",
         }
     }
 
@@ -310,6 +314,23 @@ pub fn verdict_of(
                     cell,
                 )
             });
+        }
+        // A change for the worse of at least `fail_effect_pct` in a metric that fails CI, which
+        // the test could not decide: never "no regressions" while it stands.
+        for u in g.report.undecided.iter().filter(|u| {
+            !u.better
+                && u.delta_pct.abs() >= det.engine.fail_effect_pct
+                && det
+                    .fail_metrics
+                    .iter()
+                    .any(|m| crate::regression::family::family_of(m) == u.family.family)
+        }) {
+            reasons.push(Reason::new(
+                Warn,
+                ReasonCode::Undecided,
+                u.summary.clone(),
+                cell,
+            ));
         }
         let in_state =
             |state: SeriesState| g.report.series.iter().filter(move |s| s.state == state);
