@@ -88,11 +88,12 @@ fn worst_run(
             worst = Some((v.verdict, item.id.clone()));
         }
     }
-    let on = args
-        .branch
-        .as_deref()
-        .map(|b| format!(" on branch `{b}`"))
-        .unwrap_or_default();
+    let on = match args.branch.as_deref() {
+        Some(b) => format!(" on branch `{b}`"),
+        None => " on its default branch (pass --branch B for another branch's runs, e.g. a \
+                  pull request's)"
+            .to_string(),
+    };
     worst
         .map(|(_, id)| id)
         .ok_or_else(|| anyhow!("commit {commit} has no run in project `{project}`{on}"))

@@ -9,12 +9,16 @@
 //!   working directory; D alone: the folder);
 //! * SGLang `bench_serving`: `--output-file F`;
 //! * AIPerf, GenAI-Perf: `--artifact-dir D`;
-//! * guidellm: `--output-path P`, `--output-dir D`;
+//! * guidellm: `--output-path P`, `--output-dir D`, `--output kind=json,path=P` (0.8);
 //! * LLMPerf: `--results-dir D`;
 //!
 //! plus every `--result PATH` and every result file given as to `upload`. A named path the
 //! command did not write is an error; finding none at all is one too (pass `--result`).
-//! A benchmark that exits non-zero uploads nothing and exits 2.
+//! A benchmark that exits non-zero uploads nothing and exits 2. Before the benchmark starts, the
+//! run checks what it can: a result path is named, the project and token are given and the
+//! server answers (`GET /healthz`); after it, that each named result was written by it (a
+//! file, or a file in a folder, modified since the command started), so a result left in a
+//! reused workspace by an earlier job is never uploaded as this commit's.
 
 use crate::cli::RunArgs;
 use crate::commands::{upload_with, Connection};
@@ -23,6 +27,7 @@ use crate::errors::{BenchmarkFailed, InputError, UsageError};
 use anyhow::{anyhow, Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
 
 /// The flags that name a result file or folder, per the module documentation.
 const FILE_FLAGS: [&str; 2] = ["--output-file", "--output-path"];
@@ -60,11 +65,55 @@ pub fn result_paths(argv: &[String]) -> Vec<PathBuf> {
     for flag in FILE_FLAGS {
         out.extend(flag_value(argv, flag).map(PathBuf::from));
     }
+    // guidellm ≥ 0.8: `--output kind=json,path=out/r.json` (repeatable); its JSON and YAML
+    // reports are results, its CSV and HTML are not.
+    for (i, a) in argv.iter().enumerate() {
+        let value = if a == "--output" {
+            argv.get(i + 1).map(String::as_str)
+        } else {
+            a.strip_prefix("--output=")
+        };
+        let Some(v) = value else { continue };
+        let field = |k: &str| v.split(',').find_map(|kv| kv.strip_prefix(k));
+        let result_kind = field("kind=").is_none_or(|k| matches!(k, "json" | "yaml"));
+        if let Some(path) = field("path=").filter(|_| result_kind) {
+            out.push(PathBuf::from(path));
+        }
+    }
     for flag in DIR_FLAGS.iter().filter(|f| **f != "--result-dir") {
         out.extend(flag_value(argv, flag).map(PathBuf::from));
     }
     out.dedup();
     out
+}
+
+/// Whether `path` (a file, or any file under a folder) was modified at or after `since`, less
+/// a second of file-system timestamp granularity.
+fn written_since(path: &std::path::Path, since: SystemTime) -> bool {
+    let since = since - Duration::from_secs(1);
+    let modified = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= since)
+    };
+    if !path.is_dir() {
+        return modified(path);
+    }
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if modified(&p) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// The command line as one shell-readable string (arguments with spaces or quotes quoted).
@@ -100,6 +149,28 @@ pub fn run(
         .command
         .split_first()
         .ok_or_else(|| UsageError("no benchmark command after --".into()))?;
+    let named: Vec<PathBuf> = result_paths(&args.command)
+        .into_iter()
+        .chain(args.results.iter().cloned())
+        .collect();
+    let mut upload = args.upload.clone();
+    // Everything that can be known before the benchmark is checked before it: a GPU job
+    // should not run for an hour to learn that the token is missing.
+    if named.is_empty() && upload.files.is_empty() {
+        return Err(InputError::wrap(anyhow!(
+            "found no result file: the command's flags name none; pass --result PATH (a file or folder it writes)"
+        )));
+    }
+    if !upload.dry_run {
+        if upload.project.is_none() {
+            return Err(UsageError("--project is required (or --dry-run)".into()).into());
+        }
+        let client = connection.client("the project's upload token")?;
+        client
+            .get_json_retrying::<serde_json::Value>("/healthz", err)
+            .context("the benchmark was not started: the server does not answer")?;
+    }
+    let started = SystemTime::now();
     let status = std::process::Command::new(program)
         .args(rest)
         .current_dir(&env.cwd)
@@ -108,25 +179,22 @@ pub fn run(
     if !status.success() {
         return Err(BenchmarkFailed(status.to_string()).into());
     }
-    let mut upload = args.upload.clone();
-    let named: Vec<PathBuf> = result_paths(&args.command)
-        .into_iter()
-        .chain(args.results.iter().cloned())
-        .collect();
     for p in &named {
-        if !env.cwd.join(p).exists() {
+        let path = env.cwd.join(p);
+        if !path.exists() {
             return Err(InputError::wrap(anyhow!(
                 "the benchmark command did not write `{}` (named by its flags or --result)",
                 p.display()
             )));
         }
+        if !written_since(&path, started) {
+            return Err(InputError::wrap(anyhow!(
+                "`{}` was not written by this benchmark run (nothing in it is newer than the command's start): a result left by an earlier job is not uploaded; remove it or write to a fresh path",
+                p.display()
+            )));
+        }
     }
     upload.files.extend(named);
-    if upload.files.is_empty() {
-        return Err(InputError::wrap(anyhow!(
-            "found no result file: the command's flags name none; pass --result PATH (a file or folder it writes)"
-        )));
-    }
     let receipt = upload_with(
         &upload,
         Some(&shell_join(&args.command)),
@@ -187,6 +255,12 @@ mod tests {
         assert_eq!(
             result_paths(&argv("aiperf profile --artifact-dir art")),
             [PathBuf::from("art")]
+        );
+        assert_eq!(
+            result_paths(&argv(
+                "guidellm run --output kind=json,path=out/g.json --output kind=csv,path=out/g.csv"
+            )),
+            [PathBuf::from("out/g.json")]
         );
         assert_eq!(result_paths(&argv("echo hi")), Vec::<PathBuf>::new());
     }

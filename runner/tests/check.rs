@@ -144,7 +144,11 @@ fn check_reports_the_servers_verdict_and_exits_with_it() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        format!("error: commit {} has no run in project `p`\n", sha(7))
+        format!(
+            "error: commit {} has no run in project `p` on its default branch (pass --branch B \
+             for another branch's runs, e.g. a pull request's)\n",
+            sha(7)
+        )
     );
     // An unknown run: the server's 404, exit 2.
     let out = benchtrail(

@@ -99,4 +99,76 @@ fn run_finds_the_result_its_command_names_uploads_it_and_reports() {
         stderr(&out),
         "error: found no result file: the command's flags name none; pass --result PATH (a file or folder it writes)\n"
     );
+
+    // A command that writes nothing where a stale result of an earlier job lies: refused,
+    // nothing uploaded (out/r.json is the one the first run wrote, older than this command).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let before = p.get("/api/v1/projects/p/runs")["items"]
+        .as_array()
+        .unwrap()
+        .len();
+    let out = benchtrail(
+        repo.path(),
+        &[
+            "run",
+            "--project",
+            "p",
+            "--result",
+            "out/r.json",
+            "--",
+            "/bin/sleep",
+            "1.2",
+        ],
+        &env,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: `out/r.json` was not written by this benchmark run (nothing in it is newer than \
+         the command's start): a result left by an earlier job is not uploaded; remove it or \
+         write to a fresh path\n"
+    );
+    assert_eq!(
+        p.get("/api/v1/projects/p/runs")["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        before
+    );
+
+    // What can be checked before the benchmark is: no token, or a server that does not answer,
+    // and the command never runs.
+    for (vars, expected) in [
+        (
+            vec![("BENCHTRAIL_URL", p.base.as_str())],
+            "error: no token: pass --token (the project's upload token) or set BENCHTRAIL_TOKEN\n",
+        ),
+        (
+            vec![
+                ("BENCHTRAIL_URL", "http://127.0.0.1:9"),
+                ("BENCHTRAIL_TOKEN", p.token.as_str()),
+                ("BENCHTRAIL_RETRIES", "0"),
+            ],
+            "error: the benchmark was not started: the server does not answer: could not reach",
+        ),
+    ] {
+        let out = benchtrail(
+            repo.path(),
+            &[
+                "run",
+                "--project",
+                "p",
+                "--result",
+                "marker",
+                "--",
+                "/bin/sh",
+                "-c",
+                "echo ran > marker",
+            ],
+            &vars,
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).starts_with(expected), "{}", stderr(&out));
+        assert!(!repo.path().join("marker").exists(), "the benchmark ran");
+    }
 }
