@@ -195,17 +195,22 @@ pub fn run(
         }
     }
     upload.files.extend(named);
+    // stdout is the report alone (one Markdown or JSON document a CI step can pipe); what the
+    // upload says (the run's address) goes to stderr, except a --dry-run's normalized run.
+    let mut said = Vec::new();
     let receipt = upload_with(
         &upload,
         Some(&shell_join(&args.command)),
         connection,
         env,
-        out,
+        &mut said,
         err,
     )?;
     let Some(receipt) = receipt else {
+        out.write_all(&said)?;
         return Ok(()); // --dry-run: printed, nothing stored
     };
+    err.write_all(&said)?;
     let client = connection.reader()?;
     let how = crate::report::Delivery {
         format: args.output,

@@ -44,14 +44,18 @@ fn run_finds_the_result_its_command_names_uploads_it_and_reports() {
         &env,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // stdout is the report alone; the run's address is on stderr.
     let text = stdout(&out);
-    let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with(&format!("{}/runs/", p.base)), "{text}");
     assert_eq!(
-        lines[1],
+        text.lines().next().unwrap(),
         format!("benchtrail verdict: WARN at commit {}", &head[..12])
     );
-    let run_id = lines[0].rsplit('/').next().unwrap();
+    let said = stderr(&out);
+    let address = said
+        .lines()
+        .find(|l| l.starts_with(&format!("{}/runs/", p.base)))
+        .unwrap_or_else(|| panic!("{said}"));
+    let run_id = address.rsplit('/').next().unwrap();
     let run: Value = p.get(&format!("/api/v1/runs/{run_id}"));
     assert_eq!(run["commit_sha"], head.as_str());
     let fingerprint = run["results"][0]["config_fingerprint"].as_str().unwrap();
