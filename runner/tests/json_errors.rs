@@ -146,6 +146,10 @@ fn usage_and_input_errors_and_a_failed_benchmark() {
             "json",
             "--project",
             "p",
+            // A result path and --dry-run, so the checks made before the benchmark pass.
+            "--dry-run",
+            "--result",
+            "r.json",
             "--",
             "/bin/false"
         ]),
