@@ -1173,7 +1173,7 @@ async fn file_names_with_control_characters_are_served_with_a_valid_header() {
         assert_eq!(r.status(), 200);
         assert_eq!(
             r.headers()["content-disposition"],
-            "inline; filename=\"a_b___.json\"; filename*=UTF-8''a%01b%7F%22%C3%BC.json"
+            "attachment; filename=\"a_b___.json\"; filename*=UTF-8''a%01b%7F%22%C3%BC.json"
         );
         let (status, _) = server.get(&format!("/api/v1/runs/{id}/files/x")).await;
         assert_eq!(status, 400);
