@@ -23,6 +23,19 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let gzip = req.extensions().get::<GzipBody>().is_some();
         let limit = BodyLimit::of(req.extensions());
+        // A declared length over the limit is refused before a byte is read. (A gzip body has
+        // none here: the decompression layer drops its compressed length, and its inflated
+        // bytes are counted as they are read.)
+        let declared = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(ApiError::PayloadTooLarge {
+                limit,
+                decompressed: false,
+            });
+        }
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|rejection| body_error(rejection, gzip, limit))?;
