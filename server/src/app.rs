@@ -24,7 +24,9 @@ pub struct AppState {
     pub public_url: Option<Arc<str>>,
 }
 
-/// The whole application: API under `/api/v1`, pages, static assets, `/healthz`.
+/// The whole application: API under `/api/v1`, pages, static assets, `/healthz`; every answer
+/// with the security headers of [`crate::security`], every body within its route's limit
+/// ([`crate::body_limit`]).
 pub fn router(state: AppState) -> Router {
     use tower_http::{
         catch_panic::CatchPanicLayer, decompression::RequestDecompressionLayer, trace::TraceLayer,

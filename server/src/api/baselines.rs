@@ -164,7 +164,7 @@ pub(super) async fn exclude(
     responses((status = 204, description = "Removed; the analyses were recomputed"),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such project, or the series has no pinned baseline", body = Problem, content_type = "application/problem+json")))]
+        (status = 404, description = "No such project (or a private one the caller may not read, answered alike), or the series has no pinned baseline", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn unpin(
     State(state): State<AppState>,
     WriteAccess(project): WriteAccess,
@@ -222,7 +222,7 @@ pub(super) async fn list(
     responses((status = 204, description = "Removed; the analyses were recomputed"),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run, or it is not excluded", body = Problem, content_type = "application/problem+json")))]
+        (status = 404, description = "No such run (or one of a private project the caller may not read, answered alike), or it is not excluded", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn unexclude(
     State(state): State<AppState>,
     RunWriteAccess { run, project }: RunWriteAccess,
