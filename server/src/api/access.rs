@@ -1,4 +1,4 @@
-//! Who may call a write route, decided from the request head alone.
+//! Who may call a route: for a write, decided from the request head alone.
 //!
 //! Every extractor here implements `FromRequestParts`, so axum runs it before the body
 //! extractor ([`super::json::ApiJson`]): a request without a valid token, or with one that does

@@ -5,7 +5,7 @@
 //! what the baseline is) and follow the lifecycle of [`crate::storage::AlertStatus`].
 //! Reading needs read access to the project; `PATCH` needs a `write` token (or the admin token).
 
-use super::access::AlertWriteAccess;
+use super::access::{readable_project, AlertWriteAccess};
 use super::json::ApiJson;
 use super::query::ApiQuery;
 use super::runs::readable_run;
@@ -57,8 +57,7 @@ pub(super) async fn list(
     Path(slug): Path<String>,
     ApiQuery(q): ApiQuery<ListAlerts>,
 ) -> ApiResult<Json<Page<Alert>>> {
-    let project =
-        super::access::readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let limit = page_limit(q.limit)?;
     let status = q
         .status
@@ -275,8 +274,7 @@ pub(super) async fn series_alerts(
     bearer: Bearer,
     Path((slug, series_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Page<Alert>>> {
-    let project =
-        super::access::readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let items = state
         .store
         .series_alerts(&series_id)

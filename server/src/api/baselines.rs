@@ -3,7 +3,7 @@
 //! project's analyses before answering ([`crate::analysis::recompute_project`]); the list of
 //! pins is readable like the project.
 
-use super::access::{RunWriteAccess, WriteAccess};
+use super::access::{readable_project, RunWriteAccess, WriteAccess};
 use super::json::ApiJson;
 use crate::analysis;
 use crate::app::AppState;
@@ -201,8 +201,7 @@ pub(super) async fn list(
     bearer: Bearer,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<Page<BaselinePin>>> {
-    let project =
-        super::access::readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let mut items: Vec<BaselinePin> = state
         .store
         .baseline_pins(project.id)

@@ -1,6 +1,6 @@
 //! Projects and their tokens.
 
-use super::access::AdminAccess;
+use super::access::{readable_project, AdminAccess};
 use super::json::ApiJson;
 use super::project_or_404;
 use crate::app::AppState;
@@ -85,8 +85,7 @@ pub(super) async fn get_one(
     bearer: Bearer,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<Project>> {
-    let project =
-        super::access::readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     Ok(Json(project))
 }
 

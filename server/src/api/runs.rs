@@ -1,6 +1,6 @@
 //! Runs: upload, list, read, and the files they were read from.
 
-use super::access::UploadAccess;
+use super::access::{readable_project, UploadAccess};
 use super::json::ApiJson;
 use super::query::ApiQuery;
 use super::{page_limit, project_or_404};
@@ -188,8 +188,7 @@ pub(super) async fn list(
     Path(slug): Path<String>,
     ApiQuery(q): ApiQuery<ListRuns>,
 ) -> ApiResult<Json<Page<RunSummary>>> {
-    let project =
-        super::access::readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let limit = page_limit(q.limit)?;
     super::check_cursor(q.cursor.as_deref(), super::CursorKind::Sequence)?;
     if let Some(commit) = &q.commit {

@@ -6,7 +6,7 @@
 //! transaction (values of removed profiles are deleted). Any change then recomputes the
 //! project's regression analyses, alerts and verdicts with the new version, before the answer.
 
-use super::access::WriteAccess;
+use super::access::{readable_project, WriteAccess};
 use super::json::ApiJson;
 use crate::analysis;
 use crate::app::AppState;
@@ -28,8 +28,7 @@ pub(super) async fn get(
     bearer: Bearer,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<StoredSettings>> {
-    let project =
-        super::access::readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     Ok(Json(state.store.settings(&project).await?))
 }
 
