@@ -6,12 +6,6 @@ use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
-/// Largest accepted request body: uploads carry whole result files, and `--save-detailed`
-/// files of long runs reach tens of MiB. Larger bodies are answered with 413. For a body sent
-/// with `Content-Encoding: gzip` the limit applies to the decompressed bytes, so a small gzip
-/// bomb is a 413 too, after at most this much was inflated.
-pub const BODY_LIMIT_BYTES: usize = 64 * 1024 * 1024;
-
 /// Marks a request whose body was sent with `Content-Encoding: gzip` (the decompression layer
 /// removes the header), so body errors can say that the fault is in the compressed body.
 #[derive(Debug, Clone, Copy)]
@@ -30,12 +24,14 @@ pub struct AppState {
     pub public_url: Option<Arc<str>>,
 }
 
-/// The whole application: API under `/api/v1`, pages, static assets, `/healthz`.
+/// The whole application: API under `/api/v1`, pages, static assets, `/healthz`; every answer
+/// with the security headers of [`crate::security`], every body within its route's limit
+/// ([`crate::body_limit`]).
 pub fn router(state: AppState) -> Router {
     use tower_http::{
         catch_panic::CatchPanicLayer, decompression::RequestDecompressionLayer, trace::TraceLayer,
     };
-    Router::new()
+    let app = Router::new()
         .merge(crate::api::routes())
         .merge(crate::pages::routes())
         .fallback(fallback)
@@ -45,10 +41,15 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(problems_for_api_errors))
         .layer(axum::middleware::map_request(mark_gzip_body))
         // Enforced where bodies are read (`ApiJson`), on the decompressed bytes, so a 413 is a
-        // problem document too.
-        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        // problem document too. Small by default; uploads raise it on their route.
+        .layer(crate::body_limit::layer(
+            crate::body_limit::DEFAULT_BODY_LIMIT_BYTES,
+        ))
         .layer(TraceLayer::new_for_http())
-        .layer(CatchPanicLayer::new())
+        .layer(CatchPanicLayer::new());
+    // Outermost, so every answer carries them: errors, 404s and caught panics too.
+    crate::security::layers()
+        .fold(app, |app, layer| app.layer(layer))
         .with_state(state)
 }
 

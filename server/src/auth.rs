@@ -4,6 +4,10 @@
 //! (env `BENCHTRAIL_ADMIN_TOKEN`, or generated and printed once on first start) creates projects
 //! and tokens. Project tokens carry a scope: `read` < `upload` < `write`. Public projects are
 //! readable without a token.
+//!
+//! A caller who may not read a private project gets the 404 of a missing one from every route,
+//! writes included ([`Caller::require_read`] comes before [`Caller::require`]); write routes
+//! check all of this from the request head (`api::access`), before reading the body.
 
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};

@@ -490,17 +490,24 @@ async fn tokens_are_scoped_to_their_project() {
             &["testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json"],
         );
 
+        // Another project's token on a private project: the 404 of a missing project, so the
+        // answer says nothing of whether `team-b` exists.
         let (status, problem) = server.upload("team-b", &a, &doc).await;
+        assert_eq!(status, 404, "{problem}");
+        assert_eq!(problem["detail"], "no project `team-b`");
+        // On a public project the token's project is what is wrong.
+        server.project_with_token("team-c", json!({})).await;
+        let (status, problem) = server.upload("team-c", &a, &doc).await;
         assert_eq!(status, 403, "{problem}");
         assert_eq!(
             problem["detail"],
-            "this token belongs to another project than `team-b`"
+            "this token belongs to another project than `team-c`"
         );
         let (status, _) = server.upload("team-b", "bt_not_a_token", &doc).await;
         assert_eq!(status, 401);
         let r = server
             .http
-            .post(server.url("/api/v1/projects/team-b/runs"))
+            .post(server.url("/api/v1/projects/team-a/runs"))
             .json(&doc)
             .send()
             .await
@@ -531,7 +538,7 @@ async fn tokens_are_scoped_to_their_project() {
             .iter()
             .map(|p| p["slug"].clone())
             .collect();
-        assert_eq!(slugs, vec![json!("team-a")]);
+        assert_eq!(slugs, vec![json!("team-a"), json!("team-c")]);
         let reader = server.token("team-b", "read").await;
         let r = server
             .http
@@ -553,7 +560,7 @@ async fn tokens_are_scoped_to_their_project() {
                 .as_array()
                 .unwrap()
                 .len(),
-            2
+            3
         );
 
         let (status, _) = server.upload("team-a", &a, &doc).await;
@@ -1173,7 +1180,7 @@ async fn file_names_with_control_characters_are_served_with_a_valid_header() {
         assert_eq!(r.status(), 200);
         assert_eq!(
             r.headers()["content-disposition"],
-            "inline; filename=\"a_b___.json\"; filename*=UTF-8''a%01b%7F%22%C3%BC.json"
+            "attachment; filename=\"a_b___.json\"; filename*=UTF-8''a%01b%7F%22%C3%BC.json"
         );
         let (status, _) = server.get(&format!("/api/v1/runs/{id}/files/x")).await;
         assert_eq!(status, 400);

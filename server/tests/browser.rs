@@ -159,6 +159,8 @@ async fn start_browser() -> Option<Browser> {
     let profile = tempfile::tempdir().unwrap();
     let caps = json!({
         "browserName": "chrome",
+        // The console, for Content-Security-Policy violations (`browser_log`).
+        "goog:loggingPrefs": {"browser": "ALL"},
         "goog:chromeOptions": {
             "binary": chromium,
             "args": [
@@ -909,4 +911,141 @@ async fn drive_long_cell(client: Client, f: UploadFixture) {
             "{label} ({path:.200}) scrolls sideways at 1200 px: {size}"
         );
     }
+}
+
+/// chromedriver's browser console log since the last read (`POST /session/{id}/se/log`, a
+/// Selenium extension W3C WebDriver lacks), for the Content-Security-Policy violations
+/// Chromium reports there.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/se/log",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type": "browser"}"#.into()))
+    }
+}
+
+/// The console messages since the last call that report a Content-Security-Policy violation.
+async fn csp_violations(client: &Client) -> Vec<String> {
+    let log = client
+        .issue_cmd(BrowserLog)
+        .await
+        .expect("reading the browser log");
+    log.as_array()
+        .unwrap_or_else(|| panic!("the browser log is not a list: {log}"))
+        .iter()
+        .filter_map(|entry| entry["message"].as_str())
+        .filter(|m| m.contains("Content Security Policy"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_pages_satisfy_their_content_security_policy() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = UploadFixture::start().await;
+    let client = browser.client.clone();
+    browser.run(drive_csp(client, fixture)).await;
+}
+
+/// Every page, the series chart drawn (its scripts, styles and API fetch) and the run page
+/// with its alerts: no violation in the console, nor a `securitypolicyviolation` event once
+/// loaded; and a violation made on purpose is seen, so the check can see one.
+async fn drive_csp(client: Client, f: UploadFixture) {
+    let mut runs = Vec::new();
+    for (i, path) in TRADEOFF_FILES.iter().enumerate() {
+        runs.push(f.upload(i + 1, path, GOODPUT_FLAGS).await);
+    }
+    let (_, series) = f
+        .server
+        .get("/api/v1/projects/demo/series?metric=ttft&stat=p50")
+        .await;
+    let series_id = series["items"][0]["series_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let _ = csp_violations(&client).await;
+    let listen = "window.cspViolations = []; document.addEventListener('securitypolicyviolation', \
+                  e => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI)); \
+                  return true;";
+    for (path, css) in [
+        (
+            format!("/projects/demo/series/{series_id}"),
+            "#chart canvas",
+        ),
+        (format!("/runs/{}", runs[3]), "#run-id"),
+        ("/projects/demo/alerts".to_string(), "main"),
+        ("/projects/demo".to_string(), "main"),
+        ("/".to_string(), "main"),
+    ] {
+        open(&client, &f.server.url(&path), css).await;
+        if path.contains("/series/") {
+            let state = until("the chart to load", || async {
+                let s = js(
+                    &client,
+                    "return document.getElementById('chart').dataset.state || null;",
+                )
+                .await;
+                s.as_str().filter(|s| *s != "loading").map(str::to_string)
+            })
+            .await;
+            assert_eq!(state, "ready", "{path}");
+            // Hovering draws the tooltip (styles set from the script).
+            js(&client, listen).await;
+            client
+                .perform_actions(
+                    MouseActions::new("mouse".into()).then(PointerAction::MoveTo {
+                        duration: Some(Duration::from_millis(100)),
+                        x: 300.0,
+                        y: 300.0,
+                    }),
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                js(&client, "return window.cspViolations;").await,
+                json!([]),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            csp_violations(&client).await,
+            Vec::<String>::new(),
+            "{path}"
+        );
+    }
+
+    // The check sees a violation: an inline style added by a script is refused and reported.
+    js(&client, listen).await;
+    js(
+        &client,
+        "const s = document.createElement('style'); s.textContent = 'body { color: red; }'; \
+         document.head.appendChild(s); return true;",
+    )
+    .await;
+    let events = until("the violation event", || async {
+        let v = js(&client, "return window.cspViolations;").await;
+        (v != json!([])).then_some(v)
+    })
+    .await;
+    assert!(events.to_string().contains("style-src"), "{events}");
+    let logged = until("the violation in the console", || async {
+        let v = csp_violations(&client).await;
+        (!v.is_empty()).then_some(v)
+    })
+    .await;
+    assert!(logged[0].contains("style-src"), "{logged:?}");
 }

@@ -5,15 +5,16 @@
 //! what the baseline is) and follow the lifecycle of [`crate::storage::AlertStatus`].
 //! Reading needs read access to the project; `PATCH` needs a `write` token (or the admin token).
 
+use super::access::{readable_project, AlertWriteAccess};
 use super::json::ApiJson;
 use super::query::ApiQuery;
 use super::runs::readable_run;
 use super::{page_limit, project_or_404};
 use crate::analysis::{verdict_of, Verdict};
 use crate::app::AppState;
-use crate::auth::Bearer;
+use crate::auth::{Bearer, Caller};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Page, Scope, StoredAnalysis};
+use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Page, StoredAnalysis};
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
@@ -56,8 +57,7 @@ pub(super) async fn list(
     Path(slug): Path<String>,
     ApiQuery(q): ApiQuery<ListAlerts>,
 ) -> ApiResult<Json<Page<Alert>>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let limit = page_limit(q.limit)?;
     let status = q
         .status
@@ -100,16 +100,16 @@ pub(super) async fn list(
 }
 
 /// An alert the caller may read, or 404.
-async fn readable_alert(state: &AppState, bearer: &Bearer, id: &str) -> ApiResult<Alert> {
+pub(super) async fn readable_alert(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> ApiResult<Alert> {
     let not_found = || ApiError::NotFound(format!("no alert `{id}`"));
     let uuid: Uuid = id.parse().map_err(|_| not_found())?;
     let alert = state.store.alert(uuid).await?.ok_or_else(not_found)?;
     let project = project_or_404(state, &alert.project).await?;
-    bearer
-        .caller(state)
-        .await?
-        .require_read(&project)
-        .map_err(|_| not_found())?;
+    caller.require_read(&project).map_err(|_| not_found())?;
     Ok(alert)
 }
 
@@ -120,7 +120,9 @@ pub(super) async fn get_one(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Alert>> {
-    Ok(Json(readable_alert(&state, &bearer, &id).await?))
+    Ok(Json(
+        readable_alert(&state, &bearer.caller(&state).await?, &id).await?,
+    ))
 }
 
 /// Most characters (Unicode scalar values, after trimming) of a triage reason: a sentence or a
@@ -162,19 +164,15 @@ pub struct AlertPatch {
     responses((status = 200, body = Alert),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Unknown status, dismissed without a reason, or a reason over 2000 characters", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "Unknown status, dismissed without a reason, or a reason over 2000 characters", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such alert, or one of a private project the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn patch(
     State(state): State<AppState>,
-    bearer: Bearer,
-    Path(id): Path<String>,
+    AlertWriteAccess(alert): AlertWriteAccess,
     ApiJson(body): ApiJson<AlertPatch>,
 ) -> ApiResult<Json<Alert>> {
-    let alert = readable_alert(&state, &bearer, &id).await?;
-    let project = project_or_404(&state, &alert.project).await?;
-    bearer
-        .caller(&state)
-        .await?
-        .require(&project, Scope::Write)?;
+    let id = alert.id;
     let invalid = |pointer: &str, detail: &str| ApiError::Invalid {
         pointer: pointer.into(),
         field: None,
@@ -218,7 +216,7 @@ pub(super) async fn verdict(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Verdict>> {
-    let run = readable_run(&state, &bearer, &id).await?;
+    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
     let project = project_or_404(&state, &run.summary.project).await?;
     let settings = state.store.settings(&project).await?;
     let analysis = state.store.run_analysis(run.summary.id).await?;
@@ -243,7 +241,7 @@ pub(super) async fn analysis(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<StoredAnalysis>> {
-    let run = readable_run(&state, &bearer, &id).await?;
+    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
     state
         .store
         .run_analysis(run.summary.id)
@@ -260,7 +258,7 @@ pub(super) async fn run_alerts(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Page<Alert>>> {
-    let run = readable_run(&state, &bearer, &id).await?;
+    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
     Ok(Json(Page {
         items: state.store.run_alerts(run.summary.id).await?,
         next_cursor: None,
@@ -276,8 +274,7 @@ pub(super) async fn series_alerts(
     bearer: Bearer,
     Path((slug, series_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Page<Alert>>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let items = state
         .store
         .series_alerts(&series_id)

@@ -3,14 +3,13 @@
 //! project's analyses before answering ([`crate::analysis::recompute_project`]); the list of
 //! pins is readable like the project.
 
+use super::access::{readable_project, RunWriteAccess, WriteAccess};
 use super::json::ApiJson;
-use super::project_or_404;
-use super::runs::readable_run;
 use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::storage::{BaselinePin, Page, RunExclusion, Scope};
+use crate::storage::{BaselinePin, Page, RunExclusion};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -37,18 +36,15 @@ pub struct PinBody {
     responses((status = 200, body = BaselinePin),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The run is not of this project, lacks the series, is excluded from baselines, or is not valid by its own health (`pointer` `/run_id`)", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "The run is not of this project, lacks the series, is excluded from baselines, or is not valid by its own health (`pointer` `/run_id`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such project or series, or a private project the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn pin(
     State(state): State<AppState>,
-    bearer: Bearer,
+    WriteAccess(project): WriteAccess,
     Path((slug, series_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<PinBody>,
 ) -> ApiResult<Json<BaselinePin>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer
-        .caller(&state)
-        .await?
-        .require(&project, Scope::Write)?;
     let series = state
         .store
         .series(&series_id)
@@ -127,19 +123,14 @@ pub struct ExclusionBody {
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The run is a pinned baseline: unpin it first", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Empty reason, or one over 2000 characters", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "Empty reason, or one over 2000 characters", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such run, or one of a private project the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn exclude(
     State(state): State<AppState>,
-    bearer: Bearer,
-    Path(id): Path<String>,
+    RunWriteAccess { run, project }: RunWriteAccess,
     ApiJson(body): ApiJson<ExclusionBody>,
 ) -> ApiResult<Json<RunExclusion>> {
-    let run = readable_run(&state, &bearer, &id).await?;
-    let project = project_or_404(&state, &run.summary.project).await?;
-    bearer
-        .caller(&state)
-        .await?
-        .require(&project, Scope::Write)?;
     let reason = body.reason.trim();
     if reason.is_empty() {
         return Err(ApiError::Invalid {
@@ -173,17 +164,12 @@ pub(super) async fn exclude(
     responses((status = 204, description = "Removed; the analyses were recomputed"),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such project, or the series has no pinned baseline", body = Problem, content_type = "application/problem+json")))]
+        (status = 404, description = "No such project (or a private one the caller may not read, answered alike), or the series has no pinned baseline", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn unpin(
     State(state): State<AppState>,
-    bearer: Bearer,
+    WriteAccess(project): WriteAccess,
     Path((slug, series_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer
-        .caller(&state)
-        .await?
-        .require(&project, Scope::Write)?;
     if !state.store.unpin_baseline(project.id, &series_id).await? {
         let pins = state.store.baseline_pins(project.id).await?;
         let holder = state
@@ -215,8 +201,7 @@ pub(super) async fn list(
     bearer: Bearer,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<Page<BaselinePin>>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let mut items: Vec<BaselinePin> = state
         .store
         .baseline_pins(project.id)
@@ -236,18 +221,11 @@ pub(super) async fn list(
     responses((status = 204, description = "Removed; the analyses were recomputed"),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such run, or it is not excluded", body = Problem, content_type = "application/problem+json")))]
+        (status = 404, description = "No such run (or one of a private project the caller may not read, answered alike), or it is not excluded", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn unexclude(
     State(state): State<AppState>,
-    bearer: Bearer,
-    Path(id): Path<String>,
+    RunWriteAccess { run, project }: RunWriteAccess,
 ) -> ApiResult<StatusCode> {
-    let run = readable_run(&state, &bearer, &id).await?;
-    let project = project_or_404(&state, &run.summary.project).await?;
-    bearer
-        .caller(&state)
-        .await?
-        .require(&project, Scope::Write)?;
     if !state.store.unexclude_run(run.summary.id).await? {
         return Err(ApiError::NotFound(format!(
             "run {} is not excluded from baselines",

@@ -5,7 +5,8 @@
 //! axum's own `Json` rejects with a plain-text message; uploads need a JSON pointer to the
 //! field (`/run/commit/sha`), which `serde_path_to_error` gives.
 
-use crate::app::{GzipBody, BODY_LIMIT_BYTES};
+use crate::app::GzipBody;
+use crate::body_limit::BodyLimit;
 use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -21,20 +22,34 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let gzip = req.extensions().get::<GzipBody>().is_some();
+        let limit = BodyLimit::of(req.extensions());
+        // A declared length over the limit is refused before a byte is read. (A gzip body has
+        // none here: the decompression layer drops its compressed length, and its inflated
+        // bytes are counted as they are read.)
+        let declared = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(ApiError::PayloadTooLarge {
+                limit,
+                decompressed: false,
+            });
+        }
         let bytes = Bytes::from_request(req, state)
             .await
-            .map_err(|rejection| body_error(rejection, gzip))?;
+            .map_err(|rejection| body_error(rejection, gzip, limit))?;
         parse(&bytes).map(ApiJson)
     }
 }
 
-/// The problem for a body that could not be read: too large (413, counted after
-/// decompression), a `Content-Encoding: gzip` body that does not inflate (400), or a broken
-/// transfer (400).
-fn body_error(rejection: BytesRejection, gzip: bool) -> ApiError {
+/// The problem for a body that could not be read: larger than the route's `limit` (413,
+/// counted after decompression), a `Content-Encoding: gzip` body that does not inflate (400),
+/// or a broken transfer (400).
+fn body_error(rejection: BytesRejection, gzip: bool, limit: usize) -> ApiError {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         return ApiError::PayloadTooLarge {
-            limit: BODY_LIMIT_BYTES,
+            limit,
             decompressed: gzip,
         };
     }

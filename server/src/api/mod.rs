@@ -3,6 +3,7 @@
 //! One small module per resource. List endpoints answer `{"items": [...], "next_cursor": ...}`;
 //! errors are `application/problem+json` (see [`crate::error`]).
 
+mod access;
 mod alerts;
 mod baselines;
 mod configs;
@@ -42,7 +43,11 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/api/v1/projects/{project}/runs",
-            get(runs::list).post(runs::upload),
+            get(runs::list)
+                .post(runs::upload)
+                .layer(crate::body_limit::layer(
+                    crate::body_limit::UPLOAD_BODY_LIMIT_BYTES,
+                )),
         )
         .route(
             "/api/v1/projects/{project}/settings",

@@ -48,7 +48,9 @@ impl Modify for BearerAuth {
                          Operations that list this scheme need one and answer 401 without it \
                          and 403 for a token whose scope or project does not allow them. The \
                          others are open to anyone for public projects; a token there is \
-                         optional (it reads private projects), but an unknown one is still a 401.",
+                         optional (it reads private projects), but an unknown one is still a 401. \
+                         A private project, or its run or alert, that the token may not read \
+                         answers the 404 of a missing one, on every operation.",
                     ))
                     .build(),
             ),

@@ -1,5 +1,6 @@
 //! Projects and their tokens.
 
+use super::access::{readable_project, AdminAccess};
 use super::json::ApiJson;
 use super::project_or_404;
 use crate::app::AppState;
@@ -84,8 +85,7 @@ pub(super) async fn get_one(
     bearer: Bearer,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<Project>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     Ok(Json(project))
 }
 
@@ -95,13 +95,13 @@ pub(super) async fn get_one(
         (status = 401, description = "No token, or an unknown one: this needs the admin token", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "A project token: this needs the admin token", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Slug taken", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid slug", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "Invalid slug", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn create(
     State(state): State<AppState>,
-    bearer: Bearer,
+    _: AdminAccess,
     ApiJson(body): ApiJson<CreateProject>,
 ) -> ApiResult<(StatusCode, Json<Project>)> {
-    bearer.caller(&state).await?.require_admin()?;
     if !valid_slug(&body.slug) {
         return Err(ApiError::Invalid {
             pointer: "/slug".into(),
@@ -141,14 +141,14 @@ pub(super) async fn create(
         (status = 401, description = "No token, or an unknown one: this needs the admin token", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "A project token: this needs the admin token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such project", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Unknown scope", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "Unknown scope", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn create_token(
     State(state): State<AppState>,
-    bearer: Bearer,
+    _: AdminAccess,
     Path(slug): Path<String>,
     ApiJson(body): ApiJson<CreateToken>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    bearer.caller(&state).await?.require_admin()?;
     let project = project_or_404(&state, &slug).await?;
     let scope_text = body.scope.unwrap_or_else(|| "upload".into());
     let scope = Scope::parse(&scope_text).ok_or_else(|| ApiError::Invalid {

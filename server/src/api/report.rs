@@ -69,7 +69,7 @@ pub(super) async fn report(
             ),
         });
     }
-    let run = readable_run(&state, &bearer, &id).await?;
+    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
     let project = project_or_404(&state, &run.summary.project).await?;
     let base = base_url(&state, &headers);
     let doc = report_document(&state.store, &project, &run, &base).await?;

@@ -1,15 +1,15 @@
 //! Runs: upload, list, read, and the files they were read from.
 
+use super::access::{readable_project, UploadAccess};
 use super::json::ApiJson;
 use super::query::ApiQuery;
 use super::{page_limit, project_or_404};
 use crate::app::AppState;
-use crate::auth::Bearer;
+use crate::auth::{Bearer, Caller};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::storage::{Inserted, Page, Project, RunSummary, Scope, StoredRun};
+use crate::storage::{Inserted, Page, Project, RunSummary, StoredRun};
 use crate::{analysis, ingest};
-use axum::extract::{FromRequestParts, Path, State};
-use axum::http::request::Parts;
+use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
@@ -18,28 +18,6 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 pub use benchtrail_core::wire::UploadReceipt;
-
-/// The project of an upload, once the caller's token is known to have `upload` on it. An
-/// extractor of the request's head, so it runs before the body is read: a request without a
-/// valid token is refused at once, never after reading (and inflating) up to 64 MiB.
-pub(super) struct UploadAccess(Project);
-
-impl FromRequestParts<AppState> for UploadAccess {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let Path(slug) = Path::<String>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::NotFound(e.body_text()))?;
-        let bearer = Bearer::from_request_parts(parts, state).await?;
-        let project = project_or_404(state, &slug).await?;
-        bearer
-            .caller(state)
-            .await?
-            .require(&project, Scope::Upload)?;
-        Ok(UploadAccess(project))
-    }
-}
 
 /// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
 /// 200 when a run with the same id was already stored (idempotent retry), 422 with a pointer
@@ -54,7 +32,9 @@ impl FromRequestParts<AppState> for UploadAccess {
         (status = 400, description = "Malformed body; `pointer` names the field. Also a `Content-Encoding: gzip` body that is not valid gzip", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 MiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "A `Content-Encoding` other than `gzip`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A file or result is wrong; `pointer` names it", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "A file or result is wrong; `pointer` names it", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such project, or a private one the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The run id is taken: stored with other content, or by another project (which is not named)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn upload(
     State(state): State<AppState>,
     UploadAccess(project): UploadAccess,
@@ -67,9 +47,7 @@ pub(super) async fn upload(
     if let Some(id) = doc.run.id {
         if let Some(existing) = state.store.run(id).await? {
             if existing.summary.project != project.slug {
-                return Err(ApiError::Conflict(format!(
-                    "run {id} belongs to another project"
-                )));
+                return Err(ApiError::Conflict(crate::storage::run_id_taken(id)));
             }
             if !same_upload(&existing, &run) {
                 return Err(ApiError::Conflict(format!(
@@ -133,7 +111,7 @@ async fn stored_verdict(
     }
 }
 
-/// `Content-Disposition` for a stored file name (which may hold folders, quotes, control or
+/// `Content-Disposition: attachment` for a stored file name (which may hold folders, quotes, control or
 /// non-ASCII characters): an ASCII fallback `filename` and the exact name as RFC 5987/6266
 /// `filename*`, so the header is always valid.
 fn content_disposition(name: &str) -> String {
@@ -156,7 +134,9 @@ fn content_disposition(name: &str) -> String {
             encoded.push_str(&format!("%{b:02X}"));
         }
     }
-    format!("inline; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+    // `attachment`: an uploaded file is data to save, never a page to render in the site's
+    // origin (a console log may well start with `<html><script>`).
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
 }
 
 /// True when a stored run and a new upload with its id are the same upload: same commit and
@@ -208,8 +188,7 @@ pub(super) async fn list(
     Path(slug): Path<String>,
     ApiQuery(q): ApiQuery<ListRuns>,
 ) -> ApiResult<Json<Page<RunSummary>>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let limit = page_limit(q.limit)?;
     super::check_cursor(q.cursor.as_deref(), super::CursorKind::Sequence)?;
     if let Some(commit) = &q.commit {
@@ -240,18 +219,14 @@ pub(super) async fn list(
 /// Loads a run the caller may read, or 404.
 pub(super) async fn readable_run(
     state: &AppState,
-    bearer: &Bearer,
+    caller: &Caller,
     id: &str,
 ) -> ApiResult<StoredRun> {
     let not_found = || ApiError::NotFound(format!("no run `{id}`"));
     let id: Uuid = id.parse().map_err(|_| not_found())?;
     let run = state.store.run(id).await?.ok_or_else(not_found)?;
     let project = project_or_404(state, &run.summary.project).await?;
-    bearer
-        .caller(state)
-        .await?
-        .require_read(&project)
-        .map_err(|_| not_found())?;
+    caller.require_read(&project).map_err(|_| not_found())?;
     Ok(run)
 }
 
@@ -262,18 +237,22 @@ pub(super) async fn get_one(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<StoredRun>> {
-    Ok(Json(readable_run(&state, &bearer, &id).await?))
+    Ok(Json(
+        readable_run(&state, &bearer.caller(&state).await?, &id).await?,
+    ))
 }
 
-/// `GET /api/v1/runs/{id}/files/{n}`: the n-th uploaded file, byte for byte.
+/// `GET /api/v1/runs/{id}/files/{n}`: the n-th uploaded file, byte for byte, as a download.
 #[utoipa::path(get, path = "/api/v1/runs/{id}/files/{n}", tag = "runs", params(("id" = Uuid, Path), ("n" = i64, Path)),
-    responses((status = 200, description = "The file as uploaded", content_type = "text/plain")))]
+    responses((status = 200, description = "The file as uploaded, as an attachment (never rendered by a browser)", content_type = "text/plain",
+            headers(("Content-Disposition" = String, description = "`attachment` with the file's name"), ("X-Content-Type-Options" = String, description = "`nosniff`"))),
+        (status = 404, description = "No such run or file, or a run of a private project the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn file(
     State(state): State<AppState>,
     bearer: Bearer,
     Path((id, n)): Path<(String, i64)>,
 ) -> ApiResult<impl IntoResponse> {
-    let run = readable_run(&state, &bearer, &id).await?;
+    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
     let (info, content) = state
         .store
         .run_file(run.summary.id, n)

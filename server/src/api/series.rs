@@ -1,7 +1,8 @@
 //! Series: listing with filters, and the points of one series on a branch.
 
+use super::access::readable_project;
+use super::page_limit;
 use super::query::ApiQuery;
-use super::{page_limit, project_or_404};
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
@@ -34,8 +35,7 @@ pub(super) async fn list(
     Path(slug): Path<String>,
     ApiQuery(q): ApiQuery<ListSeries>,
 ) -> ApiResult<Json<Page<SeriesInfo>>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     if let Some(m) = q
         .metric
         .as_deref()
@@ -101,8 +101,7 @@ pub(super) async fn points(
     Path((slug, series_id)): Path<(String, String)>,
     ApiQuery(q): ApiQuery<PointsQuery>,
 ) -> ApiResult<Json<SeriesPoints>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     let series = state
         .store
         .series(&series_id)

@@ -6,14 +6,14 @@
 //! transaction (values of removed profiles are deleted). Any change then recomputes the
 //! project's regression analyses, alerts and verdicts with the new version, before the answer.
 
+use super::access::{readable_project, WriteAccess};
 use super::json::ApiJson;
-use super::project_or_404;
 use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::ingest;
-use crate::storage::{Scope, StorageError, StoredSettings};
+use crate::storage::{StorageError, StoredSettings};
 use axum::extract::{Path, State};
 use axum::Json;
 use benchtrail_core::settings::ProjectSettings;
@@ -28,8 +28,7 @@ pub(super) async fn get(
     bearer: Bearer,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<StoredSettings>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer.caller(&state).await?.require_read(&project)?;
+    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
     Ok(Json(state.store.settings(&project).await?))
 }
 
@@ -45,18 +44,14 @@ pub(super) async fn get(
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`version` is not the current version", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid settings, nothing stored: a wrong type, an unknown key, a missing `slo_profiles` or a value out of its documented bounds; `pointer` is the JSON pointer of the field", body = Problem, content_type = "application/problem+json")))]
+        (status = 422, description = "Invalid settings, nothing stored: a wrong type, an unknown key, a missing `slo_profiles` or a value out of its documented bounds; `pointer` is the JSON pointer of the field", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such project, or a private one the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn put(
     State(state): State<AppState>,
-    bearer: Bearer,
-    Path(slug): Path<String>,
+    WriteAccess(project): WriteAccess,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<StoredSettings>> {
-    let project = project_or_404(&state, &slug).await?;
-    bearer
-        .caller(&state)
-        .await?
-        .require(&project, Scope::Write)?;
     let settings = ProjectSettings::from_json(&body).map_err(|e| ApiError::Invalid {
         pointer: e.pointer,
         field: None,

@@ -25,6 +25,13 @@ pub use model::*;
 pub use pr_comments::PrCommentPost;
 pub use store::Store;
 
+/// The conflict of a run id that another project's run holds. It names nothing of that
+/// project (not even that it is another one's), so run ids cannot be used to probe private
+/// projects; the remedy is the same whoever holds the id.
+pub fn run_id_taken(id: uuid::Uuid) -> String {
+    format!("run id {id} is taken; upload with a new run id, or with none (the server picks one)")
+}
+
 /// Storage failures. Constraint violations the caller can cause are mapped to
 /// [`StorageError::Conflict`]; everything else is [`StorageError::Database`] (logged, never
 /// shown to clients).

@@ -758,10 +758,7 @@ async fn existing_run_outcome(
             count_upload(conn, run_id).await?;
             Ok(Inserted::AlreadyStored)
         }
-        _ => Err(StorageError::Conflict(format!(
-            "run {} belongs to another project",
-            run.id
-        ))),
+        _ => Err(StorageError::Conflict(super::run_id_taken(run.id))),
     }
 }
 

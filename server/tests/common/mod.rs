@@ -4,5 +4,6 @@
 
 pub mod db;
 pub mod goodput;
+pub mod seed;
 pub mod server;
 pub mod web;
