@@ -219,19 +219,28 @@ async fn report_matches(server: &TestServer, run: &str, served: &RunAnalysis, db
     let doc: ReportDocument = serde_json::from_value(doc).unwrap();
     assert_eq!(doc.project, "fp8");
     assert_eq!(doc.analysis.as_ref(), Some(served));
-    let links: Vec<(&str, String)> = doc
+    let links: Vec<(String, String)> = doc
         .extras
         .links
         .iter()
-        .map(|l| (l.label.as_str(), l.url.clone()))
+        .map(|l| (l.label.clone(), l.url.clone()))
         .collect();
+    let (_, stored_run) = server.get(&format!("/api/v1/runs/{run}")).await;
+    let fingerprint = stored_run["results"][0]["config_fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(
         links,
         [
-            ("run", server.url(&format!("/runs/{run}"))),
+            ("run".to_string(), server.url(&format!("/runs/{run}"))),
             (
-                "alerts",
+                "alerts".to_string(),
                 server.url(&format!("/projects/fp8/alerts?commit={}", sha(10)))
+            ),
+            (
+                format!("configuration {}", &fingerprint[..12]),
+                server.url(&format!("/configs/{fingerprint}"))
             ),
         ],
         "{db}"

@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 /// At most this many sparklines per report (the most important findings' series first).
 pub const MAX_SPARKLINES: usize = 12;
 
+/// At most this many configuration links per report.
+pub const MAX_CONFIG_LINKS: usize = 3;
+
 /// The report of `run` in `project`, its links under `base_url` (`https://bench.example.com`,
 /// no trailing slash).
 ///
@@ -48,6 +51,19 @@ pub async fn report_document(
             project.slug, run.summary.commit_sha
         ),
     });
+    // Each configuration the run measured (its reproducible setup), in result order.
+    let mut fingerprints: Vec<&str> = Vec::new();
+    for r in &run.results {
+        if !fingerprints.contains(&r.config_fingerprint.as_str()) {
+            fingerprints.push(&r.config_fingerprint);
+        }
+    }
+    for f in fingerprints.iter().take(MAX_CONFIG_LINKS) {
+        links.push(Link {
+            label: format!("configuration {}", &f[..f.len().min(12)]),
+            url: format!("{base_url}/configs/{f}"),
+        });
+    }
     if let Some(job) = &run.summary.ci_job_url {
         links.push(Link {
             label: "CI job".into(),
