@@ -293,16 +293,31 @@ pub async fn current_verdict(
     let Some(run) = store.run(run_id).await? else {
         return Ok(None);
     };
+    Ok(Some(verdict_and_analysis(store, project, &run).await?.0))
+}
+
+/// The current verdict of `run` and the stored analysis it is computed from (none when the
+/// run has not been analyzed): the verdict endpoint, the upload receipt and the report all
+/// answer with this.
+pub async fn verdict_and_analysis(
+    store: &Store,
+    project: &Project,
+    run: &StoredRun,
+) -> Result<(Verdict, Option<RunAnalysis>), StorageError> {
     let settings = store.settings(project).await?;
-    let analysis = store.run_analysis(run_id).await?;
-    let alerts = store.run_alerts(run_id).await?;
-    Ok(Some(verdict_of(
+    let analysis = store
+        .run_analysis(run.summary.id)
+        .await?
+        .map(|a| a.analysis);
+    let alerts = store.run_alerts(run.summary.id).await?;
+    let verdict = verdict_of(
         run.summary.id,
         &run.summary.commit_sha,
-        analysis.as_ref().map(|a| &a.analysis),
+        analysis.as_ref(),
         &alerts,
         &settings.settings.detection,
-    )))
+    );
+    Ok((verdict, analysis))
 }
 
 /// The analysis of an upload: [`analyze_commit`], and then, when the uploaded commit is a

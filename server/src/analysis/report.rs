@@ -3,7 +3,7 @@
 //! means the decision used, then the candidate commit's). Served by
 //! `GET /api/v1/runs/{id}/report` and rendered by the CLI into PR comments and job summaries.
 
-use super::verdict_of;
+use super::verdict_and_analysis;
 use crate::storage::{Project, StorageError, Store, StoredRun};
 use benchtrail_core::report::extras::{
     flagged_series, Link, ReportDocument, ReportExtras, Sparkline,
@@ -28,17 +28,7 @@ pub async fn report_document(
     run: &StoredRun,
     base_url: &str,
 ) -> Result<ReportDocument, StorageError> {
-    let settings = store.settings(project).await?;
-    let stored = store.run_analysis(run.summary.id).await?;
-    let alerts = store.run_alerts(run.summary.id).await?;
-    let analysis = stored.map(|s| s.analysis);
-    let verdict = verdict_of(
-        run.summary.id,
-        &run.summary.commit_sha,
-        analysis.as_ref(),
-        &alerts,
-        &settings.settings.detection,
-    );
+    let (verdict, analysis) = verdict_and_analysis(store, project, run).await?;
     let run_url = format!("{base_url}/runs/{}", run.summary.id);
     let mut links = vec![Link {
         label: "run".into(),

@@ -10,7 +10,7 @@ use super::json::ApiJson;
 use super::query::ApiQuery;
 use super::runs::readable_run;
 use super::{page_limit, project_or_404};
-use crate::analysis::{verdict_of, Verdict};
+use crate::analysis::Verdict;
 use crate::app::AppState;
 use crate::auth::{Bearer, Caller};
 use crate::error::{ApiError, ApiResult, Problem};
@@ -218,16 +218,8 @@ pub(super) async fn verdict(
 ) -> ApiResult<Json<Verdict>> {
     let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
     let project = project_or_404(&state, &run.summary.project).await?;
-    let settings = state.store.settings(&project).await?;
-    let analysis = state.store.run_analysis(run.summary.id).await?;
-    let alerts = state.store.run_alerts(run.summary.id).await?;
-    Ok(Json(verdict_of(
-        run.summary.id,
-        &run.summary.commit_sha,
-        analysis.as_ref().map(|a| &a.analysis),
-        &alerts,
-        &settings.settings.detection,
-    )))
+    let (verdict, _) = crate::analysis::verdict_and_analysis(&state.store, &project, &run).await?;
+    Ok(Json(verdict))
 }
 
 /// `GET /api/v1/runs/{id}/analysis`: the run's latest analysis: per result (series key and
