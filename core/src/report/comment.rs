@@ -188,6 +188,35 @@ pub fn retry_wait(status: u16, h: RetryHeaders<'_>, attempt: u32, now: u64) -> O
     Some(1 << attempt.saturating_sub(1).min(6))
 }
 
+/// The `rel="next"` target of a `Link` header (RFC 8288), as GitHub paginates its lists.
+pub fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (target, params) = part.split_once(';')?;
+        let is_next = params
+            .split(';')
+            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"");
+        is_next.then(|| {
+            target
+                .trim()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_string()
+        })
+    })
+}
+
+/// The message of a forge's error body: GitHub and GitLab both answer `{"message": ...}`
+/// (a string, or for GitLab sometimes an object, shown as JSON); any other body as it came.
+pub fn forge_message(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.get("message")
+                .map(|m| m.as_str().map_or(m.to_string(), str::to_string))
+        })
+        .unwrap_or_else(|| body.to_string())
+}
+
 const BEGIN: &str = "<!-- benchtrail:suite ";
 
 fn end_marker(suite: &str) -> String {
@@ -225,6 +254,27 @@ mod tests {
             always: false,
             limit: GITHUB_BODY_LIMIT,
         }
+    }
+
+    #[test]
+    fn the_next_page_is_read_from_the_link_header() {
+        let h = "<https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2>; rel=\"next\", \
+                 <https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=3>; rel=\"last\"";
+        assert_eq!(
+            next_link(h).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2")
+        );
+        assert_eq!(next_link("<https://x/?page=1>; rel=\"prev\""), None);
+    }
+
+    #[test]
+    fn a_forge_message_is_its_json_message_else_the_body() {
+        assert_eq!(forge_message(r#"{"message": "Not Found"}"#), "Not Found");
+        assert_eq!(
+            forge_message(r#"{"message": {"body": ["too long"]}}"#),
+            r#"{"body":["too long"]}"#
+        );
+        assert_eq!(forge_message("Bad Gateway"), "Bad Gateway");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use super::http::Http;
 use super::{json, status_error, Forge, ForgeError};
 use crate::document::Environment;
-use benchtrail_core::report::comment::{ExistingComment, GITHUB_BODY_LIMIT};
+use benchtrail_core::report::comment::{next_link, ExistingComment, GITHUB_BODY_LIMIT};
 use serde::Deserialize;
 use std::io::Write;
 
@@ -141,38 +141,5 @@ impl Forge for GitHub {
         } else {
             Err(status_error(what, r))
         }
-    }
-}
-
-/// The `rel="next"` address of a `Link` header (RFC 8288), as GitHub paginates.
-pub fn next_link(header: &str) -> Option<String> {
-    header.split(',').find_map(|part| {
-        let (target, params) = part.split_once(';')?;
-        let is_next = params
-            .split(';')
-            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"");
-        is_next.then(|| {
-            target
-                .trim()
-                .trim_start_matches('<')
-                .trim_end_matches('>')
-                .to_string()
-        })
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_next_page_is_read_from_the_link_header() {
-        let h = "<https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2>; rel=\"next\", \
-                 <https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=3>; rel=\"last\"";
-        assert_eq!(
-            next_link(h).as_deref(),
-            Some("https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2")
-        );
-        assert_eq!(next_link("<https://x/?page=1>; rel=\"prev\""), None);
     }
 }

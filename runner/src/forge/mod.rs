@@ -14,7 +14,7 @@ pub mod gitlab;
 pub mod http;
 
 use benchtrail_core::report::comment::{
-    find, plan, CommentAction, CommentRequest, ExistingComment,
+    find, forge_message, plan, CommentAction, CommentRequest, ExistingComment,
 };
 use std::io::Write;
 
@@ -132,15 +132,7 @@ pub fn post(
 /// The error for a non-success answer to `what`.
 pub(crate) fn status_error(what: &str, response: reqwest::blocking::Response) -> ForgeError {
     let status = response.status().as_u16();
-    let text = response.text().unwrap_or_default();
-    // GitHub and GitLab both answer `{"message": ...}`; anything else is shown as it came.
-    let message = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| {
-            v.get("message")
-                .map(|m| m.as_str().map_or(m.to_string(), str::to_string))
-        })
-        .unwrap_or(text);
+    let message = forge_message(&response.text().unwrap_or_default());
     let what = what.to_string();
     match status {
         401 | 403 => ForgeError::Forbidden {

@@ -4,7 +4,9 @@
 //! above [`MAX_WAIT_SECS`]). The same requests as the CLI's `runner::forge`, asynchronous.
 
 use benchtrail_core::pr_comments::{PrCommentSettings, Provider};
-use benchtrail_core::report::comment::{retry_wait, ExistingComment, RetryHeaders};
+use benchtrail_core::report::comment::{
+    forge_message, next_link, retry_wait, ExistingComment, RetryHeaders,
+};
 use reqwest::{Method, RequestBuilder, Response};
 use serde::Deserialize;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -230,13 +232,7 @@ async fn decode<T: serde::de::DeserializeOwned>(
     let status = r.status().as_u16();
     let text = r.text().await.unwrap_or_default();
     if !(200..300).contains(&status) {
-        let message = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| {
-                v.get("message")
-                    .map(|m| m.as_str().map_or(m.to_string(), str::to_string))
-            })
-            .unwrap_or(text);
+        let message = forge_message(&text);
         return Err(ForgeError::Status {
             what,
             status,
@@ -247,23 +243,6 @@ async fn decode<T: serde::de::DeserializeOwned>(
         what,
         status,
         message: format!("unexpected answer: {e}"),
-    })
-}
-
-/// The `rel="next"` target of a `Link` header (RFC 8288).
-fn next_link(header: &str) -> Option<String> {
-    header.split(',').find_map(|part| {
-        let (target, params) = part.split_once(';')?;
-        params
-            .split(';')
-            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"")
-            .then(|| {
-                target
-                    .trim()
-                    .trim_start_matches('<')
-                    .trim_end_matches('>')
-                    .to_string()
-            })
     })
 }
 
