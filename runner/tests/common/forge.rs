@@ -186,19 +186,7 @@ async fn handle(State(state): State<Shared>, req: Request) -> Response {
             (headers, axum::Json(Value::Array(items))).into_response()
         }
         (Method::POST, ["repos", _, _, "issues", n, "comments"]) => {
-            let n: u64 = n.parse().unwrap();
-            g.next_id += 1;
-            let id = g.next_id;
-            let body = body.unwrap_or_default();
-            g.threads
-                .entry(n)
-                .or_default()
-                .push((id, body.clone(), false));
-            (
-                StatusCode::CREATED,
-                axum::Json(json!({"id": id, "body": body})),
-            )
-                .into_response()
+            create(&mut g, n.parse().unwrap(), body.unwrap_or_default())
         }
         (Method::PATCH, ["repos", _, _, "issues", "comments", id]) => {
             update(&mut g, id.parse().unwrap(), body.unwrap_or_default())
@@ -223,19 +211,7 @@ async fn handle(State(state): State<Shared>, req: Request) -> Response {
             (headers, axum::Json(Value::Array(items))).into_response()
         }
         (Method::POST, ["api", "v4", "projects", _, "merge_requests", iid, "notes"]) => {
-            let n: u64 = iid.parse().unwrap();
-            g.next_id += 1;
-            let id = g.next_id;
-            let body = body.unwrap_or_default();
-            g.threads
-                .entry(n)
-                .or_default()
-                .push((id, body.clone(), false));
-            (
-                StatusCode::CREATED,
-                axum::Json(json!({"id": id, "body": body})),
-            )
-                .into_response()
+            create(&mut g, iid.parse().unwrap(), body.unwrap_or_default())
         }
         (Method::PUT, ["api", "v4", "projects", _, "merge_requests", _, "notes", id]) => {
             update(&mut g, id.parse().unwrap(), body.unwrap_or_default())
@@ -246,6 +222,21 @@ async fn handle(State(state): State<Shared>, req: Request) -> Response {
         )
             .into_response(),
     }
+}
+
+/// Appends a comment (or note) by us to thread `thread`: 201 with its id.
+fn create(g: &mut Inner, thread: u64, body: String) -> Response {
+    g.next_id += 1;
+    let id = g.next_id;
+    g.threads
+        .entry(thread)
+        .or_default()
+        .push((id, body.clone(), false));
+    (
+        StatusCode::CREATED,
+        axum::Json(json!({"id": id, "body": body})),
+    )
+        .into_response()
 }
 
 fn update(g: &mut Inner, id: u64, body: String) -> Response {
