@@ -25,7 +25,9 @@ trap 'rm -rf "$tmp"' EXIT
 sha_for() { printf '%s-commit-%s' "$seed" "$1" | sha1sum | cut -c1-40; }
 uuid_for() { local h; h=$(printf '%s-run-%s' "$seed" "$1" | sha1sum); echo "${h:0:8}-${h:8:4}-5${h:13:3}-8${h:17:3}-${h:20:12}"; }
 
-if "${cli[@]}" project create demo --token "$admin" \
+# The admin commands read BENCHTRAIL_ADMIN_TOKEN themselves: no token on a command line,
+# which every user of the machine can read. (A BENCHTRAIL_TOKEN in the environment would win.)
+if BENCHTRAIL_TOKEN="$admin" "${cli[@]}" project create demo \
     --name "Demo: mock vLLM server, baseline vs candidate (synthetic commits)" 2>"$tmp/create.err"; then
   :
 elif grep -q "exists" "$tmp/create.err"; then
@@ -34,7 +36,7 @@ else
   cat "$tmp/create.err" >&2
   exit 2
 fi
-token=$("${cli[@]}" token create --project demo --token "$admin" | tail -n 1)
+token=$(BENCHTRAIL_TOKEN="$admin" "${cli[@]}" token create --project demo | tail -n 1)
 
 # The mock server's flags per version, and the exact commands that made each file
 # (shared/samples/generated/MANIFEST.md), recorded as the run's reproducible configuration.
@@ -62,7 +64,7 @@ JSON
 
 upload() { # n, commit n, commit time, subject, config file, file
   local n=$1 commit=$2 time=$3 subject=$4 config=$5 file=$6
-  "${cli[@]}" upload --project demo --token "$token" \
+  BENCHTRAIL_TOKEN="$token" "${cli[@]}" upload --project demo \
     --commit "$(sha_for "$commit")" --commit-time "$time" --commit-subject "[synthetic] $subject" \
     --branch main --run-id "$(uuid_for "$n")" --config "$config" \
     --cell dataset=random,input_len=512,output_len=128,prefix_mode=fresh "$file"

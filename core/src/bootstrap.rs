@@ -1,5 +1,6 @@
 //! 95 % percentile-bootstrap confidence intervals for p50 and p99 of `ttft`, `tpot`, `itl` and
-//! `e2el`, from per-request samples.
+//! `e2el`, from per-request samples; [`percentile_intervals`] gives the same bootstrap at any
+//! percentile of one value per request (the capacity report's p95/p99 TTFT and E2E latency).
 //!
 //! **Resampling unit.** Requests are resampled, not individual values: the chunk gaps (`itl`)
 //! of one request share its prompt, batch and moment in the run, so they are not independent;
@@ -54,7 +55,7 @@ pub fn intervals(samples: &RequestSamples) -> Vec<(&'static str, Stat, Interval)
         let Some(clusters) = clusters(samples, metric) else {
             continue;
         };
-        let Some(bounds) = bootstrap(&clusters) else {
+        let Some(bounds) = bootstrap(&clusters, &PERCENTILES) else {
             continue;
         };
         for (p, (low, high)) in PERCENTILES.iter().zip(bounds) {
@@ -103,8 +104,29 @@ fn clusters(samples: &RequestSamples, metric: &str) -> Option<Vec<Vec<f64>>> {
     (clusters.iter().filter(|c| !c.is_empty()).count() >= 2).then_some(clusters)
 }
 
-/// (low, high) for each of [`PERCENTILES`].
-fn bootstrap(clusters: &[Vec<f64>]) -> Option<[(f64, f64); 2]> {
+/// Intervals of percentiles `percentiles` (0–100) of `values`, one value per request (TTFT or
+/// E2E latency of each successful request, ms), by the same bootstrap as [`intervals`] (same
+/// seed and resample count); `None` with fewer than two values. In the order of `percentiles`.
+pub fn percentile_intervals(values: &[f64], percentiles: &[f64]) -> Option<Vec<Interval>> {
+    if values.len() < 2 {
+        return None;
+    }
+    let clusters: Vec<Vec<f64>> = values.iter().map(|v| vec![*v]).collect();
+    Some(
+        bootstrap(&clusters, percentiles)?
+            .into_iter()
+            .map(|(low, high)| Interval {
+                low,
+                high,
+                level: LEVEL,
+                method: method(),
+            })
+            .collect(),
+    )
+}
+
+/// (low, high) for each of `percentiles`.
+fn bootstrap(clusters: &[Vec<f64>], percentiles: &[f64]) -> Option<Vec<(f64, f64)>> {
     let m = clusters.len();
     let mut sorted: Vec<(f64, u32)> = clusters
         .iter()
@@ -115,8 +137,7 @@ fn bootstrap(clusters: &[Vec<f64>]) -> Option<[(f64, f64); 2]> {
     let sizes: Vec<usize> = clusters.iter().map(Vec::len).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     let mut weights = vec![0usize; m];
-    let mut replicates: [Vec<f64>; 2] =
-        [Vec::with_capacity(RESAMPLES), Vec::with_capacity(RESAMPLES)];
+    let mut replicates: Vec<Vec<f64>> = vec![Vec::with_capacity(RESAMPLES); percentiles.len()];
     for _ in 0..RESAMPLES {
         weights.fill(0);
         let mut pooled = 0;
@@ -129,7 +150,7 @@ fn bootstrap(clusters: &[Vec<f64>]) -> Option<[(f64, f64); 2]> {
             continue;
         }
         // The pooled order statistics each percentile needs: (lo, hi) ranks.
-        let ranks: Vec<(usize, usize, f64)> = PERCENTILES
+        let ranks: Vec<(usize, usize, f64)> = percentiles
             .iter()
             .map(|p| stats::rank(pooled, *p))
             .collect();
@@ -149,7 +170,7 @@ fn bootstrap(clusters: &[Vec<f64>]) -> Option<[(f64, f64); 2]> {
             stats::percentile(xs, 100.0 - lo)?,
         ))
     };
-    Some([bound(&replicates[0])?, bound(&replicates[1])?])
+    replicates.iter().map(bound).collect()
 }
 
 /// The values at 0-based ranks `wanted` (ascending) of the multiset holding each value of

@@ -141,7 +141,11 @@ pub fn is_infinity_word(s: &str) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LoadShape {
     /// At most this many requests in flight (fixed concurrency), if limited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub max_concurrency: Option<u64>,
     /// Offered arrival rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,16 +173,28 @@ pub struct WorkloadCell {
     #[serde(default)]
     pub load: LoadShape,
     /// Input (prompt) length in tokens per request, as configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub input_len: Option<u64>,
     /// Output length in tokens per request, as configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub output_len: Option<u64>,
     /// Dataset name (`random`, `sharegpt`, a path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<String>,
     /// Number of prompts sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub num_prompts: Option<u64>,
 }
 

@@ -19,10 +19,18 @@ pub struct Hardware {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accelerator: Option<String>,
     /// Number of accelerators used. Key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub accelerator_count: Option<u64>,
     /// Memory per accelerator in MiB. Per-run fact.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub accelerator_memory_mib: Option<u64>,
     /// Driver version. Per-run fact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,16 +98,32 @@ pub struct Quantization {
 #[serde(deny_unknown_fields)]
 pub struct Parallelism {
     /// `--tensor-parallel-size`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub tensor_parallel_size: Option<u64>,
     /// `--pipeline-parallel-size`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub pipeline_parallel_size: Option<u64>,
     /// `--data-parallel-size`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub data_parallel_size: Option<u64>,
     /// Expert parallel size (MoE models).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub expert_parallel_size: Option<u64>,
 }
 
@@ -114,7 +138,11 @@ pub struct SpeculativeDecoding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_model: Option<String>,
     /// Tokens proposed per step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub num_speculative_tokens: Option<u64>,
 }
 
@@ -123,10 +151,18 @@ pub struct SpeculativeDecoding {
 #[serde(deny_unknown_fields)]
 pub struct Scheduler {
     /// `--max-num-batched-tokens`: the token budget per batch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub max_num_batched_tokens: Option<u64>,
     /// `--max-num-seqs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub max_num_seqs: Option<u64>,
     /// `--enable-chunked-prefill`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,7 +183,11 @@ pub struct Sampling {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
     /// Maximum output tokens per request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub max_tokens: Option<u64>,
     /// Whether end-of-sequence was ignored so every output has its full length.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,6 +8,7 @@
 pub mod access;
 pub mod adapters;
 pub mod bootstrap;
+pub mod capacity;
 pub mod cell;
 pub mod checks;
 pub mod config;
@@ -22,12 +23,14 @@ pub mod report;
 pub mod result;
 pub mod run;
 pub mod samples;
+pub mod serde_int;
 pub mod series;
 pub mod settings;
 pub mod slo;
 pub mod stats;
 pub mod summary;
 pub mod upload;
+pub mod upload_limits;
 pub mod wire;
 
 pub use cell::{LoadShape, PrefixMode, RequestRate, WorkloadCell};

@@ -87,7 +87,7 @@ impl Direction {
 
 /// Whether a metric is a distribution over requests (reported with mean/std/percentiles) or one
 /// aggregate number for the whole run (stored with the statistic [`Stat::Value`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Per-request (or per-chunk) samples summarized by statistics.
@@ -96,8 +96,8 @@ pub enum Kind {
     Aggregate,
 }
 
-/// One entry of the vocabulary.
-#[derive(Debug, Clone, Copy, Serialize)]
+/// One entry of the vocabulary (`GET /api/v1/metrics`).
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 pub struct MetricDef {
     /// Stable name, e.g. `ttft`.
     pub name: &'static str,
@@ -531,7 +531,11 @@ pub struct MetricValue {
     /// The value, exactly as the tool wrote it after unit conversion (finite).
     pub value: f64,
     /// Number of samples behind the statistic (requests, or chunks for `itl`), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option"
+    )]
     pub n: Option<u64>,
     /// For SLO metrics (`request_goodput`, `slo_attainment`): the SLO profile the value was
     /// computed for (`interactive`, or `tool` for the tool's own thresholds). Part of the

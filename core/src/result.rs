@@ -53,7 +53,9 @@ pub struct Source {
     /// The adapter's format name, e.g. `vllm-bench-serve`.
     pub format: String,
     /// Index of the file in the upload (`files[n]`).
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub file: usize,
     /// Index of the record within the file (the line of a JSON Lines file), 0-based.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub record: usize,
 }

@@ -28,10 +28,18 @@ pub struct RequestSamples {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub itl_ms: Option<Vec<Vec<f64>>>,
     /// Prompt tokens per request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option_vec_option"
+    )]
     pub input_tokens: Option<Vec<Option<u64>>>,
     /// Output tokens per request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_int::option_vec_option"
+    )]
     pub output_tokens: Option<Vec<Option<u64>>>,
     /// Benchmark duration in s: the denominator of request rates such as goodput.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -107,6 +107,7 @@ pub struct DetectionSettings {
     /// provisional: a `pending_repeats` reason and no `fail` or `incomplete` (the first repeat
     /// never fails CI on its own), and no alert opens; the last repeat's upload gets the final
     /// verdict, on the commit's mean.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub repeats: u32,
     /// A cell of the baseline commit that the candidate commit lacks makes the verdict
     /// `incomplete`, which fails CI like `fail` (`true`, the default: a broken harness must not

@@ -34,15 +34,19 @@ pub const TOOL_PROFILE: &str = "tool";
 pub struct SloProfile {
     /// Name, unique within a project: `[a-z0-9][a-z0-9_-]*`, at most 64; `tool` is reserved
     /// (the benchmark tool's own goodput).
+    #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
     pub name: String,
     /// Time to first token threshold, ms, in (0, 1e7].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(exclusive_minimum = 0, maximum = 10000000)]
     pub ttft_ms: Option<f64>,
     /// Time per output token threshold, ms, in (0, 1e7].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(exclusive_minimum = 0, maximum = 10000000)]
     pub tpot_ms: Option<f64>,
     /// End-to-end latency threshold, ms, in (0, 1e7].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(exclusive_minimum = 0, maximum = 10000000)]
     pub e2el_ms: Option<f64>,
 }
 

@@ -28,16 +28,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadFile {
-    /// The file's name on the runner (for people; not interpreted).
+    /// The file's name on the runner (for people; not interpreted); at most 4096 characters.
+    #[schema(max_length = 4096)]
     pub name: String,
     /// The adapter to read it with; detected from the content when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
-    /// The file's text, unchanged.
+    /// The file's text, unchanged; at most 48 MiB (50331648 bytes of UTF-8,
+    /// `upload_limits::MAX_FILE_BYTES`; 413 at
+    /// `/files/{i}/content` otherwise).
     pub content: String,
 }
 
-/// The upload body.
+/// The upload body, within the bounds of `benchtrail_core::upload_limits`: files, results, tags,
+/// metadata strings (each refusal a 422 at the field, or 413 for a file's size, naming the
+/// bound in `limit`).
 ///
 /// A repeated upload is idempotent. Without `run.id`, the run's id is derived from the upload
 /// (a UUID v5 over the project, branch, commit, pull-request number, `run.repeat_index`, every
@@ -56,11 +61,15 @@ pub struct UploadDocument {
     /// Cell fields that fill every result's unset cell fields.
     #[serde(default)]
     pub cell: WorkloadCell,
-    /// Raw tool outputs.
+    /// Raw tool outputs; at most 256 files (`upload_limits::MAX_FILES`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 256)]
     pub files: Vec<UploadFile>,
-    /// Results already in benchtrail's own format.
+    /// Results already in benchtrail's own format. An upload gives at most 1024 results
+    /// (`upload_limits::MAX_RESULTS`), these and those read from its
+    /// files together.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 1024)]
     pub results: Vec<BenchResult>,
 }
 
@@ -105,6 +114,8 @@ pub struct UploadError {
     /// and one sentence: `/run/repeat_index` for two results of one cell (the problem lists
     /// them in `errors` after the fault itself).
     pub remedies: Vec<(String, String)>,
+    /// The bound of [`crate::upload_limits`] the upload exceeds, when that is the fault.
+    pub limit: Option<crate::upload_limits::Limit>,
 }
 
 /// Where a repeat's index goes in an upload document ([`UploadDocument::check_distinct`]).
@@ -120,6 +131,7 @@ impl UploadError {
             record: None,
             message: message.into(),
             remedies: Vec::new(),
+            limit: None,
         }
     }
 }
@@ -150,8 +162,11 @@ impl UploadDocument {
     /// # Errors
     /// As [`Self::normalize`].
     pub fn read(&self) -> Result<Normalized, UploadError> {
+        // Bounds first: they are cheap, and an over-size file is refused before it is hashed
+        // or parsed.
+        self.check_bounds()?;
         self.check_run()?;
-        check_no_nul(self)?;
+        self.check_text()?;
         if self.files.is_empty() && self.results.is_empty() {
             return Err(UploadError::at(
                 "/files",
@@ -193,6 +208,7 @@ impl UploadDocument {
             formats[i] = file.format;
             per_file[i] = file.results;
         }
+        self.check_result_count(&per_file.iter().map(Vec::len).collect::<Vec<_>>())?;
         let file_formats = (0..self.files.len())
             .map(|i| formats[first_of[i]])
             .collect();
@@ -205,6 +221,7 @@ impl UploadDocument {
                 record: None,
                 message: e.message,
                 remedies: Vec::new(),
+                limit: None,
             })?;
             out.push(result.clone());
         }
@@ -502,46 +519,30 @@ fn branch_fault(branch: &str) -> Option<String> {
     Some(why)
 }
 
-/// Rejects the NUL character anywhere in the document's text except inside uploaded file
-/// contents (kept as compressed bytes): PostgreSQL text cannot hold it, and no benchmark
-/// metadata needs it.
-fn check_no_nul(doc: &UploadDocument) -> Result<(), UploadError> {
-    let mut value = serde_json::to_value(doc).expect("an upload document serializes");
-    if let Some(files) = value
-        .get_mut("files")
-        .and_then(serde_json::Value::as_array_mut)
-    {
-        for file in files {
-            file["content"] = serde_json::Value::Null;
-        }
-    }
-    match find_nul(&value, String::new()) {
-        Some(pointer) => Err(UploadError::at(
-            pointer,
-            "must not contain the NUL character (U+0000)",
-        )),
-        None => Ok(()),
-    }
-}
-
-/// The JSON pointer of the first string (or object key) holding U+0000.
-fn find_nul(value: &serde_json::Value, pointer: String) -> Option<String> {
-    use serde_json::Value;
-    match value {
-        Value::String(s) if s.contains('\0') => Some(pointer),
-        Value::Array(items) => items
+impl UploadDocument {
+    /// Every string and object outside file contents (kept as compressed bytes, never shown
+    /// as text): no NUL character (PostgreSQL text cannot hold it, and no benchmark metadata
+    /// needs it), strings within [`crate::upload_limits::MAX_TEXT_BYTES`], objects within
+    /// [`crate::upload_limits::MAX_OBJECT_ENTRIES`].
+    fn check_text(&self) -> Result<(), UploadError> {
+        // The document as JSON without the file contents, which may be tens of MiB: copying
+        // them only to skip them would double the memory of a large upload.
+        let files: Vec<serde_json::Value> = self
+            .files
             .iter()
-            .enumerate()
-            .find_map(|(i, v)| find_nul(v, format!("{pointer}/{i}"))),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let here = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
-            if k.contains('\0') {
-                Some(here)
-            } else {
-                find_nul(v, here)
-            }
-        }),
-        _ => None,
+            .map(|f| serde_json::json!({"name": f.name, "format": f.format}))
+            .collect();
+        let value = serde_json::json!({
+            "run": self.run,
+            "configuration": self.configuration,
+            "cell": self.cell,
+            "files": files,
+            "results": self.results,
+        });
+        match crate::upload_limits::text_fault(&value, &mut String::new()) {
+            Some(fault) => Err(fault),
+            None => Ok(()),
+        }
     }
 }
 
@@ -560,6 +561,7 @@ fn file_error(index: usize, error: AdapterError) -> UploadError {
             record: Some((*record, *line)),
             message: error.to_string(),
             remedies: Vec::new(),
+            limit: None,
         },
         _ => UploadError::at(format!("/files/{index}/content"), error.to_string()),
     }
@@ -712,6 +714,114 @@ mod tests {
                 json!({"run": {"commit": {"sha": "abcdef1"}}, "cell": {"scenario": "x\u{0}"}, "files": files})
             ),
             "/cell/scenario"
+        );
+    }
+
+    /// `v` with every integer written as a float: `4` as `4.0`.
+    fn as_floats(v: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Number(n) if n.is_u64() => json!(n.as_u64().unwrap() as f64),
+            Value::Array(items) => Value::Array(items.iter().map(as_floats).collect()),
+            Value::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(k, x)| (k.clone(), as_floats(x)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    #[test]
+    fn every_integer_field_takes_a_whole_float() {
+        // Every integer field of the document (the OpenAPI document's `integer`s), each with
+        // its own value, so that a field read wrong or left out cannot go unnoticed.
+        let ints = json!({
+            "run": {"commit": {"sha": "abcdef1"}, "repeat_index": 1, "repeats_expected": 2,
+                    "pull_request": {"number": 3}},
+            "configuration": {
+                "hardware": {"accelerator_count": 4, "accelerator_memory_mib": 81559},
+                "parallelism": {"tensor_parallel_size": 5, "pipeline_parallel_size": 6,
+                                "data_parallel_size": 7, "expert_parallel_size": 8},
+                "speculative_decoding": {"num_speculative_tokens": 9},
+                "scheduler": {"max_num_batched_tokens": 10, "max_num_seqs": 11},
+                "sampling": {"max_tokens": 12}
+            },
+            "cell": {"load": {"max_concurrency": 13}, "input_len": 14, "output_len": 15,
+                     "num_prompts": 16},
+            "results": [{
+                "metrics": [{"name": "ttft", "stat": "mean", "unit": "ms", "value": 1.5, "n": 17}],
+                "samples": {"success": [true, true], "input_tokens": [18, null],
+                            "output_tokens": [null, 19]},
+                "source": {"format": "benchtrail", "file": 20, "record": 21}
+            }]
+        });
+        let text = serde_json::to_string(&as_floats(&ints)).unwrap();
+        assert!(text.contains(r#""repeat_index":1.0"#), "{text}");
+        let from_floats: UploadDocument = serde_json::from_str(&text).unwrap();
+        let from_ints: UploadDocument = serde_json::from_value(ints).unwrap();
+        assert_eq!(from_floats, from_ints);
+        let run = &from_floats.run;
+        assert_eq!(
+            (
+                run.repeat_index,
+                run.repeats_expected,
+                run.pull_request.as_ref().map(|p| p.number)
+            ),
+            (1, Some(2), Some(3))
+        );
+        let c = &from_floats.configuration;
+        assert_eq!(
+            [
+                c.hardware.accelerator_count,
+                c.hardware.accelerator_memory_mib,
+                c.parallelism.tensor_parallel_size,
+                c.parallelism.pipeline_parallel_size,
+                c.parallelism.data_parallel_size,
+                c.parallelism.expert_parallel_size,
+                c.speculative_decoding.num_speculative_tokens,
+                c.scheduler.max_num_batched_tokens,
+                c.scheduler.max_num_seqs,
+                c.sampling.max_tokens,
+            ],
+            [4, 81559, 5, 6, 7, 8, 9, 10, 11, 12].map(Some)
+        );
+        let cell = &from_floats.cell;
+        assert_eq!(
+            [
+                cell.load.max_concurrency,
+                cell.input_len,
+                cell.output_len,
+                cell.num_prompts
+            ],
+            [13, 14, 15, 16].map(Some)
+        );
+        let result = &from_floats.results[0];
+        let samples = result.samples.as_ref().unwrap();
+        let source = result.source.as_ref().unwrap();
+        assert_eq!(
+            (
+                result.metrics[0].n,
+                samples.input_tokens.clone(),
+                samples.output_tokens.clone(),
+                (source.file, source.record)
+            ),
+            (
+                Some(17),
+                Some(vec![Some(18), None]),
+                Some(vec![None, Some(19)]),
+                (20, 21)
+            )
+        );
+
+        // A fraction anywhere is refused, naming the field's type.
+        let mut half = json!({"run": {"commit": {"sha": "abcdef1"}}});
+        half["cell"] = json!({"input_len": 14.5});
+        let e = serde_json::from_value::<UploadDocument>(half).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid type: floating point `14.5`, expected u64"
         );
     }
 }

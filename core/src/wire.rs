@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-pub use crate::report::verdict::{Reason, ReasonCode, Verdict, VerdictLevel};
+pub use crate::report::verdict::{QueuedAnalysis, Reason, ReasonCode, Verdict, VerdictLevel};
 
 /// What an alert is about (the engine's finding kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -196,6 +196,13 @@ pub struct Alert {
     pub reason: Option<String>,
     /// The commit that returned to the baseline, when resolved by one.
     pub resolved_by: Option<String>,
+    /// Who triaged it last (acknowledged, dismissed or reopened it): the label of the token
+    /// used (else its first characters), or `admin`. Absent until someone triages it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triaged_by: Option<String>,
+    /// When it was last triaged. Absent until someone triages it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triaged_at: Option<DateTime<Utc>>,
     /// When it was first stored.
     pub created_at: DateTime<Utc>,
     /// Last change (status or recomputed finding).
@@ -216,8 +223,10 @@ pub struct UploadReceipt {
     /// Path of the run's page (`/runs/{id}`).
     pub path: String,
     /// The run's verdict right after its analysis; for a run that was already stored, its
-    /// stored verdict. `null` when the analysis failed (logged) or has not finished yet (a
-    /// concurrent upload of the same run). Details: `GET /api/v1/runs/{id}/verdict`.
+    /// current verdict. `pending` when the analysis is queued (the server was busy with other
+    /// uploads' analyses, another upload of the commit is being analyzed, or the analysis
+    /// failed and is retried): poll `GET /api/v1/runs/{id}/verdict`. `null` only when the
+    /// verdict could not be read.
     pub verdict: Option<VerdictLevel>,
     /// The verdict with its reasons, missing and new cells, series not measured and repeats,
     /// as `GET /api/v1/runs/{id}/verdict` answers it; `null` with `verdict`.
@@ -251,6 +260,10 @@ pub struct Problem {
     /// The query parameter at fault.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameter: Option<String>,
+    /// The bound the request exceeds (413, and 422 for an upload over one of its bounds): a
+    /// size in bytes, a length in characters or a count, as `detail` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
     /// Each fault, located (RFC 9457 §3.1's validation example); the first restates the problem
     /// with its location inside a file, the others name fields that would resolve it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -1,5 +1,5 @@
 //! The command line, as clap derive types. Names here are a contract other tools rely on:
-//! `benchtrail upload|project create|token create` with `--server`/`--token` accepted on every
+//! `benchtrail upload|project create|token create|list|revoke` with `--server`/`--token` accepted on every
 //! subcommand (or from `BENCHTRAIL_URL`/`BENCHTRAIL_TOKEN`).
 
 use benchtrail_core::access::Scope;
@@ -10,7 +10,8 @@ use uuid::Uuid;
 /// benchtrail: upload LLM-serving benchmark results from CI and manage projects.
 ///
 /// Exit status: 0 when the request succeeded (for `upload`: the data is stored), 2 on any error;
-/// `compare`, `check` and `run` exit 1 for a `fail` verdict and 3 for `incomplete`. With JSON
+/// `compare`, `check` and `run` exit 1 for a `fail` verdict, 3 for `incomplete`, and 2 when the
+/// verdict is still `pending` (not analyzed) once `--wait` runs out. With JSON
 /// output (`upload --json`, `--format json`, `--report-format json`) an error is also printed
 /// on stdout as `{"error": {"kind", "message", ...}}`.
 #[derive(Debug, Parser)]
@@ -20,7 +21,8 @@ pub struct Cli {
     #[arg(long, global = true, env = "BENCHTRAIL_URL", value_name = "URL")]
     pub server: Option<String>,
     /// API token: a project upload token for `upload`, the admin token for `project create`
-    /// and `token create`.
+    /// and `token create|list|revoke` (which also read BENCHTRAIL_ADMIN_TOKEN). An environment
+    /// variable keeps it out of the process list, which every user of the machine can read.
     #[arg(
         long,
         global = true,
@@ -81,11 +83,12 @@ pub enum Command {
     Compare(CompareArgs),
     /// The verdict of a stored run and the findings behind it, waiting (up to --wait seconds)
     /// while it is not analyzed yet or provisional. Exit status 0 pass or warn, 1 fail, 3
-    /// incomplete, 2 error.
+    /// incomplete, 2 error or still pending (not analyzed) when --wait runs out.
     Check(CheckArgs),
     /// Run a benchmark command (its output streamed), upload the result files it wrote with
     /// the command line recorded, wait for the analysis and print the report. Exit status 0
-    /// pass or warn, 1 fail, 3 incomplete, 2 error or a failed benchmark (nothing uploaded).
+    /// pass or warn, 1 fail, 3 incomplete, 2 error, a failed benchmark (nothing uploaded) or a
+    /// verdict still pending (not analyzed) when --wait runs out.
     Run(RunArgs),
 }
 
@@ -230,6 +233,11 @@ pub struct ProjectCreateArgs {
 pub enum TokenCommand {
     /// Create a project token; prints it alone on the last line of stdout.
     Create(TokenCreateArgs),
+    /// List a project's tokens, oldest first: id, scope, prefix, created, expires, last used
+    /// and label; never a secret.
+    List(TokenListArgs),
+    /// Revoke a project token by its id (see `token list`): refused from the next request on.
+    Revoke(TokenRevokeArgs),
 }
 
 /// `benchtrail token create`.
@@ -241,6 +249,36 @@ pub struct TokenCreateArgs {
     /// What the token may do.
     #[arg(long, value_parser = parse_scope, default_value = "upload", value_name = "read|upload|write")]
     pub scope: Scope,
+    /// Days until the token stops working, 1 to 3650. Default: never.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub expires_in_days: Option<u32>,
+    /// What the token is for, shown by `token list` (at most 100 characters).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
+
+/// `benchtrail token list`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenListArgs {
+    /// Project slug.
+    #[arg(long)]
+    pub project: String,
+    /// Print the server's answer, `{"items": [{"id", "scope", "prefix", "label",
+    /// "created_at", "expires_at", "last_used_at"}], "next_cursor": null}`, instead of a table
+    /// (an error is then JSON on stdout too).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `benchtrail token revoke`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenRevokeArgs {
+    /// Project slug.
+    #[arg(long)]
+    pub project: String,
+    /// The token's id, as `token list` shows it.
+    #[arg(value_name = "ID")]
+    pub id: i64,
 }
 
 /// Parses an RFC 3339 time, keeping its UTC offset.

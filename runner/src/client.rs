@@ -1,6 +1,6 @@
 //! HTTP client for the benchtrail API, and readable rendering of its RFC 9457 problems.
 //!
-//! Every request is a JSON `POST` (or a `GET`) with `Authorization: Bearer TOKEN`; a body of
+//! Every request is a JSON `POST` (or a `GET`, or a `DELETE`) with `Authorization: Bearer TOKEN`; a body of
 //! [`GZIP_THRESHOLD`] bytes or more (an upload of result files) is sent gzip-compressed with
 //! `Content-Encoding: gzip`. A 2xx answer is decoded into the expected type; anything else
 //! becomes a [`ClientError`], an `application/problem+json` body a [`Problem`].
@@ -334,6 +334,23 @@ impl Client {
         finish("GET", url, request)
     }
 
+    /// `DELETE path` with the token; the 2xx status (a 204 has no body). One attempt: like
+    /// creating a token, revoking one is not retried.
+    ///
+    /// # Errors
+    /// As [`Client::post_json`].
+    pub fn delete(&self, path: &str) -> Result<u16, ClientError> {
+        let url = self.url(path);
+        let mut request = self
+            .http
+            .delete(&url)
+            .header("Accept", "application/json, application/problem+json");
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        finish::<serde::de::IgnoredAny>("DELETE", url, request).map(|(status, _)| status)
+    }
+
     /// [`Client::get_json`] retried on transient failures by the client's policy, each retry
     /// noted on `err`.
     ///
@@ -404,7 +421,13 @@ fn finish<R: DeserializeOwned>(
         .and_then(|v| parse_retry_after(v, SystemTime::now()));
     let text = response.text().map_err(unreachable)?;
     if (200..300).contains(&status) {
-        return serde_json::from_str(&text)
+        // 204 No Content: decoded as `null`, which a unit or `IgnoredAny` accepts.
+        let text = if status == 204 && text.is_empty() {
+            "null"
+        } else {
+            &text
+        };
+        return serde_json::from_str(text)
             .map(|r| (status, r))
             .map_err(|e| ClientError::BadResponse {
                 method,

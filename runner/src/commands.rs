@@ -1,15 +1,13 @@
 //! The subcommands: each takes its arguments, writes its result to `out` (stdout) and notes
 //! to `err` (stderr), and returns an error for exit status 2.
 
-use crate::cli::{
-    Cli, Command, ProjectCommand, ProjectCreateArgs, TokenCommand, TokenCreateArgs, UploadArgs,
-};
+use crate::cli::{Cli, Command, ProjectCommand, ProjectCreateArgs, TokenCommand, UploadArgs};
 use crate::client::{path_segment, Client};
 use crate::document::{build_document, Environment};
 use crate::errors::{InputError, UsageError};
 use crate::retry::RetryPolicy;
 use anyhow::{anyhow, Context, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 use std::io::Write;
 
@@ -37,7 +35,13 @@ pub fn run(cli: Cli, env: &Environment, out: &mut dyn Write, err: &mut dyn Write
     match cli.command {
         Command::Upload(args) => upload(&args, &connection, env, out, err),
         Command::Project(ProjectCommand::Create(args)) => project_create(&args, &admin, out, err),
-        Command::Token(TokenCommand::Create(args)) => token_create(&args, &admin, out, err),
+        Command::Token(TokenCommand::Create(args)) => {
+            crate::token_cmd::create(&args, &admin, out, err)
+        }
+        Command::Token(TokenCommand::List(args)) => crate::token_cmd::list(&args, &admin, out, err),
+        Command::Token(TokenCommand::Revoke(args)) => {
+            crate::token_cmd::revoke(&args, &admin, out, err)
+        }
         Command::Formats => formats(out),
         Command::Compare(args) => crate::compare::run(&args, &env.cwd, out, err),
         Command::Run(args) => crate::run_cmd::run(&args, &connection, env, out, err),
@@ -232,7 +236,13 @@ pub fn upload_with(
     )?;
     let detail = response.verdict_detail.as_ref();
     if let Some(verdict) = response.verdict {
-        let provisional = if detail.is_some_and(|d| d.provisional) {
+        let waiting_hint = format!(
+            " (analysis queued: `benchtrail check --run {}` waits for it)",
+            response.run_id
+        );
+        let provisional = if verdict == benchtrail_core::report::VerdictLevel::Pending {
+            waiting_hint.as_str()
+        } else if detail.is_some_and(|d| d.provisional) {
             " (provisional: waiting for more repeats)"
         } else {
             ""
@@ -335,40 +345,5 @@ pub fn project_create(
     );
     writeln!(err, "created project {}", args.slug)?;
     writeln!(out, "{}", client.url(&page))?;
-    Ok(())
-}
-
-/// The answer to `POST /api/v1/projects/{slug}/tokens`.
-#[derive(Debug, Clone, Deserialize)]
-struct TokenResponse {
-    token: String,
-    #[serde(default)]
-    scope: Option<String>,
-    #[serde(default)]
-    project: Option<String>,
-}
-
-/// `benchtrail token create`: prints the new token alone on the last line of stdout.
-///
-/// # Errors
-/// The request fails.
-pub fn token_create(
-    args: &TokenCreateArgs,
-    connection: &Connection,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<()> {
-    let client = connection.client("the admin token, or BENCHTRAIL_ADMIN_TOKEN")?;
-    let path = format!("/api/v1/projects/{}/tokens", path_segment(&args.project));
-    let (_, response): (u16, TokenResponse) = client
-        .post_json(&path, &json!({"scope": args.scope.as_str()}))
-        .with_context(|| format!("cannot create a token for project `{}`", args.project))?;
-    writeln!(
-        err,
-        "created {} token for project {} (shown once; store it as a secret)",
-        response.scope.as_deref().unwrap_or(args.scope.as_str()),
-        response.project.as_deref().unwrap_or(&args.project)
-    )?;
-    writeln!(out, "{}", response.token)?;
     Ok(())
 }

@@ -8,16 +8,23 @@
 //!   are that commit's repeats: the k-th of each cell forms run k.
 //! * OLD only: a folder holding only folders is a history, each subfolder one commit, oldest
 //!   first in natural order of their names (`c2` before `c10`). The candidate is then judged
-//!   by the default-branch rule against the last `baseline_window` of them.
+//!   by the default-branch rule against the last `baseline_window` of them. Unless no cell is
+//!   measured in two of them: then the subfolders are one commit's load sweep written a folder
+//!   per load (AIPerf's `c1/`, `c4/`, `c16/`), and OLD is that one commit.
+//!
+//! When either side measured a load sweep (several loads of one cell), the report ends with
+//! capacity at SLO under the settings' profiles (the server's compare report of two runs);
+//! `--format json` carries it as `capacity` (`null` without a sweep).
 //!
 //! Exit status: 0 for `pass` and `warn`, 1 for `fail`, 3 for `incomplete` (a cell of OLD is
 //! missing from NEW), 2 on any error; `--no-fail` exits 0 for any verdict.
 
 use crate::cell_arg::parse_cells;
-use crate::cli::CompareArgs;
+use crate::cli::{CompareArgs, ReportFormat};
 use crate::errors::InputError;
 use crate::inputs;
 use anyhow::{bail, Context, Result};
+use benchtrail_core::capacity;
 use benchtrail_core::report::compare::{compare, CompareCommit};
 use benchtrail_core::report::extras::ReportExtras;
 use benchtrail_core::report::grouped::natural_key;
@@ -59,17 +66,74 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
         )?;
     }
     let outcome = compare(&baseline, &candidate, &settings, &args.key_field);
-    crate::report::print(
-        out,
-        &outcome.verdict,
-        Some(&outcome.analysis),
-        &ReportExtras {
-            sparklines: outcome.sparklines.clone(),
-            ..ReportExtras::default()
-        },
-        args.output,
-    )?;
+    let capacity = capacity_of(baseline.last(), &candidate, &settings, &args.key_field);
+    if args.output == ReportFormat::Json {
+        let doc = serde_json::json!({
+            "verdict": outcome.verdict,
+            "analysis": outcome.analysis,
+            "capacity": capacity,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        crate::report::print(
+            out,
+            &outcome.verdict,
+            Some(&outcome.analysis),
+            &ReportExtras {
+                sparklines: outcome.sparklines.clone(),
+                ..ReportExtras::default()
+            },
+            args.output,
+        )?;
+        if let Some(report) = &capacity {
+            writeln!(out)?;
+            out.write_all(capacity::render::markdown(report).as_bytes())?;
+        }
+    }
     crate::report::exit_for(outcome.verdict.verdict, args.no_fail)
+}
+
+/// Capacity at SLO of the last baseline commit's first run against the candidate's first run
+/// (the server's `GET /api/v1/compare/report` of two runs), at the default 95 % target; `None`
+/// when neither side measured a load sweep (two loads or more,
+/// [`capacity::CapacityReport::has_sweep`]). Informational: the exit status is the verdict's.
+fn capacity_of(
+    baseline: Option<&CompareCommit>,
+    candidate: &CompareCommit,
+    settings: &ProjectSettings,
+    key_fields: &[String],
+) -> Option<capacity::CapacityReport> {
+    let first = |c: &CompareCommit| c.runs.first().cloned().unwrap_or_default();
+    let report = capacity::capacity_report(
+        &first(baseline?),
+        &first(candidate),
+        key_fields,
+        &settings.slo_profiles,
+        capacity::ReportOptions {
+            target: capacity::DEFAULT_TARGET,
+            typical_load: None,
+        },
+    );
+    report.has_sweep().then_some(report)
+}
+
+/// Whether subfolder commits are one commit's load sweep written a folder per load (AIPerf's
+/// `c1/`, `c4/`, `c16/`): several subfolders, none measuring a cell (configuration and
+/// workload, load included) another one measures. A history measures the same cells again
+/// in every commit.
+fn is_one_sweep(commits: &[CompareCommit]) -> bool {
+    let cells = |c: &CompareCommit| -> std::collections::BTreeSet<String> {
+        c.runs
+            .iter()
+            .flatten()
+            .map(|r| format!("{}|{}", r.configuration.fingerprint(), r.cell.key()))
+            .collect()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    commits.len() > 1
+        && commits
+            .iter()
+            .all(|c| cells(c).into_iter().all(|k| seen.insert(k)))
 }
 
 /// The commits of one side (see the module documentation); `history`: a folder of folders is
@@ -97,10 +161,13 @@ fn side(
         }
         if history && !files && !subfolders.is_empty() {
             subfolders.sort_by_cached_key(|p| natural_key(&p.display().to_string()));
-            return subfolders
+            let commits = subfolders
                 .iter()
                 .map(|p| commit_of(p, cwd, cell, err))
-                .collect();
+                .collect::<Result<Vec<_>>>()?;
+            if !is_one_sweep(&commits) {
+                return Ok(commits);
+            }
         }
     }
     Ok(vec![commit_of(path, cwd, cell, err)?])

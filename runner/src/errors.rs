@@ -20,7 +20,7 @@
 //! configuration file the command cannot use), `benchmark` (the command of `benchtrail run`
 //! failed), `other`.
 
-use crate::cli::{Cli, Command, ReportFormat};
+use crate::cli::{Cli, Command, ReportFormat, TokenCommand};
 use crate::client::ClientError;
 use serde_json::{json, Value};
 
@@ -55,13 +55,14 @@ impl InputError {
 
 /// Whether the command line asks for JSON output, so errors are printed as JSON too: `upload
 /// --json` (also `run --json`), `check --format json`, `run --report-format json`, `compare
-/// --format json`.
+/// --format json`, `token list --json`.
 pub fn wants_json(cli: &Cli) -> bool {
     match &cli.command {
         Command::Upload(a) => a.json,
         Command::Run(a) => a.upload.json || a.output == ReportFormat::Json,
         Command::Check(a) => a.output == ReportFormat::Json,
         Command::Compare(a) => a.output == ReportFormat::Json,
+        Command::Token(TokenCommand::List(a)) => a.json,
         _ => false,
     }
 }

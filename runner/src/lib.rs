@@ -20,6 +20,7 @@ pub mod inputs;
 pub mod report;
 pub mod retry;
 pub mod run_cmd;
+pub mod token_cmd;
 
 /// Exit status when the command succeeded (for `upload`: the data is stored).
 pub const EXIT_OK: u8 = 0;

@@ -152,7 +152,8 @@ pub fn deliver(
 }
 
 /// `Ok` for `pass` and `warn` (and for any verdict with `no_fail`); else [`ExitWith`]
-/// [`EXIT_FAIL`] or [`EXIT_INCOMPLETE`].
+/// [`EXIT_FAIL`], [`EXIT_INCOMPLETE`], or [`crate::EXIT_ERROR`] for `pending` (the analysis did
+/// not finish within `--wait`: nothing was decided, so the gate neither passes nor fails it).
 ///
 /// # Errors
 /// The verdict fails CI.
@@ -161,6 +162,7 @@ pub fn exit_for(level: VerdictLevel, no_fail: bool) -> Result<()> {
         _ if no_fail => return Ok(()),
         VerdictLevel::Fail => EXIT_FAIL,
         VerdictLevel::Incomplete => EXIT_INCOMPLETE,
+        VerdictLevel::Pending => crate::EXIT_ERROR,
         VerdictLevel::Pass | VerdictLevel::Warn => return Ok(()),
     };
     Err(ExitWith(code).into())

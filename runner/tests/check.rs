@@ -166,3 +166,40 @@ fn check_reports_the_servers_verdict_and_exits_with_it() {
         stderr(&out)
     );
 }
+
+#[test]
+fn check_exits_2_when_the_analysis_is_still_pending_after_the_wait() {
+    // No worker and no inline analysis: the upload is stored and its analysis stays queued.
+    let p = RealProject::start_with(
+        "check-pending",
+        benchtrail_server::analysis::jobs::AnalyzerOptions {
+            workers: 0,
+            inline: 0,
+            ..Default::default()
+        },
+    );
+    let dir = TempDir::new("check-pending-cwd");
+    let receipt = upload(
+        &p,
+        dir.path(),
+        &format!("{:040x}", 0xfeed),
+        None,
+        "goodput_baseline_s11_c4.json",
+        &[],
+    );
+    assert_eq!(receipt["verdict"], "pending", "{receipt}");
+    let run = receipt["run_id"].as_str().unwrap();
+    let env = [("BENCHTRAIL_URL", p.base.as_str())];
+    let out = benchtrail(dir.path(), &["check", "--run", run, "--wait", "1"], &env);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "waiting: not analyzed yet\nstill not analyzed after 1 s (--wait): reporting it as it is\n"
+    );
+    assert!(
+        stdout(&out)
+            .starts_with("benchtrail verdict: PENDING — not analyzed yet at commit 000000000000"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -135,3 +135,85 @@ fn equal_files_pass_a_broken_file_is_an_error_and_a_missing_cell_is_incomplete()
     assert!(text.contains("missing cells:\n  "), "{text}");
     assert!(!text.contains("no regressions"), "{text}");
 }
+
+/// The generated AIPerf baseline and candidate at concurrency 1, 4 and 16 (`testdata/aiperf`),
+/// each side one folder of three load folders.
+fn aiperf_side(dir: &std::path::Path, side: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/aiperf");
+    for c in [1, 4, 16] {
+        let from = root.join(format!("{side}_completions_c{c}_isl512_osl128"));
+        let to = dir.join(side).join(format!("c{c}"));
+        std::fs::create_dir_all(&to).unwrap();
+        for f in ["profile_export_aiperf.json", "profile_export.jsonl"] {
+            std::fs::copy(from.join(f), to.join(f)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_load_sweep_ends_the_report_with_capacity_at_slo() {
+    let dir = TempDir::new("compare-capacity");
+    aiperf_side(dir.path(), "baseline");
+    aiperf_side(dir.path(), "candidate");
+    std::fs::write(
+        dir.path().join("settings.json"),
+        r#"{"slo_profiles": [{"name": "chat", "ttft_ms": 120, "tpot_ms": 12}]}"#,
+    )
+    .unwrap();
+    let args = [
+        "compare",
+        "baseline",
+        "candidate",
+        "--settings",
+        "settings.json",
+        "--no-fail",
+    ];
+    let out = benchtrail(dir.path(), &args, &[]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let capacity = text
+        .split_once("## Capacity at SLO\n\n")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no capacity section in\n{text}"));
+    assert!(
+        capacity.starts_with(
+            "Under `chat` (TTFT ≤ 120 ms, TPOT ≤ 12 ms, met by 95 % of requests), the candidate \
+             completes 15,731 more requests per hour than the baseline at SLO capacity (26,478 \
+             instead of 10,747 per hour, at 10 instead of 4.6 concurrent requests)."
+        ),
+        "{capacity}"
+    );
+    assert!(
+        capacity.contains(
+            "\n| chat | TTFT ≤ 120 ms, TPOT ≤ 12 ms | 4.6 → 10 | 10,747 → 26,478 | +15,731 (+146.4 %) | 4 |"
+        ),
+        "{capacity}"
+    );
+    // JSON carries the typed report; without a sweep it is null.
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let out = benchtrail(dir.path(), &json_args, &[]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let profile = &doc["capacity"]["sweeps"][0]["profiles"][0];
+    assert_eq!(profile["profile"], "chat");
+    assert_eq!(
+        profile["change"]["change"]["candidate_requests_per_hour"]
+            .as_f64()
+            .map(f64::round),
+        Some(26_478.0)
+    );
+    let out = benchtrail(
+        dir.path(),
+        &[
+            "compare",
+            "baseline/c4",
+            "candidate/c4",
+            "--format",
+            "json",
+            "--no-fail",
+        ],
+        &[],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["capacity"], serde_json::Value::Null, "{doc}");
+}

@@ -41,6 +41,9 @@ fn start_server(data: &TempDir) -> (String, Arc<Mutex<Vec<Seen>>>) {
                 store,
                 admin_token_hash: Arc::new(hash_token(ADMIN)),
                 public_url: None,
+                analyzer: benchtrail_server::analysis::jobs::Analyzer::new(Default::default()),
+                auth_throttle: Default::default(),
+                sessions: Default::default(),
             };
             let header = |request: &axum::extract::Request, name: &str| {
                 request
@@ -48,6 +51,8 @@ fn start_server(data: &TempDir) -> (String, Arc<Mutex<Vec<Seen>>>) {
                     .get(name)
                     .map(|v| v.to_str().unwrap().to_string())
             };
+            // The analysis workers, which `serve` would start (this test serves its own stack).
+            state.analyzer.start(&state);
             let app = router(state).layer(axum::middleware::from_fn(
                 move |request: axum::extract::Request, next: axum::middleware::Next| {
                     log.lock().unwrap().push(Seen {

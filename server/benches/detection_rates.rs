@@ -104,7 +104,24 @@ async fn run_history(bench: &Bench, slug: &str, spec: &HistorySpec, h: u64) -> O
                 )
                 .await;
             assert_eq!(status, 201, "{slug} commit {i}: {receipt}");
-            at.push(receipt["verdict"].as_str().unwrap_or("?").to_string());
+            let mut verdict = receipt["verdict"].as_str().unwrap_or("?").to_string();
+            // A receipt answered before the analysis (the server was busy): what CI then does,
+            // wait for the verdict.
+            let waited = std::time::Instant::now();
+            while verdict == "pending" && waited.elapsed() < Duration::from_secs(300) {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let run = receipt["run_id"].as_str().unwrap_or_default();
+                let (_, v, _) = bench
+                    .send(
+                        reqwest::Method::GET,
+                        &format!("/api/v1/runs/{run}/verdict"),
+                        &token,
+                        None,
+                    )
+                    .await;
+                verdict = v["verdict"].as_str().unwrap_or("?").to_string();
+            }
+            at.push(verdict);
         }
         verdicts.push(at);
     }

@@ -35,12 +35,9 @@ mod support;
 use benchtrail_server::storage::Store;
 use clap::Parser;
 use serde_json::{json, Value};
-use sqlx::{Connection, PgConnection};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
 
-use support::{cpu_seconds, drain, Bench, ADMIN_TOKEN};
+use support::{cpu_seconds, create_postgres, drain, drop_postgres, Bench, ADMIN_TOKEN};
 
 /// The engine's FP8 scenario seed (`core/tests/regression_engine.rs`).
 const FP8_SEED: u64 = 0x0066_7038_6b76;
@@ -561,45 +558,6 @@ fn print_report(report: &Report) {
     for n in &report.notes {
         println!("{n}");
     }
-}
-
-/// A fresh Postgres database through the admin URL; returns its URL and name.
-async fn create_postgres(admin_url: &str) -> (String, String) {
-    let database = format!("bt_bench_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = PgConnection::connect(admin_url)
-        .await
-        .unwrap_or_else(|e| panic!("BENCHTRAIL_BENCH_DATABASE_URL={admin_url}: {e}"));
-    sqlx::query(&format!("CREATE DATABASE \"{database}\""))
-        .execute(&mut admin)
-        .await
-        .unwrap_or_else(|e| panic!("creating {database}: {e}"));
-    let _ = admin.close().await;
-    (with_database(admin_url, &database), database)
-}
-
-async fn drop_postgres(admin_url: &str, database: &str) {
-    let mut admin = PgConnection::connect(admin_url).await.unwrap();
-    sqlx::query(&format!(
-        "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
-    ))
-    .execute(&mut admin)
-    .await
-    .unwrap_or_else(|e| panic!("dropping {database}: {e}"));
-    let _ = admin.close().await;
-}
-
-/// `admin_url` with its database name replaced by `database` (query parameters kept).
-fn with_database(admin_url: &str, database: &str) -> String {
-    let (base, query) = match admin_url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (admin_url, String::new()),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let host_part = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    format!("{host_part}/{database}{query}")
 }
 
 /// Runs every scenario on `store` in a task (so a panic still lets the caller clean up).

@@ -22,12 +22,25 @@ pub struct AppState {
     /// slash), for absolute links in reports and PR comments; `None`: taken from each
     /// request's `Host` (and `X-Forwarded-Proto`) header.
     pub public_url: Option<Arc<str>>,
+    /// The durable analysis queue: inline permits and background workers
+    /// ([`crate::analysis::jobs`]).
+    pub analyzer: crate::analysis::jobs::Analyzer,
+    /// Failed authentication per client address ([`crate::auth::throttle`]).
+    pub auth_throttle: Arc<crate::auth::throttle::AuthThrottle>,
+    /// How browser sessions are made: lifetime, `Secure` cookies ([`crate::pages::session`]).
+    pub sessions: crate::pages::session::SessionSettings,
 }
 
 /// The whole application: API under `/api/v1`, pages, static assets, `/healthz`; every answer
 /// with the security headers of [`crate::security`], every body within its route's limit
-/// ([`crate::body_limit`]).
+/// ([`crate::body_limit`]), the request and body timeouts of the default
+/// [`ServeOptions`](crate::serve::ServeOptions).
 pub fn router(state: AppState) -> Router {
+    router_with(state, &crate::serve::ServeOptions::default())
+}
+
+/// [`router`] with the request and body timeouts of `options` ([`crate::timeouts`]).
+pub fn router_with(state: AppState, options: &crate::serve::ServeOptions) -> Router {
     use tower_http::{
         catch_panic::CatchPanicLayer, decompression::RequestDecompressionLayer, trace::TraceLayer,
     };
@@ -35,6 +48,11 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::api::routes())
         .merge(crate::pages::routes())
         .fallback(fallback)
+        // Pages (the fallback's too) know their visitor; the API never reads the cookie.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::pages::session::layer,
+        ))
         // `Content-Encoding: gzip` bodies are inflated as they are read; any other encoding is
         // a 415 (a problem document under `/api/`, through the next layer).
         .layer(RequestDecompressionLayer::new().gzip(true))
@@ -44,6 +62,18 @@ pub fn router(state: AppState) -> Router {
         // problem document too. Small by default; uploads raise it on their route.
         .layer(crate::body_limit::layer(
             crate::body_limit::DEFAULT_BODY_LIMIT_BYTES,
+        ))
+        // A stalled body fails where it is read (`ApiJson`: 408); a request over its time is
+        // answered 503 here, inside the trace so that the log shows it.
+        .layer(crate::timeouts::body_layer(options.body_timeout))
+        .layer(axum::middleware::from_fn_with_state(
+            options.request_timeout,
+            crate::timeouts::request_deadline,
+        ))
+        // Before any handler, so a throttled address's token is never looked at.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::throttle::middleware,
         ))
         .layer(TraceLayer::new_for_http())
         .layer(CatchPanicLayer::new());
@@ -126,13 +156,23 @@ async fn problems_for_api_errors(
     problem
 }
 
-/// Serves the application on `listener` until `shutdown` completes.
+/// Serves the application on `listener` until `shutdown` completes, with the analysis
+/// workers running meanwhile, under the default timeouts and connection limit ([`crate::serve::serve_with`] sets others).
+/// Each request carries its peer's address (`ConnectInfo<SocketAddr>`), which the
+/// failed-authentication throttle counts by.
+///
+/// # Errors
+/// As [`crate::serve::serve_with`].
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    crate::serve::serve_with(
+        listener,
+        state,
+        shutdown,
+        crate::serve::ServeOptions::default(),
+    )
+    .await
 }

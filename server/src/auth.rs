@@ -1,17 +1,28 @@
 //! Tokens and who may do what.
 //!
 //! Tokens are random 256-bit secrets shown once; only their SHA-256 is stored. The admin token
-//! (env `BENCHTRAIL_ADMIN_TOKEN`, or generated and printed once on first start) creates projects
+//! (env `BENCHTRAIL_ADMIN_TOKEN` or `--admin-token-file`, at least 32 characters, or generated
+//! and printed once on first start) creates projects
 //! and tokens. Project tokens carry a scope: `read` < `upload` < `write`. Public projects are
 //! readable without a token.
 //!
 //! A caller who may not read a private project gets the 404 of a missing one from every route,
 //! writes included ([`Caller::require_read`] comes before [`Caller::require`]); write routes
 //! check all of this from the request head (`api::access`), before reading the body.
+//!
+//! Project tokens may expire (refused like unknown ones), are revoked by deleting them, and
+//! record when they were last used. Failed authentication is throttled per client address
+//! ([`throttle`]).
+//!
+//! Pages never read the `Authorization` header: a browser signs in once with a token
+//! (`/sign-in`) and its session grants what that token does, as a [`Caller`]
+//! ([`crate::pages::session`]); revoking the token ends the session.
+
+pub mod throttle;
 
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::storage::{Project, Scope};
+use crate::storage::{Project, Scope, TokenGrant, LAST_USED_RESOLUTION};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
@@ -79,6 +90,8 @@ pub enum Caller {
         project_id: i64,
         /// Its scope.
         scope: Scope,
+        /// Who holds it, as triage records it ([`TokenGrant::actor`]).
+        actor: String,
     },
 }
 
@@ -94,16 +107,81 @@ impl Bearer {
             return Ok(Caller::Admin);
         }
         match state.store.token(&hash).await? {
-            Some(grant) => Ok(Caller::Project {
-                project_id: grant.project_id,
-                scope: grant.scope,
-            }),
+            Some(grant) => {
+                record_use(state, &grant);
+                Ok(Caller::Project {
+                    project_id: grant.project_id,
+                    scope: grant.scope,
+                    actor: grant.actor(),
+                })
+            }
+            // Expired or revoked tokens get this very answer: nothing tells them apart.
             None => Err(ApiError::Unauthorized("unknown token".into())),
         }
     }
 }
 
+/// Records a token's use when its `last_used_at` is older than [`LAST_USED_RESOLUTION`], in
+/// the background: the request does not wait for a write (SQLite has one writer, and an
+/// upload may hold it), and a failed write costs the listing one minute of accuracy, never
+/// the request. Concurrent requests with the same stale token start one write, not one each
+/// ([`claim_touch`]).
+fn record_use(state: &AppState, grant: &TokenGrant) {
+    let stale = grant
+        .last_used_at
+        .is_none_or(|t| chrono::Utc::now() - t >= LAST_USED_RESOLUTION);
+    if !stale || !claim_touch(state.store.instance(), grant.id) {
+        return;
+    }
+    let store = state.store.clone();
+    let id = grant.id;
+    tokio::spawn(async move {
+        if let Err(e) = store.touch_token(id).await {
+            tracing::warn!(token_id = id, "recording the use of a token failed: {e}");
+        }
+    });
+}
+
+/// Whether this process should write token `id`'s use now: `false` when it started that
+/// write less than [`LAST_USED_RESOLUTION`] ago (keyed by store too: tests hold several).
+fn claim_touch(store: u64, id: i64) -> bool {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    /// Tokens are few; past this many the memory is simply cleared.
+    const MAX_REMEMBERED: usize = 10_000;
+    static STARTED: Mutex<Option<HashMap<(u64, i64), Instant>>> = Mutex::new(None);
+    let resolution = Duration::from_secs(LAST_USED_RESOLUTION.num_seconds().unsigned_abs());
+    let now = Instant::now();
+    let mut started = STARTED.lock().unwrap_or_else(|e| e.into_inner());
+    let started = started.get_or_insert_with(HashMap::new);
+    if started
+        .get(&(store, id))
+        .is_some_and(|at| now.duration_since(*at) < resolution)
+    {
+        return false;
+    }
+    if started.len() >= MAX_REMEMBERED {
+        started.clear();
+    }
+    started.insert((store, id), now);
+    true
+}
+
+/// What triage records as its author when the admin token is used.
+pub const ADMIN_ACTOR: &str = "admin";
+
 impl Caller {
+    /// Who this is, as triage records it: `admin`, a project token's label (or prefix), or
+    /// `None` for an anonymous caller.
+    pub fn actor(&self) -> Option<&str> {
+        match self {
+            Caller::Anonymous => None,
+            Caller::Admin => Some(ADMIN_ACTOR),
+            Caller::Project { actor, .. } => Some(actor),
+        }
+    }
+
     /// Admin only.
     pub fn require_admin(&self) -> ApiResult<()> {
         match self {
@@ -122,6 +200,7 @@ impl Caller {
             Caller::Project {
                 project_id,
                 scope: have,
+                ..
             } if *project_id == project.id && *have >= scope => Ok(()),
             Caller::Project { project_id, .. } if *project_id == project.id => {
                 Err(ApiError::Forbidden(format!(

@@ -47,6 +47,15 @@ pub enum ApiError {
         /// Pointers of fields that would resolve it, each with one sentence.
         remedies: Vec<(String, String)>,
     },
+    /// A query parameter parses but names something unusable here (422): a run of another
+    /// project than the one compared, a profile the project does not have.
+    #[error("{detail}")]
+    UnprocessableParameter {
+        /// The parameter's name.
+        parameter: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// A query parameter is wrong (400).
     #[error("{detail}")]
     BadParameter {
@@ -75,6 +84,17 @@ pub enum ApiError {
         /// The body was sent gzip-compressed and the limit was reached while inflating it.
         decompressed: bool,
     },
+    /// An upload over one of the bounds of [`benchtrail_core::upload_limits`], at `pointer`:
+    /// 413 for a file's size, else 422.
+    #[error("{detail}")]
+    OverLimit {
+        /// JSON pointer into the request body.
+        pointer: String,
+        /// The bound.
+        limit: benchtrail_core::upload_limits::Limit,
+        /// What is wrong, naming the bound.
+        detail: String,
+    },
     /// A framework rejection (a query string or path that does not parse, a wrong method),
     /// re-rendered as a problem with its own status and text.
     #[error("{detail}")]
@@ -82,6 +102,24 @@ pub enum ApiError {
         /// The status axum chose.
         status: StatusCode,
         /// Its text.
+        detail: String,
+    },
+    /// The store is unavailable for now (database down or restarting, disk full, pool
+    /// exhausted: [`StorageError::is_unavailable`]): 503 with `Retry-After`, the cause logged.
+    #[error("the database is unavailable for now; retry in {retry_after_secs} s")]
+    Unavailable {
+        /// Seconds to wait before retrying (the `Retry-After` header).
+        retry_after_secs: u64,
+        /// The cause, for the log only.
+        cause: String,
+    },
+    /// The server has more queued work than it takes on (backpressure): 503 with
+    /// `Retry-After`; nothing was stored.
+    #[error("{detail}")]
+    Overloaded {
+        /// Seconds to wait before retrying (the `Retry-After` header).
+        retry_after_secs: u64,
+        /// What is full, for the client.
         detail: String,
     },
     /// Anything else: logged, answered with a generic 500.
@@ -93,6 +131,10 @@ impl From<StorageError> for ApiError {
     fn from(e: StorageError) -> Self {
         match e {
             StorageError::Conflict(msg) => ApiError::Conflict(msg),
+            other if other.is_unavailable() => ApiError::Unavailable {
+                retry_after_secs: crate::storage::STORE_RETRY_AFTER_SECS,
+                cause: other.to_string(),
+            },
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -105,15 +147,20 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest { .. } | ApiError::BadParameter { .. } => StatusCode::BAD_REQUEST,
-            ApiError::Invalid { .. } | ApiError::InvalidWithRemedies { .. } => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            ApiError::Invalid { .. }
+            | ApiError::InvalidWithRemedies { .. }
+            | ApiError::UnprocessableParameter { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::OverLimit { limit, .. } if limit.file_size => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::OverLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Rejected { status, .. } => *status,
+            ApiError::Unavailable { .. } | ApiError::Overloaded { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -125,12 +172,16 @@ impl ApiError {
                 "Unprocessable content"
             }
             ApiError::BadParameter { .. } => "Invalid query parameter",
+            ApiError::UnprocessableParameter { .. } => "Unprocessable query parameter",
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
             ApiError::NotFound(_) => "Not found",
             ApiError::Conflict(_) => "Conflict",
             ApiError::PayloadTooLarge { .. } => "Payload too large",
+            ApiError::OverLimit { limit, .. } if limit.file_size => "Payload too large",
+            ApiError::OverLimit { .. } => "Unprocessable content",
             ApiError::Rejected { status, .. } => status.canonical_reason().unwrap_or("Error"),
+            ApiError::Unavailable { .. } | ApiError::Overloaded { .. } => "Service unavailable",
             ApiError::Internal(_) => "Internal server error",
         }
     }
@@ -143,6 +194,10 @@ impl IntoResponse for ApiError {
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
                 "The server failed; the cause is in its log.".to_string()
+            }
+            ApiError::Unavailable { cause, .. } => {
+                tracing::warn!(%cause, "store unavailable");
+                self.to_string()
             }
             other => other.to_string(),
         };
@@ -188,7 +243,21 @@ impl IntoResponse for ApiError {
                     })
                     .collect(),
             ),
-            ApiError::BadParameter { parameter, .. } => (None, Some(parameter.as_str()), vec![]),
+            ApiError::OverLimit {
+                pointer, detail, ..
+            } => (
+                Some(pointer.as_str()),
+                None,
+                vec![FieldProblem {
+                    detail: detail.clone(),
+                    pointer: pointer.clone(),
+                    ..FieldProblem::default()
+                }],
+            ),
+            ApiError::BadParameter { parameter, .. }
+            | ApiError::UnprocessableParameter { parameter, .. } => {
+                (None, Some(parameter.as_str()), vec![])
+            }
             _ => (None, None, vec![]),
         };
         let problem = Problem {
@@ -198,12 +267,28 @@ impl IntoResponse for ApiError {
             detail,
             pointer: pointer.map(str::to_string),
             parameter: parameter.map(str::to_string),
+            limit: match &self {
+                ApiError::PayloadTooLarge { limit, .. } => Some(*limit as u64),
+                ApiError::OverLimit { limit, .. } => Some(limit.max),
+                _ => None,
+            },
             errors,
         };
         let mut response = (status, axum::Json(problem)).into_response();
         response
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let ApiError::Unavailable {
+            retry_after_secs, ..
+        }
+        | ApiError::Overloaded {
+            retry_after_secs, ..
+        } = &self
+        {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
         if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()

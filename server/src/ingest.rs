@@ -42,7 +42,13 @@ pub fn prepare_with(
     now: DateTime<Utc>,
 ) -> Result<NewRun, ApiError> {
     let invalid = |e: benchtrail_core::upload::UploadError| {
-        if e.remedies.is_empty() {
+        if let Some(limit) = e.limit {
+            ApiError::OverLimit {
+                pointer: e.pointer,
+                limit,
+                detail: e.message,
+            }
+        } else if e.remedies.is_empty() {
             ApiError::Invalid {
                 pointer: e.pointer,
                 field: e.field,

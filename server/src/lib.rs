@@ -13,4 +13,7 @@ pub mod error;
 pub mod ingest;
 pub mod pages;
 pub mod security;
+pub mod serve;
 pub mod storage;
+pub mod timeouts;
+pub mod triage;

@@ -42,7 +42,7 @@ async fn an_analysis_of_an_older_schema_is_recomputed_at_start_up() {
         let (status, _) = server.get(&format!("/api/v1/runs/{run}/analysis")).await;
         assert_eq!(status, 404, "{db}: an older analysis is not served");
         let (_, waiting) = server.get(&format!("/api/v1/runs/{run}/verdict")).await;
-        assert_eq!(waiting["verdict"], "warn", "{db}: {waiting}");
+        assert_eq!(waiting["verdict"], "pending", "{db}: {waiting}");
         assert_eq!(waiting["reasons"][0]["code"], "not_analyzed", "{db}");
 
         assert_eq!(store.projects_with_stale_analyses().await.unwrap(), ["old"]);

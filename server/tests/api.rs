@@ -293,6 +293,106 @@ async fn bad_uploads_get_problem_details_and_store_nothing() {
     .await;
 }
 
+/// JSON Schema counts a number with a zero fraction (`2.0`, `5.12e2`) as an `integer`, so the
+/// upload's integer fields take one and store the integer (issue 13); a fraction is still the
+/// 400 at the field that any wrong type gets.
+#[tokio::test]
+async fn whole_floats_in_integer_fields_are_stored_as_integers() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let file = "examples/history/baseline_completions_c1_isl512_osl128.json";
+        let mut doc = upload_doc(&"e".repeat(40), "2026-11-01T00:00:00Z", &[file]);
+        doc["run"]["repeat_index"] = json!(2.0);
+        doc["run"]["repeats_expected"] = json!(3.0);
+        doc["run"]["pull_request"] = json!({"number": 7.0});
+        doc["configuration"] = json!({"parallelism": {"tensor_parallel_size": 2.0}});
+        doc["cell"] = json!({"input_len": 5.12e2, "output_len": 128.0});
+        let (status, receipt) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 201, "{db}: {receipt}");
+        let id = receipt["run_id"].as_str().unwrap();
+
+        let (status, run) = server.get(&format!("/api/v1/runs/{id}")).await;
+        assert_eq!(status, 200, "{db}: {run}");
+        assert_eq!(
+            (
+                &run["repeat_index"],
+                &run["repeats_expected"],
+                &run["pr_number"]
+            ),
+            (&json!(2), &json!(3), &json!(7)),
+            "{db}: {run}"
+        );
+        let result = &run["results"][0];
+        assert_eq!(
+            result["cell_key"],
+            "max_concurrency=1;request_rate=inf;input_len=512;output_len=128;num_prompts=20",
+            "{db}"
+        );
+        assert_eq!(
+            (&result["cell"]["input_len"], &result["cell"]["output_len"]),
+            (&json!(512), &json!(128)),
+            "{db}"
+        );
+        let fingerprint = result["config_fingerprint"].as_str().unwrap();
+        let (status, config) = server.get(&format!("/api/v1/configs/{fingerprint}")).await;
+        assert_eq!(status, 200, "{db}: {config}");
+        assert_eq!(
+            config["configuration"]["parallelism"],
+            json!({"tensor_parallel_size": 2}),
+            "{db}"
+        );
+
+        // The same upload with integers is the same run: the derived id hashes the repeat index
+        // and the pull-request number, read as the same integers.
+        let mut ints = doc.clone();
+        ints["run"]["repeat_index"] = json!(2);
+        ints["run"]["repeats_expected"] = json!(3);
+        ints["run"]["pull_request"] = json!({"number": 7});
+        ints["configuration"] = json!({"parallelism": {"tensor_parallel_size": 2}});
+        ints["cell"] = json!({"input_len": 512, "output_len": 128});
+        let (status, again) = server.upload("demo", &token, &ints).await;
+        assert_eq!(
+            (status, &again["run_id"]),
+            (200, &json!(id)),
+            "{db}: {again}"
+        );
+
+        // A fraction is no integer: 400 problem+json at the field, nothing stored; the detail
+        // is serde_json's, with the position of the value, as for any wrong type.
+        let mut half = doc.clone();
+        half["run"]["repeat_index"] = json!(2.5);
+        let body = serde_json::to_string(&half).unwrap();
+        let field = r#""repeat_index":2.5"#;
+        let column = body.find(field).unwrap() + field.len();
+        let r = server
+            .http
+            .post(server.url("/api/v1/projects/demo/runs"))
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{db}");
+        assert_eq!(
+            r.headers()["content-type"],
+            "application/problem+json",
+            "{db}"
+        );
+        let problem: Value = r.json().await.unwrap();
+        assert_eq!(problem["pointer"], "/run/repeat_index", "{db}: {problem}");
+        assert_eq!(
+            problem["detail"],
+            format!("invalid type: floating point `2.5`, expected u32 at line 1 column {column}"),
+            "{db}: {problem}"
+        );
+        let (_, runs) = server.get("/api/v1/projects/demo/runs").await;
+        assert_eq!(runs["items"].as_array().unwrap().len(), 1, "{db}: {runs}");
+    })
+    .await;
+}
+
 /// The detailed (`--save-detailed`) vLLM sample: per-request arrays, the kind of file CI
 /// uploads gzip-compressed.
 const DETAILED_VLLM: &str = "examples/history/baseline_completions_c4_isl512_osl128.json";
@@ -882,7 +982,10 @@ async fn openapi_document_and_json_schemas() {
             paths,
             vec![
                 "/api/v1/alerts/{id}",
+                "/api/v1/compare/report",
                 "/api/v1/configs/{fingerprint}",
+                "/api/v1/metrics",
+                "/api/v1/openapi.json",
                 "/api/v1/projects",
                 "/api/v1/projects/{project}",
                 "/api/v1/projects/{project}/alerts",
@@ -894,6 +997,7 @@ async fn openapi_document_and_json_schemas() {
                 "/api/v1/projects/{project}/series/{series_id}/alerts",
                 "/api/v1/projects/{project}/settings",
                 "/api/v1/projects/{project}/tokens",
+                "/api/v1/projects/{project}/tokens/{id}",
                 "/api/v1/runs/{id}",
                 "/api/v1/runs/{id}/alerts",
                 "/api/v1/runs/{id}/analysis",
@@ -901,6 +1005,11 @@ async fn openapi_document_and_json_schemas() {
                 "/api/v1/runs/{id}/files/{n}",
                 "/api/v1/runs/{id}/report",
                 "/api/v1/runs/{id}/verdict",
+                "/api/v1/schemas/analysis.json",
+                "/api/v1/schemas/result.json",
+                "/api/v1/schemas/upload.json",
+                "/healthz",
+                "/readyz",
             ]
         );
         if name == "sqlite" {
@@ -957,236 +1066,8 @@ async fn openapi_document_and_json_schemas() {
     .await;
 }
 
-/// One request of the auth probe: `method url`, with `token` as bearer and `body` as JSON.
-async fn probe(
-    server: &TestServer,
-    method: &str,
-    url: &str,
-    token: Option<&str>,
-    body: Option<&Value>,
-) -> reqwest::Response {
-    let mut request = server
-        .http
-        .request(method.to_uppercase().parse().unwrap(), server.url(url));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    if let Some(body) = body {
-        request = request.json(body);
-    }
-    request.send().await.unwrap()
-}
-
-/// The OpenAPI document's auth rule, checked against what the router does for every operation
-/// it lists: an operation lists 401 exactly when a request without a token answers 401, and
-/// 403 exactly when a `read` token of the project and a `write` token of another project both
-/// answer 403; it lists the `bearer` scheme exactly then; every problem response it lists
-/// (401 and 403 included) has the `Problem` schema. Requests carry valid bodies and address
-/// real objects (a public project with the trade-off history, its run, alert, series,
-/// configuration and file), so what answers is the authorization, not a 400 or 404.
-#[tokio::test]
-async fn openapi_lists_401_and_403_exactly_where_the_router_answers_them() {
-    use common::web::{UploadFixture, GOODPUT_FLAGS};
-    let f = UploadFixture::start().await;
-    let mut run = String::new();
-    for (i, path) in [
-        "examples/history/goodput_baseline_s11_c4.json",
-        "examples/history/goodput_baseline_s12_c4.json",
-        "examples/history/goodput_baseline_s13_c4.json",
-        "examples/history/goodput_candidate_s21_c4.json",
-    ]
-    .iter()
-    .enumerate()
-    {
-        run = f.upload(i + 1, path, GOODPUT_FLAGS).await;
-    }
-    let server = &f.server;
-    let read = server.token("demo", "read").await;
-    server.project_with_token("other", json!({})).await;
-    let other_write = server.token("other", "write").await;
-    let (_, alerts) = server.get("/api/v1/projects/demo/alerts").await;
-    let alert = alerts["items"][0]["id"].as_str().unwrap().to_string();
-    let series = alerts["items"][0]["series_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let (_, stored) = server.get(&format!("/api/v1/runs/{run}")).await;
-    let fingerprint = stored["results"][0]["config_fingerprint"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let (_, doc) = server.get("/api/v1/openapi.json").await;
-    assert!(doc["components"]["schemas"]["Problem"]["properties"]["detail"].is_object());
-
-    let mut protected = Vec::new();
-    let mut public = Vec::new();
-    for (path, item) in doc["paths"].as_object().unwrap() {
-        for (method, op) in item.as_object().unwrap() {
-            let what = format!("{} {path}", method.to_uppercase());
-            let id = if path.starts_with("/api/v1/alerts/") {
-                &alert
-            } else {
-                &run
-            };
-            let url = path
-                .replace("{project}", "demo")
-                .replace("{series_id}", &series)
-                .replace("{fingerprint}", &fingerprint)
-                .replace("{n}", "0")
-                .replace("{id}", id);
-            assert!(!url.contains('{'), "{what}: no value for a parameter");
-            // A valid body for each operation that takes one (checked before authorization).
-            let body = match (method.as_str(), path.as_str()) {
-                ("post", "/api/v1/projects") => Some(json!({"slug": "probe"})),
-                ("post", "/api/v1/projects/{project}/tokens") => Some(json!({"scope": "read"})),
-                ("post", "/api/v1/projects/{project}/runs") => Some(upload_doc(
-                    &"f".repeat(40),
-                    "2026-11-09T00:00:00Z",
-                    &["examples/history/goodput_baseline_s11_c4.json"],
-                )),
-                ("put", "/api/v1/projects/{project}/settings") => Some(json!({})),
-                ("put", "/api/v1/projects/{project}/baselines/{series_id}") => {
-                    Some(json!({"run_id": run}))
-                }
-                ("patch", "/api/v1/alerts/{id}") => Some(json!({"status": "acknowledged"})),
-                ("post", "/api/v1/runs/{id}/exclusion") => Some(json!({"reason": "probe"})),
-                _ => None,
-            };
-            assert_eq!(
-                body.is_some(),
-                op.get("requestBody").is_some(),
-                "{what}: the probe needs a valid body for each operation that takes one"
-            );
-            let responses = &op["responses"];
-            for (code, response) in responses.as_object().unwrap() {
-                if let Some(problem) = response["content"].get("application/problem+json") {
-                    assert_eq!(
-                        problem["schema"]["$ref"], "#/components/schemas/Problem",
-                        "{what}: {code}"
-                    );
-                }
-            }
-
-            let anonymous = probe(server, method, &url, None, body.as_ref()).await;
-            let status = anonymous.status().as_u16();
-            let lists_401 = responses.get("401").is_some();
-            assert_eq!(
-                status == 401,
-                lists_401,
-                "{what} without a token answers {status}; the document lists 401: {lists_401}"
-            );
-            let lists_403 = responses.get("403").is_some();
-            for (token, whose) in [
-                (&read, "a read token of demo"),
-                (&other_write, "a write token of other"),
-            ] {
-                let status = probe(server, method, &url, Some(token), body.as_ref())
-                    .await
-                    .status()
-                    .as_u16();
-                assert_eq!(
-                    status == 403,
-                    lists_403,
-                    "{what} with {whose} answers {status}; the document lists 403: {lists_403}"
-                );
-            }
-            assert_eq!(
-                op.get("security").is_some(),
-                lists_401,
-                "{what}: the bearer scheme is listed exactly where a token is needed"
-            );
-            if lists_401 {
-                assert_eq!(
-                    anonymous.headers()["content-type"],
-                    "application/problem+json"
-                );
-                assert_eq!(anonymous.headers()["www-authenticate"], "Bearer");
-                for code in ["401", "403"] {
-                    assert!(
-                        responses[code]["description"].as_str().unwrap().len() > 10,
-                        "{what}: {code}"
-                    );
-                }
-                protected.push(what);
-            } else {
-                assert!(!lists_403, "{what}: 403 without 401");
-                assert_eq!(status, 200, "{what}: {url} must answer without a token");
-                public.push(what);
-            }
-        }
-    }
-    assert_eq!(
-        protected,
-        vec![
-            "PATCH /api/v1/alerts/{id}",
-            "POST /api/v1/projects",
-            "DELETE /api/v1/projects/{project}/baselines/{series_id}",
-            "PUT /api/v1/projects/{project}/baselines/{series_id}",
-            "POST /api/v1/projects/{project}/runs",
-            "PUT /api/v1/projects/{project}/settings",
-            "POST /api/v1/projects/{project}/tokens",
-            "DELETE /api/v1/runs/{id}/exclusion",
-            "POST /api/v1/runs/{id}/exclusion",
-        ]
-    );
-    assert_eq!(
-        public,
-        vec![
-            "GET /api/v1/alerts/{id}",
-            "GET /api/v1/configs/{fingerprint}",
-            "GET /api/v1/projects",
-            "GET /api/v1/projects/{project}",
-            "GET /api/v1/projects/{project}/alerts",
-            "GET /api/v1/projects/{project}/baselines",
-            "GET /api/v1/projects/{project}/runs",
-            "GET /api/v1/projects/{project}/series",
-            "GET /api/v1/projects/{project}/series/{series_id}",
-            "GET /api/v1/projects/{project}/series/{series_id}/alerts",
-            "GET /api/v1/projects/{project}/settings",
-            "GET /api/v1/runs/{id}",
-            "GET /api/v1/runs/{id}/alerts",
-            "GET /api/v1/runs/{id}/analysis",
-            "GET /api/v1/runs/{id}/files/{n}",
-            "GET /api/v1/runs/{id}/report",
-            "GET /api/v1/runs/{id}/verdict",
-        ]
-    );
-    // Nothing was changed by the refused requests.
-    let (_, runs) = server.get("/api/v1/projects/demo/runs").await;
-    assert_eq!(runs["items"].as_array().unwrap().len(), 4);
-    let (status, _) = server.get("/api/v1/projects/probe").await;
-    assert_eq!(status, 404);
-}
-
-#[tokio::test]
-async fn file_names_with_control_characters_are_served_with_a_valid_header() {
-    for_each_store(|_, store| async move {
-        let server = TestServer::start(store).await;
-        let token = server.project_with_token("demo", json!({})).await;
-        let good = repo_file(
-            "testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json",
-        );
-        let doc = json!({"run": {"commit": {"sha": "c".repeat(40)}},
-            "files": [{"name": "dir/a\u{1}b\u{7f}\"ü.json", "content": good}]});
-        let (status, receipt) = server.upload("demo", &token, &doc).await;
-        assert_eq!(status, 201, "{receipt}");
-        let id = receipt["run_id"].as_str().unwrap().to_string();
-        let r = server
-            .http
-            .get(server.url(&format!("/api/v1/runs/{id}/files/0")))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        assert_eq!(
-            r.headers()["content-disposition"],
-            "attachment; filename=\"a_b___.json\"; filename*=UTF-8''a%01b%7F%22%C3%BC.json"
-        );
-        let (status, _) = server.get(&format!("/api/v1/runs/{id}/files/x")).await;
-        assert_eq!(status, 400);
-    })
-    .await;
-}
+// Who may call what, and that the document lists it, is tests/authorization_matrix.rs: every
+// operation of the served document × caller × public/private/missing project.
 
 #[tokio::test]
 async fn the_tools_goodput_under_other_thresholds_is_another_series() {
@@ -1238,6 +1119,35 @@ async fn the_tools_goodput_under_other_thresholds_is_another_series() {
         }
         counts.sort();
         assert_eq!(counts, vec![1, 2]);
+    })
+    .await;
+}
+
+/// A query parameter with an empty value (what an HTML form sends for a field left blank) is
+/// no parameter: its default applies, not a 400 for an unknown `kind` or cursor.
+#[tokio::test]
+async fn empty_query_values_count_as_absent() {
+    common::db::for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        server
+            .project_with_token("q", json!({"public": true}))
+            .await;
+        for path in [
+            "/api/v1/projects/q/alerts?kind=&metric=&branch=&commit=&cursor=&limit=",
+            "/api/v1/projects/q/runs?branch=&commit=&cursor=",
+            "/api/v1/projects/q/series?accelerator=&metric=&cursor=&limit=",
+        ] {
+            let (status, body) = server.get(path).await;
+            assert_eq!(status, 200, "{db} {path}: {body}");
+            assert_eq!(body["items"], json!([]), "{db} {path}");
+        }
+        // A value that is there is still checked.
+        let (status, body) = server.get("/api/v1/projects/q/alerts?kind=nope").await;
+        assert_eq!(
+            (status, body["parameter"].as_str()),
+            (400, Some("kind")),
+            "{db}: {body}"
+        );
     })
     .await;
 }

@@ -2,7 +2,7 @@
 //! the uPlot chart draws every point from the JSON API, hovering a point shows its commit and
 //! exact value, and clicking it opens its run; the alerts of the trade-off fixture (seeded
 //! through the upload API, so the analysis runs) are marked on the chart and listed on the
-//! run, alerts and project pages; and with a long workload-cell key, a 5,000-character branch,
+//! run, alerts and project pages; and with a long workload-cell key, a 255-character branch,
 //! long commit subject, file name, tag and triage reason, no page scrolls sideways in a 1200 px
 //! wide window (run, alerts, configuration, project and series pages).
 //!
@@ -13,6 +13,11 @@
 //! a file path to keep a PNG of the series page, `BENCHTRAIL_SCREENSHOT_ALERTS` to a path
 //! prefix to keep PNGs of the marked chart, the run page and the alerts page (and of each page
 //! of the long-cell check).
+//!
+//! Signing in: a private project is the 404 of a missing one until the sign-in form is filled
+//! with a write token; then its alerts page shows, an alert is dismissed through its card's
+//! form with a reason, and the card shows its status, who and when; signing out hides the
+//! project again.
 
 mod common;
 
@@ -724,7 +729,7 @@ fn long_text(unit: &str, n: usize) -> String {
     unit.chars().cycle().take(n).collect()
 }
 
-/// The trade-off history uploaded with [`long_cell`], then one more run on a 5,000-character
+/// The trade-off history uploaded with [`long_cell`], then one more run on a 255-character
 /// branch with a long commit subject, file name, tag and tag name, and the trade-off acknowledged with a
 /// 2,000-character reason (the most accepted) of one word: at a 1200 px wide window no page
 /// that shows them (run, alerts, project, series on either branch) or the configuration
@@ -764,10 +769,11 @@ async fn drive_long_cell(client: Client, f: UploadFixture) {
         .as_str()
         .unwrap();
 
-    // A run on a 5,000-character branch, with a long subject, file name and tag.
-    let branch = format!("feature/{}", long_text("very_long_branch_name_", 4992));
-    assert_eq!(branch.chars().count(), 5000);
-    let subject = long_text("Subject_without_spaces_", 1500);
+    // A run on a branch, subject, file name and tag as long as uploads accept
+    // (`benchtrail_core::upload_limits`).
+    let branch = format!("feature/{}", long_text("very_long_branch_name_", 247));
+    assert_eq!(branch.chars().count(), 255);
+    let subject = long_text("Subject_without_spaces_", 1024);
     let file_name = format!("{}.json", long_text("benchmark_result_file_", 400));
     let tag = long_text("tag_value_", 800);
     let mut doc = common::server::upload_doc(
@@ -777,7 +783,7 @@ async fn drive_long_cell(client: Client, f: UploadFixture) {
     );
     doc["run"]["branch"] = json!(branch);
     doc["run"]["commit"]["subject"] = json!(subject);
-    let tag_key = long_text("tag_key_", 300);
+    let tag_key = long_text("tag_key_", 128);
     doc["run"]["tags"] = json!({ "note": tag, tag_key.clone(): "x" });
     doc["files"][0]["name"] = json!(file_name);
     doc["cell"] = long_cell();
@@ -1048,4 +1054,325 @@ async fn drive_csp(client: Client, f: UploadFixture) {
     })
     .await;
     assert!(logged[0].contains("style-src"), "{logged:?}");
+}
+
+#[tokio::test]
+async fn the_compare_page_names_the_tradeoff_and_fits_a_phone() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = UploadFixture::start().await;
+    let client = browser.client.clone();
+    browser.run(drive_compare(client, fixture)).await;
+}
+
+/// The FP8 KV-cache history (10 baseline commits, then the change; three cells) uploaded to
+/// `demo`; the candidate's compare page at 1280 × 800 and 390 × 844: the trade-off is the
+/// first row of every cell's table, and at phone width the page itself never scrolls sideways
+/// (the wide tables scroll inside their own box).
+async fn drive_compare(client: Client, f: UploadFixture) {
+    let spec = benchtrail_core::regression::realistic::HistorySpec::fp8_case(3);
+    let mut head = String::new();
+    for i in 0..spec.commits {
+        let doc = common::fp8::upload(&spec, i);
+        let (status, r) = f.server.upload("demo", &f.token, &doc).await;
+        assert_eq!(status, 201, "{r}");
+        head = r["run_id"].as_str().unwrap().to_string();
+    }
+    let url = f.server.url(&format!("/compare?head={head}"));
+    for (label, width, height) in [("desktop", 1280, 800), ("phone", 390, 844)] {
+        client.set_window_size(width, height).await.unwrap();
+        open(&client, &url, "table.compare").await;
+        let first_rows = js(
+            &client,
+            r#"return [...document.querySelectorAll('table.compare')].map(t => {
+                 const r = t.querySelector('tr.compare-row');
+                 return [r.dataset.metric, r.dataset.state, r.querySelector('.state-word').textContent];
+               });"#,
+        )
+        .await;
+        let first_rows = first_rows.as_array().unwrap();
+        assert_eq!(first_rows.len(), 3, "{label}");
+        for r in first_rows {
+            assert_eq!(r[1], "tradeoff", "{label}: {r}");
+            assert_eq!(r[2], "trade-off", "{label}: {r}");
+        }
+        let size = js(
+            &client,
+            r#"return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth};"#,
+        )
+        .await;
+        screenshot(&client, &format!("compare-{label}")).await;
+        js(
+            &client,
+            "document.querySelector('table.compare').scrollIntoView(); return null;",
+        )
+        .await;
+        screenshot(&client, &format!("compare-{label}-table")).await;
+        assert!(
+            size["scroll"].as_i64().unwrap() <= size["inner"].as_i64().unwrap(),
+            "{label}: the compare page scrolls sideways: {size}"
+        );
+    }
+
+    // Two runs with a load sweep: the attainment curves are drawn from their tables.
+    let (_, base, head) = common::aiperf::seed(&f.server, "capacity", true).await;
+    let url = f.server.url(&format!("/compare?base={base}&head={head}"));
+    for (label, width, height) in [("desktop", 1280, 800), ("phone", 390, 844)] {
+        client.set_window_size(width, height).await.unwrap();
+        open(&client, &url, ".capacity-chart[data-state=ready]").await;
+        let drawn = js(
+            &client,
+            r#"const fig = document.getElementById('capacity-curve-0');
+               const rows = [...fig.querySelectorAll('tr.curve-point')].map(r =>
+                 [Number(r.dataset.load), Number(r.dataset.baseline), Number(r.dataset.candidate),
+                  Number(r.dataset.baselineGoodput), Number(r.dataset.candidateGoodput)]);
+               const d = window.benchtrailCapacity['capacity-curve-0'];
+               return {rows: rows, x: d.x, baseline: d.baseline, candidate: d.candidate,
+                       baseline_goodput: d.baseline_goodput, candidate_goodput: d.candidate_goodput,
+                       goodput_ready: fig.querySelector('.goodput-chart').dataset.state,
+                       points: fig.querySelector('.capacity-chart').dataset.points,
+                       canvas: fig.querySelectorAll('canvas').length,
+                       scroll: document.documentElement.scrollWidth, inner: window.innerWidth};"#,
+        )
+        .await;
+        assert_eq!(drawn["points"], "3", "{label}: {drawn}");
+        assert_eq!(drawn["canvas"], 2, "{label}: {drawn}");
+        let rows = drawn["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 3, "{label}: {drawn}");
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(drawn["x"][i], r[0], "{label}");
+            assert_eq!(drawn["baseline"][i], r[1], "{label}");
+            assert_eq!(drawn["candidate"][i], r[2], "{label}");
+            assert_eq!(drawn["baseline_goodput"][i], r[3], "{label}");
+            assert_eq!(drawn["candidate_goodput"][i], r[4], "{label}");
+        }
+        assert_eq!(drawn["goodput_ready"], "ready", "{label}: {drawn}");
+        js(
+            &client,
+            "document.getElementById('capacity-curve-0').scrollIntoView(); return null;",
+        )
+        .await;
+        screenshot(&client, &format!("compare-capacity-{label}")).await;
+        // Every per-request distribution is drawn, from its own figure's numbers.
+        let cdf = js(
+            &client,
+            r#"const figs = [...document.querySelectorAll('figure.cdf')];
+               const same = figs.every(f => {
+                 const d = window.benchtrailCdf[f.id];
+                 return d && d.baseline.map(p => p.join(':')).join(',') === f.dataset.baseline
+                          && d.candidate.map(p => p.join(':')).join(',') === f.dataset.candidate;
+               });
+               figs[0].scrollIntoView();
+               return {figures: figs.length, ready: document.querySelectorAll('.cdf-chart[data-state=ready]').length, same: same};"#,
+        )
+        .await;
+        assert_eq!(cdf["figures"], 6, "{label}: {cdf}");
+        assert_eq!(cdf["ready"], 6, "{label}: {cdf}");
+        assert_eq!(cdf["same"], true, "{label}: {cdf}");
+        screenshot(&client, &format!("compare-cdf-{label}")).await;
+        assert!(
+            drawn["scroll"].as_i64().unwrap() <= drawn["inner"].as_i64().unwrap(),
+            "{label}: the capacity section scrolls sideways: {drawn}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn signing_in_shows_a_private_project_and_its_alerts_are_dismissed_from_the_page() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = benchtrail_server::storage::Store::connect(&format!(
+        "sqlite://{}/t.db?mode=rwc",
+        dir.path().display()
+    ))
+    .await
+    .unwrap();
+    let server = common::server::TestServer::start(store).await;
+    common::seed::seed(&server, "secret", false).await;
+    let (status, token) = server
+        .send(
+            "POST",
+            "/api/v1/projects/secret/tokens",
+            common::server::ADMIN_TOKEN,
+            &json!({"scope": "write", "label": "release-bot"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{token}");
+    let token = token["token"].as_str().unwrap().to_string();
+    let client = browser.client.clone();
+    browser
+        .run(async move {
+            drive_sign_in(client, &server, &token).await;
+            drop(dir);
+        })
+        .await;
+}
+
+/// The text of the element matching `css` inside the alert card `id`.
+async fn card_text(client: &Client, id: &str, css: &str) -> Value {
+    text_at(client, &format!("#alert-{id} {css}")).await
+}
+
+async fn drive_sign_in(client: Client, server: &common::server::TestServer, token: &str) {
+    let r = server
+        .http
+        .get(server.url("/api/v1/projects/secret/alerts?status=open&limit=1"))
+        .bearer_auth(common::server::ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let page: Value = r.json().await.unwrap();
+    let alert = page["items"][0]["id"].as_str().unwrap().to_string();
+
+    // Signed out: the private project is the page of a missing one.
+    open(&client, &server.url("/projects/secret"), "#error-message").await;
+    assert_eq!(
+        text_at(&client, "#error-message").await,
+        json!("There is no project “secret”.")
+    );
+    assert_eq!(text_at(&client, "#sign-in-link").await, json!("Sign in"));
+
+    // Sign in by filling the form.
+    client
+        .find(Locator::Css("#sign-in-link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until("the sign-in form", || async {
+        client.find(Locator::Css("#token")).await.ok().map(|_| ())
+    })
+    .await;
+    client
+        .find(Locator::Css("#token"))
+        .await
+        .unwrap()
+        .send_keys(token)
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css("#sign-in-submit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until("the signed-in header", || async {
+        client
+            .find(Locator::Css("#signed-in-as"))
+            .await
+            .ok()
+            .map(|_| ())
+    })
+    .await;
+    assert_eq!(
+        text_at(&client, "#signed-in-as").await,
+        json!("release-bot")
+    );
+    open(&client, &server.url("/projects/secret"), "main h1").await;
+    assert_eq!(
+        js(
+            &client,
+            "return document.querySelector('#error-message') === null;"
+        )
+        .await,
+        json!(true)
+    );
+
+    // Dismiss the alert as expected, with a reason, from its card.
+    open(
+        &client,
+        &server.url("/projects/secret/alerts"),
+        &format!("#alert-{alert} form.triage-dismiss"),
+    )
+    .await;
+    assert_eq!(card_text(&client, &alert, ".status").await, json!("open"));
+    client
+        .find(Locator::Css(&format!(
+            "#alert-{alert} form.triage-dismiss .triage-reason"
+        )))
+        .await
+        .unwrap()
+        .send_keys("expected: the new scheduler batches more")
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css(&format!(
+            "#alert-{alert} form.triage-dismiss button"
+        )))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until("the dismissed card", || async {
+        let s = js(
+            &client,
+            &format!("const e = document.getElementById('alert-{alert}'); return e ? e.dataset.status : null;"),
+        )
+        .await;
+        (s == json!("dismissed")).then_some(())
+    })
+    .await;
+    let stored = server
+        .store
+        .alert(alert.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.triaged_by.as_deref(), Some("release-bot"));
+    let at = stored.triaged_at.unwrap();
+    assert_eq!(
+        card_text(&client, &alert, ".status").await,
+        json!("dismissed")
+    );
+    assert_eq!(
+        card_text(&client, &alert, ".triaged-by").await,
+        json!("release-bot")
+    );
+    assert_eq!(
+        card_text(&client, &alert, ".triaged-at").await,
+        json!(at.format("%Y-%m-%d %H:%M UTC").to_string())
+    );
+    assert_eq!(
+        card_text(&client, &alert, ".reason").await,
+        json!("Reason: expected: the new scheduler batches more")
+    );
+    assert!(client
+        .current_url()
+        .await
+        .unwrap()
+        .as_str()
+        .ends_with(&format!("/projects/secret/alerts#alert-{alert}")));
+    assert_eq!(csp_violations(&client).await, Vec::<String>::new());
+
+    // Signed out, the project is hidden again.
+    client
+        .find(Locator::Css("#sign-out"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until("the signed-out header", || async {
+        client
+            .find(Locator::Css("#sign-in-link"))
+            .await
+            .ok()
+            .map(|_| ())
+    })
+    .await;
+    open(&client, &server.url("/projects/secret"), "#error-message").await;
+    assert_eq!(
+        js(
+            &client,
+            "return document.getElementById('error-message').dataset.status;"
+        )
+        .await,
+        json!("404")
+    );
 }

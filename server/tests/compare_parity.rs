@@ -6,7 +6,7 @@
 
 mod common;
 
-use benchtrail_core::regression::realistic::{commit_runs, HistorySpec};
+use benchtrail_core::regression::realistic::HistorySpec;
 use benchtrail_core::report::compare::{compare, CompareCommit};
 use benchtrail_core::report::extras::ReportDocument;
 use benchtrail_core::report::grouped::grouped_findings;
@@ -15,29 +15,9 @@ use benchtrail_core::report::RunAnalysis;
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::UploadDocument;
 use common::db::for_each_store;
+use common::fp8::{sha, upload};
 use common::server::TestServer;
 use serde_json::{json, Value};
-
-fn sha(i: usize) -> String {
-    format!("{:040x}", 0xf8_0000 + i)
-}
-
-/// The upload of commit `i` of `spec` (one run, every cell's file), parent: commit i − 1.
-fn upload(spec: &HistorySpec, i: usize) -> Value {
-    let files: Vec<Value> = commit_runs(spec, i)
-        .iter()
-        .map(|r| json!({"name": format!("c{}.json", r.cell), "content": r.file.to_string()}))
-        .collect();
-    let parents: Vec<String> = (i > 0).then(|| sha(i - 1)).into_iter().collect();
-    json!({
-        "run": {"commit": {"sha": sha(i), "parents": parents,
-                           "time": format!("2026-11-01T00:{i:02}:00Z")},
-                "branch": "main"},
-        "configuration": {"hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 1}},
-        "cell": {"input_len": spec.workload.input_len, "output_len": spec.workload.output_len},
-        "files": files,
-    })
-}
 
 /// The commit of upload `doc`, read as the server reads it.
 fn commit_of(doc: &Value) -> CompareCommit {
@@ -234,6 +214,10 @@ async fn report_matches(server: &TestServer, run: &str, served: &RunAnalysis, db
         links,
         [
             ("run".to_string(), server.url(&format!("/runs/{run}"))),
+            (
+                "compare with baseline".to_string(),
+                server.url(&format!("/compare?head={run}"))
+            ),
             (
                 "alerts".to_string(),
                 server.url(&format!("/projects/fp8/alerts?commit={}", sha(10)))

@@ -131,3 +131,37 @@ async fn identical_files_in_one_upload_count_once() {
     })
     .await;
 }
+
+/// Values are stored in multi-row statements; two values of one series in one result are
+/// refused, naming the series, and nothing of the upload is stored (the first result's values
+/// neither).
+#[tokio::test]
+async fn two_values_of_one_series_in_a_result_store_nothing() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        let metric = |v: f64| json!({"name": "ttft", "stat": "p50", "unit": "ms", "value": v});
+        let result = |c: u64, metrics: Vec<Value>| {
+            json!({
+                "cell": {"load": {"max_concurrency": c, "request_rate": "inf"}},
+                "configuration": {"engine": {"name": "vllm"}},
+                "metrics": metrics,
+            })
+        };
+        let doc = json!({
+            "run": {"commit": {"sha": "d".repeat(40)}, "branch": "main"},
+            "results": [result(4, vec![metric(10.0)]), result(8, vec![metric(11.0), metric(12.0)])],
+        });
+        let (status, body) = server.upload("demo", &token, &doc).await;
+        assert_eq!(status, 409, "{db}: {body}");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("result 1 has two values of ttft p50 (series "),
+            "{db}: {detail}"
+        );
+        assert_eq!(runs(&server).await, 0, "{db}");
+        let (_, series) = server.get("/api/v1/projects/demo/series").await;
+        assert_eq!(series["items"], json!([]), "{db}: {series}");
+    })
+    .await;
+}

@@ -80,6 +80,19 @@ async fn check(db: &str, url: &str) {
         "2024-01-01T00:00:00Z",
         "{db}: stored before offsets were kept, read as UTC"
     );
+    // Migration 0008: the runs were never analyzed, so each of their commits has its job (one
+    // for c1's two runs), queued since its first upload, not attempted yet.
+    assert_eq!(store.queued_jobs().await.unwrap(), 3, "{db}");
+    let c1_job = store.job_of_commit(1, "main", "c1").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            c1_job.queued_at.to_rfc3339().as_str(),
+            c1_job.attempts,
+            c1_job.running
+        ),
+        ("2024-01-05T00:00:00+00:00", 0, false),
+        "{db}"
+    );
     store.close().await;
 }
 

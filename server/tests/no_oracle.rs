@@ -1,6 +1,7 @@
 //! A private project, its runs and alerts answer a caller who may not read them exactly like
 //! ones that do not exist, on every API route (reads and writes) and every page: the same
-//! status, headers and problem, word for word but for the name asked for. And a run id that
+//! status, headers and problem, word for word but for the name asked for; so do the pages and
+//! the triage form to a browser signed in with another project's token. And a run id that
 //! another project holds is a 409 that says nothing of that project.
 
 mod common;
@@ -80,6 +81,7 @@ fn page_probes(p: &str, series: &str, run: &str) -> Vec<Probe> {
         ("GET", format!("/projects/{p}/alerts"), None),
         ("GET", format!("/projects/{p}/series/{series}"), None),
         ("GET", format!("/runs/{run}"), None),
+        ("GET", format!("/compare?head={run}"), None),
     ]
 }
 
@@ -215,6 +217,88 @@ async fn a_run_id_another_project_holds_is_a_409_that_names_nothing_of_it() {
         // Nothing was stored under the other project.
         let (_, runs) = server.get("/api/v1/projects/other/runs").await;
         assert_eq!(runs["items"], json!([]), "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn signed_in_visitors_who_may_not_read_a_private_project_get_the_missing_ones_pages() {
+    use common::session::{client, sign_in};
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let secret = seed(&server, "secret", false).await;
+        let other = seed(&server, "other", true).await;
+        let (ghost_run, ghost_alert) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+        let named_back = |text: &str| {
+            text.replace("ghost1", "secret")
+                .replace(&ghost_run.to_string(), &secret.run_id)
+                .replace(&ghost_alert.to_string(), &secret.alert_id)
+        };
+        let alert_now = || async {
+            let r = server
+                .http
+                .get(server.url(&format!("/api/v1/alerts/{}", secret.alert_id)))
+                .bearer_auth(&secret.read)
+                .send()
+                .await
+                .unwrap();
+            r.json::<Value>().await.unwrap()
+        };
+        let before = alert_now().await;
+        let real = page_probes("secret", &secret.series_id, &secret.run_id);
+        let missing = page_probes("ghost1", &secret.series_id, &ghost_run.to_string());
+        let mut checked = 0;
+        for token in [&other.read, &other.write] {
+            let session = sign_in(&server, token).await;
+            let csrf = session.csrf(&server).await;
+            for (real, missing) in real.iter().zip(&missing) {
+                let (status, body) = session.get(&server, &real.1).await;
+                let (m_status, m_body) = session.get(&server, &missing.1).await;
+                assert_eq!(
+                    (status, body),
+                    (m_status, named_back(&m_body)),
+                    "{db}: {}",
+                    real.1
+                );
+                assert_eq!(status, 404, "{db}: {}", real.1);
+                checked += 1;
+            }
+            // Triage: with the session's own CSRF token, the 404 of a missing alert; without
+            // one, the same 403 wherever it points.
+            for fields in [
+                vec![("csrf", csrf.as_str()), ("status", "acknowledged")],
+                vec![("status", "acknowledged")],
+            ] {
+                let mut answers = Vec::new();
+                for alert in [secret.alert_id.clone(), ghost_alert.to_string()] {
+                    let r = session
+                        .post(&server, &format!("/alerts/{alert}/triage"), &fields)
+                        .await;
+                    let status = r.status().as_u16();
+                    answers.push((status, named_back(&r.text().await.unwrap())));
+                }
+                assert_eq!(answers[0], answers[1], "{db}: {fields:?}");
+                let expected = if fields.len() == 2 { 404 } else { 403 };
+                assert_eq!(answers[0].0, expected, "{db}: {fields:?}");
+                checked += 1;
+            }
+        }
+        // Anonymous triage posts: one 403 for a real, private alert and a missing one.
+        let mut answers = Vec::new();
+        for alert in [secret.alert_id.clone(), ghost_alert.to_string()] {
+            let r = client()
+                .post(server.url(&format!("/alerts/{alert}/triage")))
+                .form(&[("status", "acknowledged")])
+                .send()
+                .await
+                .unwrap();
+            answers.push((r.status().as_u16(), named_back(&r.text().await.unwrap())));
+        }
+        assert_eq!(answers[0], answers[1], "{db}");
+        assert_eq!(answers[0].0, 403, "{db}");
+        assert_eq!(checked, 2 * (real.len() + 2), "{db}");
+        // Nothing was triaged.
+        assert_eq!(alert_now().await, before, "{db}");
     })
     .await;
 }

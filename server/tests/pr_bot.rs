@@ -3,7 +3,10 @@
 //! Postgres: the exact requests after a PR upload (the comment created), none for a repeated
 //! upload of the same run, an update to "no regressions at <sha>" after a clean push, a 503
 //! retried, a missing token recorded as `failed`; and the settings refusing a token variable
-//! outside `BENCHTRAIL_FORGE_*`.
+//! outside `BENCHTRAIL_FORGE_*`. And the refresh after a report changes without an upload (new
+//! settings, a triage, an exclusion): the same comment updated in place for the PR's newest run
+//! only, and no request at all after a recomputation or a triage that leaves the report as it
+//! was.
 
 mod common;
 #[path = "../../runner/tests/common/forge.rs"]
@@ -18,9 +21,18 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
-/// The variable the settings name. Set once, before any server starts, in this binary of one
-/// test, so no other thread reads the environment meanwhile.
+/// The variable the settings name. Set once ([`set_token`]), first thing in every test of this
+/// binary, before any server starts.
 const TOKEN_ENV: &str = "BENCHTRAIL_FORGE_TEST_GITHUB_TOKEN";
+
+/// Sets [`TOKEN_ENV`] once: the first test to call it sets it while any other waits in
+/// `call_once`, so no other thread of this binary reads the environment meanwhile.
+fn set_token() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: every test calls this before it starts anything that reads the environment,
+    // and `call_once` holds the others back until the variable is set.
+    ONCE.call_once(|| unsafe { std::env::set_var(TOKEN_ENV, "ghs_server") });
+}
 
 fn sha(i: u32) -> String {
     format!("{:040x}", 0xb0770000u32 + i)
@@ -66,8 +78,7 @@ fn calls(seen: &[forge::Seen]) -> Vec<String> {
 
 #[tokio::test]
 async fn the_server_posts_one_sticky_comment_per_project_and_never_twice_for_a_run() {
-    // SAFETY: set before any other thread of this test binary reads the environment.
-    unsafe { std::env::set_var(TOKEN_ENV, "ghs_server") };
+    set_token();
     for_each_store(|db, store| async move {
         let server = TestServer::start(store).await;
         let token = server.project_with_token("bot", json!({})).await;
@@ -161,9 +172,21 @@ async fn the_server_posts_one_sticky_comment_per_project_and_never_twice_for_a_r
             "{db}: {body}"
         );
         let (id, _) = forge.ours(7)[0].clone();
+        // The post as recorded once its outcome is stored: the forge sees the request before
+        // the job stores what the forge answered, so a read right after the request may
+        // still find the claim without an outcome.
         let post_of = |run| {
             let store = server.store.clone();
-            async move { store.pr_comment_post(run).await.unwrap().unwrap() }
+            async move {
+                let start = Instant::now();
+                loop {
+                    let post = store.pr_comment_post(run).await.unwrap().unwrap();
+                    if post.outcome.is_some() || start.elapsed() > Duration::from_secs(30) {
+                        return post;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
         };
         let recorded = post_of(run).await;
         assert_eq!(
@@ -280,6 +303,190 @@ async fn the_server_posts_one_sticky_comment_per_project_and_never_twice_for_a_r
         );
         assert!(seen.iter().all(|s| s.auth.as_deref() == Some("ghs_server")), "{db}");
         assert_eq!(forge.ours(9).len(), 1, "{db}");
+    })
+    .await;
+}
+
+/// Waits (at most 30 s) until the server has nothing queued (analyses, scans, PR comments and
+/// their refreshes), so the forge has seen every request it will get.
+async fn drained(server: &TestServer) {
+    let start = Instant::now();
+    while server.store.queued_jobs().await.unwrap() > 0 && start.elapsed() < Duration::from_secs(30)
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_verdict_changed_without_an_upload_updates_the_same_comment_once() {
+    set_token();
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("refresh", json!({})).await;
+        let forge = FakeForge::start();
+        let settings = |detection: Value| {
+            json!({"slo_profiles": [{"name": "interactive", "ttft_ms": 2000, "tpot_ms": 50}],
+                   "detection": detection,
+                   "pr_comments": {"provider": "github", "repository": "acme/engine",
+                                   "api_url": forge.base, "token_env": TOKEN_ENV}})
+        };
+        let put = |detection: Value| {
+            let body = settings(detection);
+            let server = &server;
+            async move {
+                let (status, stored) = server
+                    .send("PUT", "/api/v1/projects/refresh/settings", ADMIN_TOKEN, &body)
+                    .await;
+                assert_eq!(status, 200, "{db}: {stored}");
+            }
+        };
+        put(json!({})).await;
+        let main = [
+            "goodput_baseline_s11_c4.json",
+            "goodput_baseline_s12_c4.json",
+            "goodput_baseline_s13_c4.json",
+        ];
+        let mut main_runs = Vec::new();
+        for (i, f) in main.iter().enumerate() {
+            let parent = (i > 0).then(|| sha(i as u32 - 1));
+            let (status, r) = server
+                .upload(
+                    "refresh",
+                    &token,
+                    &doc(&sha(i as u32), parent.as_deref(), "main", None, f),
+                )
+                .await;
+            assert_eq!(status, 201, "{db}: {r}");
+            main_runs.push(r["run_id"].as_str().unwrap().to_string());
+        }
+        let list = "GET /repos/acme/engine/issues/5/comments?per_page=100";
+        let post = "POST /repos/acme/engine/issues/5/comments";
+
+        // Two pushes of PR 5 trading TTFT for throughput: the comment created, then updated
+        // to name the newer push.
+        let base = sha(2);
+        let mut runs = Vec::new();
+        for (i, parent) in [(10, sha(2)), (11, sha(10))] {
+            let push = doc(
+                &sha(i),
+                Some(&parent),
+                "feature",
+                Some((5, &base)),
+                "goodput_candidate_s21_c4.json",
+            );
+            let (status, r) = server.upload("refresh", &token, &push).await;
+            assert_eq!(status, 201, "{db}: {r}");
+            assert_eq!(r["verdict"], "fail", "{db}: {r}");
+            runs.push(r["run_id"].as_str().unwrap().parse::<Uuid>().unwrap());
+            drained(&server).await;
+        }
+        let seen = forge.take_seen();
+        let (id, _) = forge.ours(5)[0].clone();
+        let patch = format!("PATCH /repos/acme/engine/issues/comments/{id}");
+        assert_eq!(calls(&seen), [list, post, list, &patch], "{db}");
+        let headline = |level: &str, at: u32| {
+            format!(
+                "### benchtrail: {level} at `{}`",
+                &sha(at)[..12]
+            )
+        };
+        assert!(
+            seen[3]
+                .body
+                .as_deref()
+                .unwrap()
+                .contains(&headline("❌ **FAIL**", 11)),
+            "{db}: {:?}",
+            seen[3].body
+        );
+        let newest = runs[1];
+
+        // Trade-offs no longer fail: every commit recomputed, no upload. The newest push's
+        // report changed (fail → warn): the same comment updated once, for that push only.
+        put(json!({"tradeoff_fails": false})).await;
+        let (_, verdict) = server
+            .get(&format!("/api/v1/runs/{newest}/verdict"))
+            .await;
+        assert_eq!(verdict["verdict"], "warn", "{db}: {verdict}");
+        drained(&server).await;
+        let seen = forge.take_seen();
+        assert_eq!(calls(&seen), [list, &patch], "{db}");
+        let body = seen[1].body.clone().unwrap();
+        assert!(
+            body.starts_with(
+                "<!-- benchtrail:comment project=refresh -->\n<!-- benchtrail:suite benchmarks -->\n"
+            ),
+            "{db}: {body}"
+        );
+        assert!(body.contains(&headline("⚠️ **WARN**", 11)), "{db}: {body}");
+        assert!(body.contains(&format!("/runs/{newest})")), "{db}: {body}");
+        assert!(!body.contains("❌"), "{db}: {body}");
+        assert_eq!(forge.ours(5), [(id, body.clone())], "{db}");
+        let recorded = server.store.pr_comment_post(newest).await.unwrap().unwrap();
+        assert_eq!(
+            (recorded.outcome.as_deref(), recorded.comment_id.clone()),
+            (Some("updated"), Some(id.to_string())),
+            "{db}"
+        );
+
+        // A recomputation that leaves every report as it was (a rule these runs do not
+        // touch): not a single forge request.
+        put(json!({"tradeoff_fails": false, "max_error_rate_pct": 6.0})).await;
+        drained(&server).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(forge.take_seen().is_empty(), "{db}");
+
+        // Trade-offs fail again: the report is the one posted first again, and the comment,
+        // which shows the warning now, says so again.
+        put(json!({})).await;
+        drained(&server).await;
+        let seen = forge.take_seen();
+        assert_eq!(calls(&seen), [list, &patch], "{db}");
+        let failing = seen[1].body.clone().unwrap();
+        assert!(failing.contains(&headline("❌ **FAIL**", 11)), "{db}: {failing}");
+
+        // The trade-off dismissed: it no longer counts, the verdict is the warning of the
+        // finding left undecided, and the same comment says so. Dismissing it again changes
+        // no report and sends nothing.
+        let alerts = server
+            .alerts("refresh", &format!("?commit={}&kind=tradeoff", sha(11)))
+            .await;
+        assert_eq!(alerts.len(), 1, "{db}: {alerts:?}");
+        let path = format!("/api/v1/alerts/{}", alerts[0]["id"].as_str().unwrap());
+        let dismiss = json!({"status": "dismissed", "reason": "the throughput is worth it"});
+        let write = server.token("refresh", "write").await;
+        let (status, r) = server.send("PATCH", &path, &write, &dismiss).await;
+        assert_eq!(status, 200, "{db}: {r}");
+        let (_, verdict) = server
+            .get(&format!("/api/v1/runs/{newest}/verdict"))
+            .await;
+        assert_eq!(verdict["verdict"], "warn", "{db}: {verdict}");
+        drained(&server).await;
+        let seen = forge.take_seen();
+        assert_eq!(calls(&seen), [list, &patch], "{db}");
+        let body = seen[1].body.clone().unwrap();
+        assert!(body.contains(&headline("⚠️ **WARN**", 11)), "{db}: {body}");
+        assert!(body.contains(&format!("/runs/{newest})")), "{db}: {body}");
+        let (status, r) = server.send("PATCH", &path, &write, &dismiss).await;
+        assert_eq!(status, 200, "{db}: {r}");
+        drained(&server).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(forge.take_seen().is_empty(), "{db}");
+        assert_eq!(forge.ours(5), [(id, body.clone())], "{db}");
+
+        // A baseline run excluded: the PR's report is compared with two commits, not three,
+        // and the same comment follows.
+        let exclusion = format!("/api/v1/runs/{}/exclusion", main_runs[0]);
+        let why = json!({"reason": "a noisy host"});
+        let (status, r) = server.send("POST", &exclusion, &write, &why).await;
+        assert_eq!(status, 200, "{db}: {r}");
+        drained(&server).await;
+        let seen = forge.take_seen();
+        assert_eq!(calls(&seen), [list, &patch], "{db}");
+        let excluded = seen[1].body.clone().unwrap();
+        assert_ne!(excluded, body, "{db}");
+        assert!(excluded.contains(&format!("/runs/{newest})")), "{db}: {excluded}");
+        assert_eq!(forge.ours(5), [(id, excluded)], "{db}");
     })
     .await;
 }

@@ -111,3 +111,79 @@ async fn a_faulty_document_answers_422_with_the_pointer_of_the_field_and_stores_
     })
     .await;
 }
+
+/// JSON Schema counts `3.0` as an integer, so the integer settings take one and store the
+/// integer (issue 13); a fraction is still the 422 at the field that any wrong type gets.
+#[tokio::test]
+async fn whole_floats_in_integer_settings_are_stored_as_integers() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        server.project_with_token("demo", json!({})).await;
+        let write = server.token("demo", "write").await;
+        let body = settings(json!({
+            "repeats": 3.0,
+            "engine": {
+                "version": 1.0,
+                "baseline_window": 12.0,
+                "min_baseline_commits": 4.0,
+                "spread_window": 4e1,
+                "confirm_commits": 2.0,
+                "per_request_max_per_side": 100.0,
+                "change_points": {"permutations": 1999.0, "seed": 7.0, "min_segment": 3.0}
+            }
+        }));
+        let (status, stored) = server.send("PUT", PATH, &write, &body).await;
+        assert_eq!(status, 200, "{db}: {stored}");
+        let (_, current) = server.get(PATH).await;
+        let detection = &current["detection"];
+        let engine = &detection["engine"];
+        assert_eq!(
+            [
+                &detection["repeats"],
+                &engine["version"],
+                &engine["baseline_window"],
+                &engine["min_baseline_commits"],
+                &engine["spread_window"],
+                &engine["confirm_commits"],
+                &engine["per_request_max_per_side"],
+                &engine["change_points"]["permutations"],
+                &engine["change_points"]["seed"],
+                &engine["change_points"]["min_segment"],
+            ],
+            [
+                &json!(3),
+                &json!(1),
+                &json!(12),
+                &json!(4),
+                &json!(40),
+                &json!(2),
+                &json!(100),
+                &json!(1999),
+                &json!(7),
+                &json!(3),
+            ],
+            "{db}: {current}"
+        );
+
+        let (status, problem) = server
+            .send(
+                "PUT",
+                PATH,
+                &write,
+                &settings(json!({"engine": {"confirm_commits": 1.5}})),
+            )
+            .await;
+        assert_eq!(status, 422, "{db}: {problem}");
+        assert_eq!(
+            (&problem["pointer"], &problem["detail"]),
+            (
+                &json!("/detection/engine/confirm_commits"),
+                &json!("invalid type: floating point `1.5`, expected a whole number ≥ 0")
+            ),
+            "{db}: {problem}"
+        );
+        let (_, after) = server.get(PATH).await;
+        assert_eq!(after, current, "{db}: the refused change stored nothing");
+    })
+    .await;
+}

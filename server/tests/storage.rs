@@ -198,35 +198,61 @@ async fn projects_round_trip_and_duplicate_slug_conflicts() {
     .await;
 }
 
+/// A token to store: `hash` of project `project_id` with `scope`, no label or expiry.
+fn new_token(project_id: i64, scope: Scope, hash: &str) -> NewToken<'_> {
+    NewToken {
+        project_id,
+        scope,
+        token_hash: hash,
+        prefix: "bt_00000000",
+        label: None,
+        created_at: Utc::now(),
+        expires_at: None,
+    }
+}
+
 #[tokio::test]
 async fn tokens_are_found_by_hash_with_their_scope() {
     for_each_store(|db, store| async move {
         let a = project_id(&store, "a").await;
         let b = project_id(&store, "b").await;
-        store
-            .create_token(a, Scope::Upload, "hash-a")
+        let ta = store
+            .create_token(&new_token(a, Scope::Upload, "hash-a"))
             .await
             .unwrap();
-        store.create_token(b, Scope::Read, "hash-b").await.unwrap();
-        store
-            .create_token(b, Scope::Write, "hash-b2")
+        let tb = store
+            .create_token(&new_token(b, Scope::Read, "hash-b"))
+            .await
+            .unwrap();
+        let tb2 = store
+            .create_token(&new_token(b, Scope::Write, "hash-b2"))
             .await
             .unwrap();
 
-        let grant = |project_id, scope| Some(TokenGrant { project_id, scope });
+        let grant = |id, project_id, scope| {
+            Some(TokenGrant {
+                id,
+                project_id,
+                scope,
+                last_used_at: None,
+                label: None,
+                prefix: Some("bt_00000000".to_string()),
+                expires_at: None,
+            })
+        };
         assert_eq!(
             store.token("hash-a").await.unwrap(),
-            grant(a, Scope::Upload),
+            grant(ta.id, a, Scope::Upload),
             "{db}"
         );
         assert_eq!(
             store.token("hash-b").await.unwrap(),
-            grant(b, Scope::Read),
+            grant(tb.id, b, Scope::Read),
             "{db}"
         );
         assert_eq!(
             store.token("hash-b2").await.unwrap(),
-            grant(b, Scope::Write),
+            grant(tb2.id, b, Scope::Write),
             "{db}"
         );
         assert_eq!(
@@ -237,7 +263,7 @@ async fn tokens_are_found_by_hash_with_their_scope() {
         assert_eq!(store.token("nope").await.unwrap(), None, "{db}");
 
         let err = store
-            .create_token(b, Scope::Read, "hash-a")
+            .create_token(&new_token(b, Scope::Read, "hash-a"))
             .await
             .unwrap_err();
         assert!(matches!(err, StorageError::Conflict(_)), "{db}: {err:?}");
@@ -1339,6 +1365,198 @@ async fn history_is_ordered_by_ancestry_with_time_only_between_unrelated_commits
         let commits = store.project_commits(pid).await.unwrap();
         let got: Vec<&str> = commits.iter().map(|(_, c)| c.as_str()).collect();
         assert_eq!(got, ["a", "b", "c", "d"], "{db}");
+    })
+    .await;
+}
+
+// ---- the job queue and the change-point scan's reads ---------------------------------------------
+
+#[tokio::test]
+async fn the_scan_reads_the_newest_commits_of_its_branch_in_commit_order() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let p = ("demo", pid);
+        // a ← b ← c ← d on main, uploaded last commit first; e on a feature branch.
+        let runs = [
+            child_run(
+                p,
+                "d",
+                &["c"],
+                "2024-01-04T00:00:00Z",
+                "2024-01-09T00:00:00Z",
+                4.0,
+            ),
+            child_run(
+                p,
+                "c",
+                &["b"],
+                "2024-01-03T00:00:00Z",
+                "2024-01-08T00:00:00Z",
+                3.0,
+            ),
+            child_run(
+                p,
+                "b",
+                &["a"],
+                "2024-01-02T00:00:00Z",
+                "2024-01-07T00:00:00Z",
+                2.0,
+            ),
+            child_run(
+                p,
+                "a",
+                &[],
+                "2024-01-01T00:00:00Z",
+                "2024-01-06T00:00:00Z",
+                1.0,
+            ),
+        ];
+        for run in &runs {
+            store.insert_run(run).await.unwrap();
+        }
+        let mut feature = child_run(
+            p,
+            "e",
+            &["d"],
+            "2024-01-05T00:00:00Z",
+            "2024-01-10T00:00:00Z",
+            9.0,
+        );
+        feature.branch = "feature".into();
+        store.insert_run(&feature).await.unwrap();
+        // d measured on the feature branch too: not main's history.
+        let mut d_elsewhere = child_run(
+            p,
+            "d",
+            &["c"],
+            "2024-01-04T00:00:00Z",
+            "2024-01-11T00:00:00Z",
+            8.0,
+        );
+        d_elsewhere.branch = "feature".into();
+        store.insert_run(&d_elsewhere).await.unwrap();
+
+        let graph = store.commit_graph(pid).await.unwrap();
+        let window = store.newest_commits(pid, "main", 2, &graph).await.unwrap();
+        assert_eq!(window.commits, ["c", "d"], "{db}");
+        assert!(window.truncated, "{db}");
+        let whole = store.newest_commits(pid, "main", 10, &graph).await.unwrap();
+        assert_eq!(whole.commits, ["a", "b", "c", "d"], "{db}");
+        assert!(!whole.truncated, "{db}");
+
+        let groups = store.project_groups(pid).await.unwrap();
+        let ids: Vec<String> = groups
+            .values()
+            .flatten()
+            .map(|s| s.series_id.clone())
+            .collect();
+        let points = store
+            .branch_history(pid, "main", &ids, &window.commits, &graph)
+            .await
+            .unwrap();
+        let got: Vec<(&str, &str, f64)> = points
+            .iter()
+            .map(|p| (p.commit_sha.as_str(), p.branch.as_str(), p.value))
+            .collect();
+        assert_eq!(got, [("c", "main", 3.0), ("d", "main", 4.0)], "{db}");
+        let series: Vec<Vec<&str>> = groups
+            .values()
+            .map(|g| g.iter().map(|s| s.series_id.as_str()).collect())
+            .collect();
+        assert_eq!(series, [vec![points[0].series_id.as_str()]], "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_projects_comments_jobs_are_claimed_one_at_a_time_and_scans_after_analyses() {
+    for_each_store(|db, store| async move {
+        let p = project_id(&store, "p").await;
+        let q = project_id(&store, "q").await;
+        let main = || "main".to_string();
+        let comments = |c: &str| JobTarget::Comments {
+            branch: main(),
+            commit_sha: c.to_string(),
+        };
+        let commit = JobTarget::Commit {
+            branch: main(),
+            commit_sha: "c4".into(),
+        };
+        let scan = JobTarget::Scan { branch: main() };
+        // Queued in this order: the scan first.
+        for (project, target) in [
+            (p, &scan),
+            (p, &comments("c1")),
+            (p, &comments("c2")),
+            (q, &comments("c3")),
+            (p, &commit),
+        ] {
+            store.enqueue_job(project, target, None).await.unwrap();
+        }
+        let lease = chrono::Duration::seconds(60);
+        let mut claimed = Vec::new();
+        while let Some(job) = store.claim_due_job(lease).await.unwrap() {
+            claimed.push(job);
+        }
+        let got: Vec<(i64, &JobTarget)> =
+            claimed.iter().map(|j| (j.project_id, &j.target)).collect();
+        // p's second comments job waits while its first is leased; q's does not; the scan
+        // comes after the analysis queued after it.
+        assert_eq!(
+            got,
+            [
+                (p, &comments("c1")),
+                (q, &comments("c3")),
+                (p, &commit),
+                (p, &scan)
+            ],
+            "{db}"
+        );
+        assert!(store
+            .finish_job(claimed[0].id, claimed[0].generation)
+            .await
+            .unwrap());
+        let next = store.claim_due_job(lease).await.unwrap().expect("due now");
+        assert_eq!(
+            (next.project_id, &next.target),
+            (p, &comments("c2")),
+            "{db}"
+        );
+        assert!(store.claim_due_job(lease).await.unwrap().is_none(), "{db}");
+        // A scan asked for again while it runs is kept for one more scan, with a new generation.
+        let scan_job = &claimed[3];
+        assert!(!store.job_waiting(p, &scan).await.unwrap(), "{db}: it runs");
+        assert!(
+            !store.job_waiting(q, &scan).await.unwrap(),
+            "{db}: none queued"
+        );
+        let again = store.enqueue_job(p, &scan, None).await.unwrap();
+        assert_eq!(
+            (again.id, again.generation, again.leased),
+            (scan_job.id, 2, false),
+            "{db}"
+        );
+        assert!(
+            !store
+                .finish_job(scan_job.id, scan_job.generation)
+                .await
+                .unwrap(),
+            "{db}"
+        );
+        assert!(
+            store.job_waiting(p, &scan).await.unwrap(),
+            "{db}: released, waiting"
+        );
+        let rerun = store
+            .claim_due_job(lease)
+            .await
+            .unwrap()
+            .expect("the scan again");
+        assert_eq!(
+            (rerun.id, rerun.generation, &rerun.target),
+            (scan_job.id, 2, &scan),
+            "{db}"
+        );
     })
     .await;
 }

@@ -38,14 +38,17 @@ pub struct ChangePointSettings {
     /// `alpha`. In [99, 9999]: each permutation is a full best-split scan of the segment
     /// (quadratic in its length), so 9999 keeps a scan of a long history within seconds, and
     /// fewer than 99 cannot resolve a p-value below 0.01.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub permutations: u32,
     /// Seed of the ChaCha8 generator that draws the permutations (fixed: results reproduce).
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub seed: u64,
     /// Fewest commits on each side of a change point. Default 5: the downstream Orion reports
     /// (cloud-bulldozer/orion #263, #269) show change points flagged at the 2nd sample of a short
     /// window; about 5 commits on each side keeps a single outlier from being a "regime". In
     /// [2, 50]: a segment needs two values for a within-segment distance (a smaller value is
     /// read as 2), and above 50 no change could be found before 100 commits of history.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub min_segment: usize,
     /// Exponent `a` of the distance `|x − y|^a`, in (0, 2) (Matteson & James: at 2 the
     /// divergence only compares means and the test loses its power; at 0 it is constant).

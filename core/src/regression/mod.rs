@@ -75,15 +75,18 @@ pub const SETTINGS_VERSION: u32 = 1;
 pub struct Settings {
     /// [`SETTINGS_VERSION`] the settings were written for. Only the current version is
     /// accepted: a stored finding is explained by the meaning of the version it records.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub version: u32,
     /// Baseline = the last this many base-branch commits with a valid run. Default 10. In
     /// [1, 100]: a longer baseline mixes older regimes into the normal and makes every upload
     /// read that much more history.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub baseline_window: usize,
     /// Fewer baseline commits than this → `insufficient_data`. Default 3 (PyTorch's HUD reports
     /// insufficient data as its own state; three commits is the least that shows a spread).
     /// In [1, `baseline_window`]: 0 would test against an empty baseline, and more than the
     /// window holds would leave every series `insufficient_data` forever.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub min_baseline_commits: usize,
     /// Smallest relative change, in percent of the baseline mean, that can be a finding.
     /// Default 2 %: below it a change is not worth a person's time, however significant.
@@ -108,6 +111,7 @@ pub struct Settings {
     /// freedom and a t with 9 needs 4.3 standard errors for p = 0.001 where one from 30 has 27
     /// and needs 3.7; blocks keep an older step from inflating it. In [1, 200]; a value below
     /// `baseline_window` means `baseline_window` ([`Settings::spread`]).
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub spread_window: usize,
     /// One-sided level at which a cell's own test *supports* a change that its configuration's
     /// combined index shows at `alpha`, and at which the benefit side of a trade-off whose harm
@@ -121,11 +125,13 @@ pub struct Settings {
     /// it (PyTorch's "≥ 2 trailing violations"). Default 0 = off. At most 10 (the default
     /// baseline window): each one holds a real regression back one more commit, and a change
     /// confirmed that late is no longer news.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub confirm_commits: usize,
     /// Per-request shift: at most this many requests per side (thinned evenly), since the
     /// Hodges–Lehmann estimate needs every pairwise difference. Default 1000. In [20, 5000]:
     /// the pairwise differences grow quadratically (5000 per side is 25 million per series and
     /// upload), and fewer than 20 requests give no useful interval.
+    #[serde(deserialize_with = "crate::serde_int::deserialize")]
     pub per_request_max_per_side: usize,
     /// Statistics that are tested for a change (as [`Stat`] writes them: `value`, `mean`,
     /// `p50`, ...); every other statistic (min, max, std, p25, p99.9, ...) is kept, plotted and

@@ -18,6 +18,7 @@
 //! Findings become open alerts of the comparison (improvements resolved), and the verdict
 //! follows from them as the server's does.
 
+use super::compare_table::SideValues;
 use super::coverage::{is_new, missing_cell, new_cell, not_measured, Coverage};
 use super::extras::{sparklines_of, Sparkline};
 use super::group::{self as group, CommitContext, PreparedGroup};
@@ -38,7 +39,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use uuid::Uuid;
 
-/// The project slug series ids of a comparison are derived under (ids are internal to it).
+/// The project slug series ids of an offline comparison are derived under (ids are internal
+/// to it; [`compare_in`] takes a project's).
 const SLUG: &str = "compare";
 /// The branch of a comparison's history.
 const BRANCH: &str = "main";
@@ -64,6 +66,10 @@ pub struct Comparison {
     /// The history of each flagged series (its baseline commits' means, then the
     /// candidate's), for the report.
     pub sparklines: Vec<Sparkline>,
+    /// Every series' value on each side, by series id: the mean of the candidate commit's
+    /// runs, and of the last baseline commit's (the values a reader compares when a series
+    /// was not tested).
+    pub values: SideValues,
 }
 
 /// The candidate against the baseline commits (oldest first; see the module documentation for
@@ -78,8 +84,24 @@ pub fn compare(
     settings: &ProjectSettings,
     key_fields: &[String],
 ) -> Comparison {
+    compare_in(SLUG, baseline, candidate, settings, key_fields)
+}
+
+/// [`compare`] with the series ids of project `project_slug`: the ids storage gives the same
+/// results' series there, so a server comparing two stored runs can link each series of the
+/// analysis to its page and its stored values.
+pub fn compare_in(
+    project_slug: &str,
+    baseline: &[CompareCommit],
+    candidate: &CompareCommit,
+    settings: &ProjectSettings,
+    key_fields: &[String],
+) -> Comparison {
     let det = &settings.detection;
-    let mut history = History::default();
+    let mut history = History {
+        slug: project_slug.to_string(),
+        ..History::default()
+    };
     let commits: Vec<&CompareCommit> = baseline.iter().chain([candidate]).collect();
     for (i, c) in commits.iter().enumerate() {
         for run in &c.runs {
@@ -192,16 +214,26 @@ pub fn compare(
         .iter()
         .flat_map(|(_, ga)| sparklines_of(&ga.input, &ga.report))
         .collect();
+    let values = SideValues {
+        baseline: baseline
+            .last()
+            .map(|c| history.commit_means(&c.commit))
+            .unwrap_or_default(),
+        candidate: history.commit_means(&candidate.commit),
+    };
     Comparison {
         analysis,
         verdict,
         sparklines,
+        values,
     }
 }
 
 /// The in-memory history of a comparison, shaped as storage returns it.
 #[derive(Default)]
 struct History {
+    /// The project slug series ids are derived under.
+    slug: String,
     /// (series key JSON, cell key) → series id → its series.
     groups: BTreeMap<(String, String), BTreeMap<String, GroupSeries>>,
     points: Vec<HistoryPoint>,
@@ -240,7 +272,7 @@ impl History {
             for m in &values {
                 let profile = profile_identity(m.slo_profile.as_deref(), tool_slo.as_deref());
                 let id = series_id(
-                    SLUG,
+                    &self.slug,
                     &series_key,
                     &cell_key,
                     &m.name,
@@ -278,6 +310,19 @@ impl History {
                 self.samples.insert(result_id, s.clone());
             }
         }
+    }
+
+    /// The mean value of each series over `commit`'s points, by series id.
+    fn commit_means(&self, commit: &str) -> HashMap<String, f64> {
+        let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
+        for p in self.points.iter().filter(|p| p.commit_sha == commit) {
+            let e = sums.entry(p.series_id.as_str()).or_default();
+            e.0 += p.value;
+            e.1 += 1;
+        }
+        sums.into_iter()
+            .map(|(id, (sum, n))| (id.to_string(), sum / n as f64))
+            .collect()
     }
 
     /// The groups of the candidate's results, in key order.
@@ -358,6 +403,8 @@ fn alert_of(f: &Finding, key: &(String, String)) -> Alert {
         finding: serde_json::to_value(f).unwrap_or(Value::Null),
         settings_version: 0,
         reason: None,
+        triaged_by: None,
+        triaged_at: None,
         resolved_by: None,
         created_at: now,
         updated_at: now,

@@ -58,6 +58,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The commits the baseline may come from, oldest first (the pinned commit last).
+    pub fn base_commits(&self) -> &[String] {
+        &self.base_commits
+    }
+
     /// Commits of the candidate's branch after it, oldest first (they confirm its findings).
     fn following(&self, commit: &str) -> &[String] {
         match self.branch_order.iter().position(|c| c == commit) {
@@ -117,6 +122,12 @@ impl CommitContext<'_> {
             return Some("excluded from baselines by a person".into());
         }
         self.det.invalid_run(p.completed, p.failed, p.num_prompts)
+    }
+
+    /// Whether `p` is a valid run: not excluded by a person, not failed (the rules of
+    /// [`crate::settings::DetectionSettings::invalid_run`]).
+    pub fn is_valid(&self, p: &HistoryPoint) -> bool {
+        self.invalid(p).is_none()
     }
 
     /// Where the baseline of a group comes from (see the module documentation of

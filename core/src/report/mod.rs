@@ -9,6 +9,7 @@
 //! * [`group`]: the baseline rules ([`group::CommitContext::plan`]), the engine input built
 //!   from history, and one group's analysis.
 //! * [`coverage`]: missing and new cells, series not measured, repeats.
+//! * [`distribution`]: per-request CDFs (TTFT, TPOT) for a reader.
 //! * [`model`]: the stored analysis of one run.
 //! * [`verdict`]: the verdict rules: levels, reason codes, what fails CI.
 //! * [`grouped`]: the findings of a run grouped across the cells where they hold.
@@ -17,6 +18,8 @@
 //! * [`comment`]: the one sticky PR/MR comment: its marker, one section per suite, and
 //!   whether to create, update or leave it.
 //! * [`compare`]: two uploads compared offline, with the same engine and rules.
+//! * [`compare_table`]: an analysis as the compare page's table (baseline → candidate per
+//!   series, with the interval and test the decision used).
 //!
 //! # Baseline
 //! * A commit on the project's default branch: the last `detection.engine.baseline_window`
@@ -52,7 +55,9 @@
 
 pub mod comment;
 pub mod compare;
+pub mod compare_table;
 pub mod coverage;
+pub mod distribution;
 pub mod extras;
 pub mod group;
 pub mod grouped;
@@ -60,6 +65,7 @@ pub mod history;
 pub mod model;
 pub mod render;
 pub mod verdict;
+pub mod window;
 
 pub use history::{GroupSeries, HistoryPoint};
 pub use model::{CellAnalysis, Continuing, InvalidRun, RunAnalysis, ANALYSIS_SCHEMA};

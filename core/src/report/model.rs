@@ -60,7 +60,9 @@ pub struct CellAnalysis {
     pub baseline_rule: String,
     /// The pinned baseline commit, if the group's baseline is pinned.
     pub pinned_baseline: Option<String>,
-    /// The commits the baseline was drawn from (sorted by SHA).
+    /// The commits the baseline was drawn from (sorted by SHA): those of the history window
+    /// the analysis read (the newest ancestors the engine can use, and the commits a decision
+    /// names) that hold a value of the group.
     pub history_commits: Vec<String>,
     /// Candidate runs that are neither tested nor part of a baseline.
     pub invalid_runs: Vec<InvalidRun>,

@@ -230,6 +230,7 @@ impl Writer {
                 plural(v.missing_cells.len()),
             ),
             VerdictLevel::Pass if attention.is_empty() => format!("— no regressions at {at}"),
+            VerdictLevel::Pending => format!("— not analyzed yet at {at}"),
             _ => format!("at {at}"),
         };
         let suite = extras
@@ -581,6 +582,7 @@ fn icon(level: VerdictLevel) -> &'static str {
         VerdictLevel::Warn => "⚠️",
         VerdictLevel::Incomplete => "🧩",
         VerdictLevel::Fail => "❌",
+        VerdictLevel::Pending => "⏳",
     }
 }
 

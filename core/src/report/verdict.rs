@@ -10,6 +10,11 @@
 //!   (`detection.incomplete_fails`, default true; false makes it a `warn`). Fails CI like
 //!   `fail`: the values that are there were judged, but not everything was.
 //! * `fail`: a regression or trade-off that fails by the detection settings, or an invalid run.
+//! * `pending`: not analyzed yet (the analysis is queued or being retried after a failure;
+//!   every acknowledged upload is analyzed, see the server's `analysis::jobs`). Nothing is
+//!   decided, so it ranks above `fail` where the verdicts of several runs are combined: a
+//!   commit is not settled while one of its runs is pending. It does not fail CI by itself;
+//!   a gate waits for it to settle (`benchtrail check --wait`).
 //!
 //! While the commit has fewer runs than expected (`detection.repeats`, or the
 //! `run.repeats_expected` its uploads announced), the verdict is provisional: a
@@ -50,6 +55,8 @@ pub enum VerdictLevel {
     Incomplete,
     /// A regression or trade-off that fails by the settings, or an invalid run: fails CI.
     Fail,
+    /// Not analyzed yet: nothing decided (a gate waits; see the module documentation).
+    Pending,
 }
 
 impl VerdictLevel {
@@ -60,12 +67,13 @@ impl VerdictLevel {
             VerdictLevel::Warn => "warn",
             VerdictLevel::Incomplete => "incomplete",
             VerdictLevel::Fail => "fail",
+            VerdictLevel::Pending => "pending",
         }
     }
 
-    /// Whether CI fails on it (`incomplete` or `fail`).
+    /// Whether CI fails on it (`incomplete` or `fail`; `pending` is not decided yet).
     pub fn fails_ci(self) -> bool {
-        self >= VerdictLevel::Incomplete
+        matches!(self, VerdictLevel::Incomplete | VerdictLevel::Fail)
     }
 }
 
@@ -93,7 +101,7 @@ pub enum ReasonCode {
     PendingConfirmation,
     /// A change an earlier commit's standing alert already holds.
     Continuing,
-    /// The run was never analyzed.
+    /// The run is not analyzed yet (its analysis is queued or being retried): level `pending`.
     NotAnalyzed,
     /// A cell of the baseline commit this commit lacks.
     MissingCell,
@@ -212,6 +220,25 @@ pub struct Verdict {
     pub settings_version: Option<i64>,
     /// Number of series per state (`no_change`, `regression`, `insufficient_data`, ...).
     pub series_states: BTreeMap<String, usize>,
+    /// The queued analysis of the run's commit, while there is one: the reason of a `pending`
+    /// verdict, or (for a verdict of an earlier analysis) the analysis that will replace it,
+    /// e.g. after another repeat's upload. Absent when nothing is queued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_analysis: Option<QueuedAnalysis>,
+}
+
+/// An analysis waiting in the server's durable queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct QueuedAnalysis {
+    /// When it was first asked for (RFC 3339 UTC).
+    pub queued_at: chrono::DateTime<chrono::Utc>,
+    /// Attempts started so far; more than one means earlier attempts failed (the server
+    /// retries with back-off; the causes are in its log).
+    pub attempts: i64,
+    /// The earliest next attempt (RFC 3339 UTC).
+    pub next_attempt_at: chrono::DateTime<chrono::Utc>,
+    /// A worker is analyzing it now.
+    pub running: bool,
 }
 
 impl Reason {
@@ -399,9 +426,9 @@ pub fn verdict_of(
     }
     if analysis.is_none() {
         reasons.push(Reason::new(
-            Warn,
+            VerdictLevel::Pending,
             ReasonCode::NotAnalyzed,
-            "this run has not been analyzed".into(),
+            "not analyzed yet: the analysis is queued (or retried after a failure)".into(),
             None,
         ));
     }
@@ -425,6 +452,7 @@ pub fn verdict_of(
         commit: commit.to_string(),
         settings_version: analysis.map(|a| a.settings_version),
         series_states: states,
+        queued_analysis: None,
     }
 }
 

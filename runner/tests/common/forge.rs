@@ -42,6 +42,8 @@ struct Inner {
     faults: VecDeque<Fault>,
     next_id: u64,
     base: String,
+    /// How long each request waits before it is served ([`FakeForge::slow`]).
+    delay: std::time::Duration,
 }
 
 /// The fake forge.
@@ -95,6 +97,12 @@ impl FakeForge {
         });
     }
 
+    /// Makes every request wait `each` before it is served (a slow forge: what widens the
+    /// window in which two posters could both find no comment).
+    pub fn slow(&self, each: std::time::Duration) {
+        self.inner.lock().unwrap().delay = each;
+    }
+
     /// The requests received so far, and forgets them.
     pub fn take_seen(&self) -> Vec<Seen> {
         std::mem::take(&mut self.inner.lock().unwrap().seen)
@@ -132,6 +140,8 @@ async fn handle(State(state): State<Shared>, req: Request) -> Response {
     let body = serde_json::from_slice::<Value>(&bytes)
         .ok()
         .and_then(|v| v["body"].as_str().map(str::to_string));
+    let delay = state.lock().unwrap().delay;
+    tokio::time::sleep(delay).await;
     let mut g = state.lock().unwrap();
     g.seen.push(Seen {
         method: method.to_string(),

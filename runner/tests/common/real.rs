@@ -2,16 +2,24 @@
 //! token, created through the built `benchtrail` binary.
 
 use super::{benchtrail, stderr, stdout, TempDir};
-use benchtrail_server::app::{router, AppState};
+use benchtrail_server::analysis::jobs::AnalyzerOptions;
+use benchtrail_server::app::{serve, AppState};
 use benchtrail_server::auth::hash_token;
 use benchtrail_server::storage::Store;
 use std::sync::Arc;
 
-const ADMIN: &str = "bt_real_admin";
+/// The admin token of every [`RealProject`] server.
+pub const ADMIN: &str = "bt_real_admin";
 
 /// Starts a real server (SQLite in `data`, admin token `admin`) on 127.0.0.1:0 in a
 /// background thread living until the test process ends; returns its base URL.
 pub fn start_server(data: &TempDir, admin: &str) -> String {
+    start_server_with(data, admin, AnalyzerOptions::default())
+}
+
+/// [`start_server`] with another analysis queue (e.g. no workers and no inline analysis:
+/// every upload stays `pending`).
+pub fn start_server_with(data: &TempDir, admin: &str, analyzer: AnalyzerOptions) -> String {
     let url = format!("sqlite://{}/bt.db", data.path().display());
     let admin_token_hash = Arc::new(hash_token(admin));
     let (tx, rx) = std::sync::mpsc::channel();
@@ -26,8 +34,14 @@ pub fn start_server(data: &TempDir, admin: &str) -> String {
                 store,
                 admin_token_hash,
                 public_url: None,
+                analyzer: benchtrail_server::analysis::jobs::Analyzer::new(analyzer),
+                auth_throttle: Default::default(),
+                sessions: Default::default(),
             };
-            axum::serve(listener, router(state)).await.unwrap();
+            // `serve` runs the analysis workers too.
+            serve(listener, state, std::future::pending())
+                .await
+                .unwrap();
         });
     });
     rx.recv().unwrap()
@@ -46,8 +60,13 @@ pub struct RealProject {
 impl RealProject {
     /// Starts the server and creates project `p` and its upload token.
     pub fn start(tag: &str) -> RealProject {
+        Self::start_with(tag, AnalyzerOptions::default())
+    }
+
+    /// [`RealProject::start`] with another analysis queue.
+    pub fn start_with(tag: &str, analyzer: AnalyzerOptions) -> RealProject {
         let data = TempDir::new(&format!("{tag}-data"));
-        let base = start_server(&data, ADMIN);
+        let base = start_server_with(&data, ADMIN, analyzer);
         let env = [("BENCHTRAIL_URL", base.as_str())];
         let out = benchtrail(
             data.path(),

@@ -7,6 +7,7 @@ use benchtrail_server::app::{serve, AppState};
 use benchtrail_server::auth::hash_token;
 use benchtrail_server::storage::Store;
 use serde_json::{json, Value};
+use sqlx::{Connection, PgConnection};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -38,6 +39,9 @@ impl Bench {
             store,
             admin_token_hash: Arc::new(hash_token(ADMIN_TOKEN)),
             public_url: None,
+            analyzer: benchtrail_server::analysis::jobs::Analyzer::new(Default::default()),
+            auth_throttle: Default::default(),
+            sessions: Default::default(),
         };
         tokio::spawn(serve(listener, state, async {
             let _ = stopped.await;
@@ -151,4 +155,43 @@ pub async fn drain(limit: Duration) -> (f64, f64) {
         }
     }
     (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0)
+}
+
+/// A fresh Postgres database through the admin URL; returns its URL and name.
+pub async fn create_postgres(admin_url: &str) -> (String, String) {
+    let database = format!("bt_bench_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect(admin_url)
+        .await
+        .unwrap_or_else(|e| panic!("BENCHTRAIL_BENCH_DATABASE_URL={admin_url}: {e}"));
+    sqlx::query(&format!("CREATE DATABASE \"{database}\""))
+        .execute(&mut admin)
+        .await
+        .unwrap_or_else(|e| panic!("creating {database}: {e}"));
+    let _ = admin.close().await;
+    (with_database(admin_url, &database), database)
+}
+
+pub async fn drop_postgres(admin_url: &str, database: &str) {
+    let mut admin = PgConnection::connect(admin_url).await.unwrap();
+    sqlx::query(&format!(
+        "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+    ))
+    .execute(&mut admin)
+    .await
+    .unwrap_or_else(|e| panic!("dropping {database}: {e}"));
+    let _ = admin.close().await;
+}
+
+/// `admin_url` with its database name replaced by `database` (query parameters kept).
+fn with_database(admin_url: &str, database: &str) -> String {
+    let (base, query) = match admin_url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (admin_url, String::new()),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let host_part = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    format!("{host_part}/{database}{query}")
 }

@@ -1,5 +1,5 @@
 //! Findings → stored alerts: new alerts of a commit, resolution of earlier alerts a commit
-//! returns to the baseline of, and the background change-point scan.
+//! returns to the baseline of, and the change-point scan's alerts.
 
 use super::{IMPROVEMENT_REASON, SUPERSEDED};
 use crate::storage::{
@@ -13,7 +13,7 @@ use benchtrail_core::regression::{
 use benchtrail_core::report::group::{CommitContext, GroupAnalysis};
 use benchtrail_core::settings::DetectionSettings;
 use serde_json::json;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn severity_text(s: Option<Severity>) -> Option<String> {
     s.map(|s| match s {
@@ -197,7 +197,10 @@ fn still_worse(c: &Comparison, min_effect_pct: f64) -> bool {
     c.better == Some(false) && c.delta_pct.is_none_or(|d| d.abs() >= min_effect_pct)
 }
 
-/// The background change-point scan of the default-branch histories of `groups`.
+/// The change-point scan of the default-branch histories of `groups` (`super::scan`): its
+/// findings stored as `change_point` alerts (by identity, so running it again adds nothing),
+/// and active change points of the scanned series at commits of `scope` that it no longer
+/// finds resolved as superseded.
 pub(super) async fn change_point_scan(
     store: &Store,
     project_id: i64,
@@ -205,6 +208,7 @@ pub(super) async fn change_point_scan(
     groups: Vec<GroupInput>,
     det: DetectionSettings,
     version: i64,
+    scope: &HashSet<String>,
 ) -> Result<(), StorageError> {
     let settings = det.engine.clone();
     let scanned: Vec<String> = groups
@@ -226,7 +230,8 @@ pub(super) async fn change_point_scan(
     .map_err(|e| StorageError::Corrupt(format!("change-point scan panicked: {e}")))?;
     // A scan of a longer history places a shift better (E-Divisive needs `min_segment` commits
     // on each side, so while a new regime is short its change point lands early): earlier
-    // change points of the scanned series that this scan no longer finds are superseded.
+    // change points of the scanned series that this scan no longer finds are superseded (only
+    // where it could have found them: `scope`).
     let now_found: Vec<(&str, &str)> = found
         .iter()
         .filter_map(|(_, _, f)| {
@@ -241,6 +246,7 @@ pub(super) async fn change_point_scan(
         .await?
     {
         if scanned.contains(&a.series_id)
+            && scope.contains(&a.commit)
             && !now_found.contains(&(a.series_id.as_str(), a.commit.as_str()))
         {
             store

@@ -1,4 +1,4 @@
-//! Regression analysis of stored runs: history → [`GroupInput`] → findings → alerts, verdicts.
+//! Regression analysis of stored runs: history → [`GroupInput`](benchtrail_core::regression::GroupInput) → findings → alerts, verdicts.
 //!
 //! # What runs when
 //! * **On upload, before the response** ([`analyze_commit`]): the uploaded run's commit is
@@ -7,15 +7,19 @@
 //!   together). Alerts are stored, alerts of earlier commits that this commit returns to the
 //!   baseline of are resolved, and every run of the commit gets its analysis and verdict. So
 //!   `GET /api/v1/runs/{id}/verdict` right after the upload answers for it.
-//! * **In the background** (a tokio task started by [`analyze_commit`], default branch only):
-//!   the E-Divisive change-point scan of the default-branch history of each analyzed metric
-//!   family's index (`family_scan::family_change_points`: one scan per family, not per
-//!   statistic; 999 permutations per test, too slow to sit in front of an upload's response
-//!   for long histories). Its findings become `change_point` alerts. At most
-//!   one scan runs per project; requests arriving meanwhile are merged (`scan_queue`).
+//! * **In the background** (default branch only): the E-Divisive change-point scan of the
+//!   default-branch history of each metric family's index of every group measured on it
+//!   (`family_scan::family_change_points`: one scan per family, not per statistic; 999
+//!   permutations per test, too slow to sit in front of an upload's response for long
+//!   histories), over the newest `scan::SCAN_COMMITS` (200) commits. Its findings become
+//!   `change_point` alerts. Each analysis of a default-branch commit asks for it; it is one
+//!   durable job per project and branch (`scan`), so requests arriving while it is queued or
+//!   running are merged into one more scan.
 //! * **On exclusion, pinning or a change of project settings** ([`recompute_project`]): every
 //!   commit of the project is analyzed again, in upload order, synchronously, before the
-//!   response.
+//!   response. When the project posts PR comments, the recomputation is followed by a refresh
+//!   of them ([`crate::storage::JobTarget::Refresh`]), which updates the comment of each PR
+//!   whose newest run's report changed.
 //! * **Confirmation** (`detection.engine.confirm_commits` = n > 0): a significant change waits
 //!   (series state `pending_confirmation`, verdict `warn`) until the next n commits of its
 //!   branch show it too; each upload analyzes the n commits before it again, so the alert
@@ -24,15 +28,29 @@
 //! The baseline rules, the input builder, the verdict rules and the stored model are pure and
 //! live in [`benchtrail_core::report`]; this module reads history, calls them, and stores.
 //!
+//! # What one analysis reads
+//! Not the whole history: each group's newest ancestors of the candidate, as many as the
+//! engine can use, and the commits its decisions name (merge base, pin, standing alerts and
+//! their baselines), widened only while that holds too few valid baseline commits
+//! ([`benchtrail_core::report::window`], `read_window`). So an upload does not cost more as
+//! the history grows (`cargo bench --bench history_growth`, BENCHMARKS.md).
+//!
+//! # Durable
+//! Every analysis above, the change-point scan included, is a job of [`jobs`]: stored with the
+//! change that asks for it, claimed through the database (so it runs once across several
+//! servers on one database), retried until it is stored, so no acknowledged upload stays
+//! unanalyzed.
+//!
 //! # Stored analyses of an older shape
-//! At start-up ([`recompute_stale`]) every project holding a run analysis whose schema is not
-//! [`benchtrail_core::report::ANALYSIS_SCHEMA`] is analyzed again, so the API and pages only
-//! read the current typed model.
+//! At start-up ([`enqueue_stale`]) every project holding a run analysis whose schema is not
+//! [`benchtrail_core::report::ANALYSIS_SCHEMA`] gets a recomputation job, so the API and pages
+//! only read the current typed model.
 
 mod alerts;
 mod coverage;
+pub mod jobs;
 pub mod report;
-mod scan_queue;
+mod scan;
 
 pub use benchtrail_core::report::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
 pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
@@ -41,6 +59,7 @@ use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store
 use alerts::{new_alert, resolve_returned};
 use benchtrail_core::regression::Finding;
 use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
+use benchtrail_core::report::window;
 use benchtrail_core::report::{CellAnalysis, Continuing, RunAnalysis, ANALYSIS_SCHEMA};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
@@ -80,7 +99,7 @@ const SUPERSEDED: &str = "no longer found when the commit's analysis was recompu
 const IMPROVEMENT_REASON: &str = "improvement: no triage needed";
 
 /// Analyzes every run of `commit_sha` on `branch` (see the module documentation) and stores
-/// alerts and per-run analyses. Starts the background change-point scan on the default branch.
+/// alerts and per-run analyses. Asks for the change-point scan on the default branch.
 /// With confirmation on (`detection.engine.confirm_commits` = n > 0), the n commits before
 /// this one on its branch are analyzed again too: this commit may confirm (or refute) their
 /// pending findings.
@@ -98,8 +117,8 @@ pub async fn analyze_commit(
 }
 
 /// [`analyze_commit`] without the re-analysis of earlier commits; returns those commits (the
-/// up to `confirm_commits` commits before this one, in any of its groups). `scan`: start the
-/// background change-point scan.
+/// up to `confirm_commits` commits before this one, in any of its groups). `scan`: ask for the
+/// change-point scan (`scan::request`).
 async fn analyze_one(
     store: &Store,
     project: &Project,
@@ -162,15 +181,29 @@ async fn analyze_one(
         .await?;
     let mut alerts = Vec::new();
     let mut analyzed: HashMap<(String, String), GroupAnalysis> = HashMap::new();
-    let mut scans = Vec::new();
     let mut previous: Vec<String> = Vec::new();
     // Every group's input first: the cells of one configuration are decided together.
     let mut prepared = Vec::new();
     for (key, series) in &groups {
         let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();
-        let points = store.series_history(project.id, &ids).await?;
         let pinned = series.iter().find_map(|s| pins.get(&s.series_id));
-        let plan = ctx.plan(&points, pinned.map(|p| p.commit_sha.as_str()));
+        let pinned_commit = pinned.map(|p| p.commit_sha.as_str());
+        // The commits a decision names outside the newest ancestors: the pin, and the
+        // commits and baselines of the group's standing alerts (to continue or resolve them).
+        let named: Vec<&str> = pinned_commit
+            .into_iter()
+            .chain(
+                standing
+                    .iter()
+                    .filter(|a| ids.contains(&a.series_id))
+                    .flat_map(|a| {
+                        std::iter::once(a.commit.as_str())
+                            .chain(a.baseline_commits.iter().map(String::as_str))
+                    }),
+            )
+            .collect();
+        let (points, plan) =
+            read_window(store, project.id, &ctx, &ids, &named, pinned_commit).await?;
         let samples = store
             .samples_of_results(&plan.sample_results(&ctx, series, &points))
             .await?;
@@ -213,9 +246,6 @@ async fn analyze_one(
                 }),
                 None => alerts.push(new_alert(f, key, branch, commit_sha, &ga, version, &runs)),
             }
-        }
-        if scan && branch == project.default_branch && det.engine.change_points.enabled {
-            scans.push(ga.scan_input.clone());
         }
         analyzed.insert(key.clone(), ga);
     }
@@ -276,10 +306,41 @@ async fn analyze_one(
         );
         store.put_run_analysis(v.verdict, &doc).await?;
     }
-    if !scans.is_empty() {
-        scan_queue::request(store, project.id, branch, scans, det, version);
+    // The scan reads its own input from the store when a worker takes it (`scan`); stored
+    // before this analysis's job is finished, so a crash in between asks again on the retry.
+    if scan
+        && branch == project.default_branch
+        && det.engine.change_points.enabled
+        && !analyzed.is_empty()
+    {
+        scan::request(store, project.id, branch).await?;
     }
     Ok(previous)
+}
+
+/// The history one group's analysis reads and its baseline plan: the window of
+/// [`benchtrail_core::report::window`], widened fourfold until it holds enough valid baseline
+/// commits of the group or every ancestor (then the result is the whole history's).
+async fn read_window(
+    store: &Store,
+    project_id: i64,
+    ctx: &CommitContext<'_>,
+    ids: &[String],
+    named: &[&str],
+    pinned: Option<&str>,
+) -> Result<(Vec<benchtrail_core::report::HistoryPoint>, group::Plan), StorageError> {
+    let mut newest = window::initial_window(ctx.det);
+    loop {
+        let w = ctx.history_window(newest, named.iter().copied());
+        let points = store
+            .series_history_at(project_id, ids, w.commits.as_deref(), ctx.graph)
+            .await?;
+        let plan = ctx.plan(&points, pinned);
+        if ctx.window_suffices(&w, &plan, &points) {
+            return Ok((points, plan));
+        }
+        newest *= 4;
+    }
 }
 
 /// The current verdict of run `run_id` of `project` (its stored analysis and the current
@@ -310,13 +371,22 @@ pub async fn verdict_and_analysis(
         .await?
         .map(|a| a.analysis);
     let alerts = store.run_alerts(run.summary.id).await?;
-    let verdict = verdict_of(
+    let mut verdict = verdict_of(
         run.summary.id,
         &run.summary.commit_sha,
         analysis.as_ref(),
         &alerts,
         &settings.settings.detection,
     );
+    verdict.queued_analysis = store
+        .job_of_commit(project.id, &run.summary.branch, &run.summary.commit_sha)
+        .await?
+        .map(|job| benchtrail_core::report::verdict::QueuedAnalysis {
+            queued_at: job.queued_at,
+            attempts: job.attempts,
+            next_attempt_at: job.not_before,
+            running: job.running,
+        });
     Ok((verdict, analysis))
 }
 
@@ -325,22 +395,24 @@ pub async fn verdict_and_analysis(
 /// project again ([`recompute_project`]): the commits uploaded before their ancestor were
 /// analyzed against a graph with a gap, where unrelated earlier commits stand in for the
 /// missing ancestry, and their baselines, alerts and verdicts must follow the completed graph.
+/// `true` when every commit was analyzed again (other runs' reports may have changed).
 pub async fn analyze_upload(
     store: &Store,
     project: &Project,
     branch: &str,
     commit_sha: &str,
-) -> Result<(), StorageError> {
+) -> Result<bool, StorageError> {
     analyze_commit(store, project, branch, commit_sha).await?;
-    if store.has_stored_child(project.id, commit_sha).await? {
+    let out_of_order = store.has_stored_child(project.id, commit_sha).await?;
+    if out_of_order {
         recompute_project(store, project).await?;
     }
-    Ok(())
+    Ok(out_of_order)
 }
 
 /// Analyzes every commit of a project again, in commit order (after an exclusion or a pin).
 /// Each commit is analyzed once (its following commits are all stored, so confirmation needs
-/// no second pass); the change-point scan runs once, from the last default-branch commit.
+/// no second pass); the change-point scan is asked for once, by the last default-branch commit.
 pub async fn recompute_project(store: &Store, project: &Project) -> Result<(), StorageError> {
     let commits = store.project_commits(project.id).await?;
     let last_default = commits
@@ -352,9 +424,24 @@ pub async fn recompute_project(store: &Store, project: &Project) -> Result<(), S
     Ok(())
 }
 
+/// Enqueues the recomputation ([`crate::storage::JobTarget::Project`]) of every project that
+/// holds a run analysis of an older schema than [`ANALYSIS_SCHEMA`]; returns how many. Run at
+/// start-up: the workers recompute them, and until then such a run reads as `pending`.
+pub async fn enqueue_stale(store: &Store) -> Result<usize, StorageError> {
+    let slugs = store.projects_with_stale_analyses().await?;
+    for slug in &slugs {
+        if let Some(project) = store.project(slug).await? {
+            tracing::info!(project = %project.slug, "analyses of an older schema: recomputation queued");
+            store
+                .enqueue_job(project.id, &crate::storage::JobTarget::Project, None)
+                .await?;
+        }
+    }
+    Ok(slugs.len())
+}
+
 /// Recomputes, one project after another, every project that holds a run analysis of an
-/// older schema than [`ANALYSIS_SCHEMA`] ([`recompute_project`]); returns how many. Run at
-/// start-up.
+/// older schema than [`ANALYSIS_SCHEMA`] ([`recompute_project`]); returns how many.
 pub async fn recompute_stale(store: &Store) -> Result<usize, StorageError> {
     let slugs = store.projects_with_stale_analyses().await?;
     for slug in &slugs {

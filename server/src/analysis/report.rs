@@ -34,6 +34,12 @@ pub async fn report_document(
         label: "run".into(),
         url: run_url.clone(),
     }];
+    // The compare page against the baseline the analysis used: every cell's changes with
+    // their intervals, also those that opened no alert.
+    links.push(Link {
+        label: "compare with baseline".into(),
+        url: format!("{base_url}/compare?head={}", run.summary.id),
+    });
     links.push(Link {
         label: "alerts".into(),
         url: format!(

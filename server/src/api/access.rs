@@ -108,8 +108,16 @@ impl FromRequestParts<AppState> for RunWriteAccess {
     }
 }
 
-/// The alert `{id}`, once the caller's token has `write` on its project.
-pub(crate) struct AlertWriteAccess(pub Alert);
+/// The alert `{id}` and its project, once the caller's token has `write` on the project, and
+/// who the caller is (what triage records).
+pub(crate) struct AlertWriteAccess {
+    /// The alert.
+    pub alert: Alert,
+    /// Its project.
+    pub project: Project,
+    /// `admin` or the token's label (or prefix).
+    pub actor: String,
+}
 
 impl FromRequestParts<AppState> for AlertWriteAccess {
     type Rejection = ApiError;
@@ -120,7 +128,15 @@ impl FromRequestParts<AppState> for AlertWriteAccess {
         let alert = readable_alert(state, &caller, &id).await?;
         let project = super::project_or_404(state, &alert.project).await?;
         caller.require(&project, Scope::Write)?;
-        Ok(AlertWriteAccess(alert))
+        let actor = caller
+            .actor()
+            .ok_or_else(|| ApiError::Internal("a caller with write access has no name".into()))?
+            .to_string();
+        Ok(AlertWriteAccess {
+            alert,
+            project,
+            actor,
+        })
     }
 }
 

@@ -15,6 +15,7 @@ use crate::app::AppState;
 use crate::auth::{Bearer, Caller};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Page, StoredAnalysis};
+use crate::triage::TriageError;
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
@@ -41,6 +42,7 @@ fn bad(parameter: &str, detail: String) -> ApiError {
 
 /// `GET /api/v1/projects/{project}/alerts`: newest first, `{"items": [...], "next_cursor"}`.
 #[utoipa::path(get, path = "/api/v1/projects/{project}/alerts", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path, description = "Project slug"),
         ("status" = Option<String>, Query, description = "open, acknowledged, dismissed, resolved"),
         ("kind" = Option<String>, Query, description = "regression, improvement, tradeoff, change_point, missing"),
@@ -48,7 +50,7 @@ fn bad(parameter: &str, detail: String) -> ApiError {
         ("branch" = Option<String>, Query),
         ("commit" = Option<String>, Query, description = "Candidate commit (full SHA): with kind and metric, the alerts of one group"),
         ("cursor" = Option<String>, Query),
-        ("limit" = Option<i64>, Query, description = "1–500, default 50")),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1–500, default 50")),
     responses((status = 200, body = Page<Alert>),
         (status = 400, description = "Unknown status or kind", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn list(
@@ -113,7 +115,8 @@ pub(super) async fn readable_alert(
     Ok(alert)
 }
 
-#[utoipa::path(get, path = "/api/v1/alerts/{id}", tag = "alerts", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/v1/alerts/{id}", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "alert"}))), params(("id" = Uuid, Path)),
     responses((status = 200, body = Alert), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
@@ -125,25 +128,28 @@ pub(super) async fn get_one(
     ))
 }
 
-/// Most characters (Unicode scalar values, after trimming) of a triage reason: a sentence or a
-/// paragraph with a link, not a log. Longer reasons are refused (422, pointer `/reason`).
-pub const MAX_REASON_CHARS: usize = 2000;
-
 /// A 422 naming `/reason` when a (trimmed) triage or exclusion reason is longer than
-/// [`MAX_REASON_CHARS`].
+/// [`crate::triage::MAX_REASON_CHARS`].
 pub(super) fn check_reason_length(reason: &str) -> ApiResult<()> {
-    let n = reason.chars().count();
-    if n > MAX_REASON_CHARS {
-        return Err(ApiError::Invalid {
-            pointer: "/reason".into(),
-            field: None,
-            record: None,
-            detail: format!(
-                "the reason has {n} characters; at most {MAX_REASON_CHARS} are accepted"
-            ),
-        });
+    crate::triage::check_reason(reason).map_err(triage_error)
+}
+
+/// The API's answer to a refused triage: 422 with the pointer of the field at fault, 404 for an
+/// alert that went away.
+fn triage_error(e: TriageError) -> ApiError {
+    let detail = e.to_string();
+    let invalid = |pointer: &str| ApiError::Invalid {
+        pointer: pointer.into(),
+        field: None,
+        record: None,
+        detail: detail.clone(),
+    };
+    match e {
+        TriageError::Status => invalid("/status"),
+        TriageError::ReasonMissing | TriageError::ReasonTooLong { .. } => invalid("/reason"),
+        TriageError::NotFound(_) => ApiError::NotFound(detail.clone()),
+        TriageError::Storage(s) => s.into(),
     }
-    Ok(())
 }
 
 /// Body of `PATCH /api/v1/alerts/{id}`.
@@ -159,8 +165,9 @@ pub struct AlertPatch {
 }
 
 /// `PATCH /api/v1/alerts/{id}`: triage. Needs a `write` token of the alert's project.
-#[utoipa::path(patch, path = "/api/v1/alerts/{id}", tag = "alerts", params(("id" = Uuid, Path)),
-    request_body = AlertPatch, security(("bearer" = [])),
+#[utoipa::path(patch, path = "/api/v1/alerts/{id}", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "write", "of": "alert"}))), params(("id" = Uuid, Path)),
+    request_body = AlertPatch,
     responses((status = 200, body = Alert),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
@@ -169,47 +176,33 @@ pub struct AlertPatch {
         (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn patch(
     State(state): State<AppState>,
-    AlertWriteAccess(alert): AlertWriteAccess,
+    AlertWriteAccess {
+        alert,
+        project,
+        actor,
+    }: AlertWriteAccess,
     ApiJson(body): ApiJson<AlertPatch>,
 ) -> ApiResult<Json<Alert>> {
-    let id = alert.id;
-    let invalid = |pointer: &str, detail: &str| ApiError::Invalid {
-        pointer: pointer.into(),
-        field: None,
-        record: None,
-        detail: detail.into(),
-    };
+    // An unknown word is refused like `resolved`: neither is a person's to set.
     let status =
-        match AlertStatus::parse(&body.status) {
-            Some(s @ (AlertStatus::Acknowledged | AlertStatus::Dismissed | AlertStatus::Open)) => s,
-            _ => return Err(invalid(
-                "/status",
-                "expected `acknowledged`, `dismissed` or `open`; `resolved` is set by benchtrail",
-            )),
-        };
-    let reason = body
-        .reason
-        .as_deref()
-        .map(str::trim)
-        .filter(|r| !r.is_empty());
-    if status == AlertStatus::Dismissed && reason.is_none() {
-        return Err(invalid("/reason", "dismissing an alert needs a reason"));
-    }
-    if let Some(r) = reason {
-        check_reason_length(r)?;
-    }
-    let updated = state
-        .store
-        .set_alert_status(alert.id, status, reason, None)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no alert `{id}`")))?;
-    tracing::info!(alert = %alert.id, status = status.as_str(), "alert triaged");
+        AlertStatus::parse(&body.status).ok_or_else(|| triage_error(TriageError::Status))?;
+    let updated = crate::triage::triage(
+        &state,
+        &project,
+        alert.id,
+        status,
+        body.reason.as_deref(),
+        &actor,
+    )
+    .await
+    .map_err(triage_error)?;
     Ok(Json(updated))
 }
 
 /// `GET /api/v1/runs/{id}/verdict`: `pass`, `warn` or `fail` with reasons, from the run's
 /// analysis and the current status of its commit's alerts (a dismissed alert no longer counts).
-#[utoipa::path(get, path = "/api/v1/runs/{id}/verdict", tag = "alerts", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/v1/runs/{id}/verdict", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "run"}))), params(("id" = Uuid, Path)),
     responses((status = 200, body = Verdict), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn verdict(
     State(state): State<AppState>,
@@ -226,7 +219,8 @@ pub(super) async fn verdict(
 /// cell), the baseline rule and commits, every series' state (`no_change`, `regression`,
 /// `improvement`, `insufficient_data`, `missing`, `descriptive`, ...) with its comparison, the
 /// findings, and effect-only findings where data was insufficient.
-#[utoipa::path(get, path = "/api/v1/runs/{id}/analysis", tag = "alerts", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/v1/runs/{id}/analysis", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "run"}))), params(("id" = Uuid, Path)),
     responses((status = 200, body = StoredAnalysis), (status = 404, description = "No such run, or not analyzed", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn analysis(
     State(state): State<AppState>,
@@ -243,7 +237,8 @@ pub(super) async fn analysis(
 }
 
 /// `GET /api/v1/runs/{id}/alerts`: alerts of the run's commit on its branch.
-#[utoipa::path(get, path = "/api/v1/runs/{id}/alerts", tag = "alerts", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/v1/runs/{id}/alerts", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "run"}))), params(("id" = Uuid, Path)),
     responses((status = 200, body = Page<Alert>)))]
 pub(super) async fn run_alerts(
     State(state): State<AppState>,
@@ -259,6 +254,7 @@ pub(super) async fn run_alerts(
 
 /// `GET /api/v1/projects/{project}/series/{series_id}/alerts`: alerts involving a series.
 #[utoipa::path(get, path = "/api/v1/projects/{project}/series/{series_id}/alerts", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path), ("series_id" = String, Path)),
     responses((status = 200, body = Page<Alert>)))]
 pub(super) async fn series_alerts(

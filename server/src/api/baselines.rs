@@ -5,7 +5,6 @@
 
 use super::access::{readable_project, RunWriteAccess, WriteAccess};
 use super::json::ApiJson;
-use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
@@ -31,8 +30,9 @@ pub struct PinBody {
 /// requests under the project's detection settings): such a run is no baseline, so pinning
 /// it is refused (422).
 #[utoipa::path(put, path = "/api/v1/projects/{project}/baselines/{series_id}", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "write", "of": "project"}))),
     params(("project" = String, Path), ("series_id" = String, Path)), request_body = PinBody,
-    security(("bearer" = [])),
+
     responses((status = 200, body = BaselinePin),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
@@ -83,9 +83,16 @@ pub(super) async fn pin(
     // The run's health in this group (the counts of its results of the series' cell); a pin
     // needs at least one valid value.
     let det = state.store.settings(&project).await?.settings.detection;
+    // The run's own commit is all it needs: reading the series' whole history here would
+    // make pinning cost more the longer the project runs.
     let history = state
         .store
-        .series_history(project.id, std::slice::from_ref(&series_id))
+        .series_history_at(
+            project.id,
+            std::slice::from_ref(&series_id),
+            Some(std::slice::from_ref(&run.summary.commit_sha)),
+            &Default::default(),
+        )
         .await?;
     let verdicts: Vec<Option<String>> = history
         .iter()
@@ -100,10 +107,15 @@ pub(super) async fn pin(
         )));
     }
     let pin = state
-        .store
-        .pin_baseline(project.id, &series_id, body.run_id)
+        .analyzer
+        .recompute_after(
+            &state.store,
+            &project,
+            state
+                .store
+                .pin_baseline(project.id, &series_id, body.run_id),
+        )
         .await?;
-    analysis::recompute_project(&state.store, &project).await?;
     tracing::info!(project = %slug, series = %series_id, run = %body.run_id, "baseline pinned");
     Ok(Json(pin))
 }
@@ -112,13 +124,16 @@ pub(super) async fn pin(
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExclusionBody {
-    /// Why the run must not be a baseline (e.g. "noisy neighbour on the node").
+    /// Why the run must not be a baseline (e.g. "noisy neighbour on the node"); 1–2000
+    /// characters, not only spaces.
+    #[schema(pattern = "\\S", max_length = 2000)]
     pub reason: String,
 }
 
 /// `POST`: excludes a run from every baseline (and from being tested as a candidate).
-#[utoipa::path(post, path = "/api/v1/runs/{id}/exclusion", tag = "alerts", params(("id" = Uuid, Path)),
-    request_body = ExclusionBody, security(("bearer" = [])),
+#[utoipa::path(post, path = "/api/v1/runs/{id}/exclusion", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "write", "of": "run"}))), params(("id" = Uuid, Path)),
+    request_body = ExclusionBody,
     responses((status = 200, body = RunExclusion),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
@@ -150,8 +165,14 @@ pub(super) async fn exclude(
             run.summary.id, pin.series_id, project.slug, pin.series_id
         )));
     }
-    let exclusion = state.store.exclude_run(run.summary.id, reason).await?;
-    analysis::recompute_project(&state.store, &project).await?;
+    let exclusion = state
+        .analyzer
+        .recompute_after(
+            &state.store,
+            &project,
+            state.store.exclude_run(run.summary.id, reason),
+        )
+        .await?;
     tracing::info!(run = %run.summary.id, "run excluded from baselines");
     Ok(Json(exclusion))
 }
@@ -160,7 +181,8 @@ pub(super) async fn exclude(
 /// branch again. 404 when the series has no pin (the detail names the series of its group
 /// that holds one, if any: a pin is removed through the series it was made on).
 #[utoipa::path(delete, path = "/api/v1/projects/{project}/baselines/{series_id}", tag = "alerts",
-    params(("project" = String, Path), ("series_id" = String, Path)), security(("bearer" = [])),
+    extensions(("x-benchtrail-access" = json!({"needs": "write", "of": "project"}))),
+    params(("project" = String, Path), ("series_id" = String, Path)),
     responses((status = 204, description = "Removed; the analyses were recomputed"),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
@@ -170,7 +192,10 @@ pub(super) async fn unpin(
     WriteAccess(project): WriteAccess,
     Path((slug, series_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    if !state.store.unpin_baseline(project.id, &series_id).await? {
+    let unpin = async {
+        if state.store.unpin_baseline(project.id, &series_id).await? {
+            return Ok(());
+        }
         let pins = state.store.baseline_pins(project.id).await?;
         let holder = state
             .store
@@ -185,15 +210,19 @@ pub(super) async fn unpin(
                 h.series_id
             ));
         }
-        return Err(ApiError::NotFound(detail));
-    }
-    analysis::recompute_project(&state.store, &project).await?;
+        Err(ApiError::NotFound(detail))
+    };
+    state
+        .analyzer
+        .recompute_after(&state.store, &project, unpin)
+        .await?;
     tracing::info!(project = %slug, series = %series_id, "baseline pin removed");
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `GET`: the pinned baselines of a project, by series id (one page: a project has few).
 #[utoipa::path(get, path = "/api/v1/projects/{project}/baselines", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path)),
     responses((status = 200, body = Page<BaselinePin>), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn list(
@@ -216,8 +245,9 @@ pub(super) async fn list(
 }
 
 /// `DELETE`: ends a run's exclusion from baselines. 404 when the run is not excluded.
-#[utoipa::path(delete, path = "/api/v1/runs/{id}/exclusion", tag = "alerts", params(("id" = Uuid, Path)),
-    security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/runs/{id}/exclusion", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "write", "of": "run"}))), params(("id" = Uuid, Path)),
+
     responses((status = 204, description = "Removed; the analyses were recomputed"),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
@@ -226,13 +256,20 @@ pub(super) async fn unexclude(
     State(state): State<AppState>,
     RunWriteAccess { run, project }: RunWriteAccess,
 ) -> ApiResult<StatusCode> {
-    if !state.store.unexclude_run(run.summary.id).await? {
-        return Err(ApiError::NotFound(format!(
-            "run {} is not excluded from baselines",
-            run.summary.id
-        )));
-    }
-    analysis::recompute_project(&state.store, &project).await?;
+    let unexclude = async {
+        if state.store.unexclude_run(run.summary.id).await? {
+            Ok(())
+        } else {
+            Err(ApiError::NotFound(format!(
+                "run {} is not excluded from baselines",
+                run.summary.id
+            )))
+        }
+    };
+    state
+        .analyzer
+        .recompute_after(&state.store, &project, unexclude)
+        .await?;
     tracing::info!(run = %run.summary.id, "run exclusion removed");
     Ok(StatusCode::NO_CONTENT)
 }

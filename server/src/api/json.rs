@@ -23,6 +23,10 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let gzip = req.extensions().get::<GzipBody>().is_some();
         let limit = BodyLimit::of(req.extensions());
+        let timeout = req
+            .extensions()
+            .get::<crate::timeouts::BodyTimeout>()
+            .map(|t| t.0);
         // A declared length over the limit is refused before a byte is read. (A gzip body has
         // none here: the decompression layer drops its compressed length, and its inflated
         // bytes are counted as they are read.)
@@ -38,15 +42,23 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         }
         let bytes = Bytes::from_request(req, state)
             .await
-            .map_err(|rejection| body_error(rejection, gzip, limit))?;
+            .map_err(|rejection| body_error(rejection, gzip, limit, timeout))?;
         parse(&bytes).map(ApiJson)
     }
 }
 
 /// The problem for a body that could not be read: larger than the route's `limit` (413,
-/// counted after decompression), a `Content-Encoding: gzip` body that does not inflate (400),
-/// or a broken transfer (400).
-fn body_error(rejection: BytesRejection, gzip: bool, limit: usize) -> ApiError {
+/// counted after decompression), paused longer than its `timeout` between two chunks (408),
+/// a `Content-Encoding: gzip` body that does not inflate (400), or a broken transfer (400).
+fn body_error(
+    rejection: BytesRejection,
+    gzip: bool,
+    limit: usize,
+    timeout: Option<std::time::Duration>,
+) -> ApiError {
+    if let Some(timeout) = timeout.filter(|_| crate::timeouts::is_body_timeout(&rejection)) {
+        return crate::timeouts::body_timeout_problem(timeout);
+    }
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         return ApiError::PayloadTooLarge {
             limit,

@@ -1,26 +1,19 @@
 //! The OpenAPI document (`GET /api/v1/openapi.json`) and the JSON Schemas of benchtrail's own
-//! formats and of the stored analysis (`GET /api/v1/schemas/{upload,result,analysis}.json`), generated from the same Rust types the
-//! server deserializes, so they cannot drift from the code.
+//! formats and of the stored analysis (`GET /api/v1/schemas/{upload,result,analysis}.json`),
+//! generated from the same Rust types the server deserializes and from the router's own list of
+//! handlers (`super::api`), so they cannot drift from the code.
 
-use super::{alerts, baselines, configs, projects, report, runs, series, settings};
 use axum::Json;
 use serde_json::{json, Value};
+use std::sync::OnceLock;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-/// The API description.
+/// The document's frame: info, the components no operation names, the security scheme and
+/// the tags. The operations come from the router (`super::api`), so every route is in it.
 #[derive(OpenApi)]
 #[openapi(
     info(title = "benchtrail", description = "History of LLM-inference serving benchmarks, and the regressions in it."),
-    paths(
-        projects::list, projects::get_one, projects::create, projects::create_token,
-        settings::get, settings::put,
-        runs::upload, runs::list, runs::get_one, runs::file,
-        configs::get_one, series::list, series::points,
-        alerts::list, alerts::get_one, alerts::patch, alerts::verdict, alerts::analysis, report::report,
-        alerts::run_alerts, alerts::series_alerts, baselines::pin, baselines::exclude,
-        baselines::list, baselines::unpin, baselines::unexclude,
-    ),
     components(schemas(benchtrail_core::UploadDocument, benchtrail_core::BenchResult, benchtrail_core::report::RunAnalysis, crate::error::Problem)),
     modifiers(&BearerAuth),
     tags(
@@ -29,6 +22,7 @@ use utoipa::{Modify, OpenApi};
         (name = "series", description = "Metrics across commits"),
         (name = "configs", description = "Reproducible configurations"),
         (name = "alerts", description = "Regressions, trade-offs and verdicts"),
+        (name = "service", description = "Health, readiness, the metric vocabulary and this document"),
     )
 )]
 pub struct ApiDoc;
@@ -45,12 +39,14 @@ impl Modify for BearerAuth {
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some(
                         "A project token (scope `read`, `upload` or `write`) or the admin token. \
-                         Operations that list this scheme need one and answer 401 without it \
-                         and 403 for a token whose scope or project does not allow them. The \
-                         others are open to anyone for public projects; a token there is \
-                         optional (it reads private projects), but an unknown one is still a 401. \
-                         A private project, or its run or alert, that the token may not read \
-                         answers the 404 of a missing one, on every operation.",
+                         Operations that require only this scheme need one and answer 401 without \
+                         it and 403 for a token whose scope or project does not allow them. \
+                         Operations that also accept no security (`{}`) are open to anyone for \
+                         public projects; a token there is optional (it reads private projects), \
+                         but an unknown one is still a 401. A private project, or its run or \
+                         alert, that the token may not read answers the 404 of a missing one, on \
+                         every operation. Each operation's `x-benchtrail-access` says what it needs \
+                         (`needs`) of what (`of`).",
                     ))
                     .build(),
             ),
@@ -58,16 +54,24 @@ impl Modify for BearerAuth {
     }
 }
 
+/// The OpenAPI document, as `GET /api/v1/openapi.json` serves it (built once).
+pub fn document() -> &'static Value {
+    static DOCUMENT: OnceLock<Value> = OnceLock::new();
+    DOCUMENT.get_or_init(super::build_document)
+}
+
 /// `GET /api/v1/openapi.json`.
-pub(super) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
-    Json(ApiDoc::openapi())
+#[utoipa::path(get, path = "/api/v1/openapi.json", tag = "service",
+    extensions(("x-benchtrail-access" = json!({"needs": "nothing", "of": "none"}))),
+    responses((status = 200, description = "This document (OpenAPI 3.1)", body = Object)))]
+pub(super) async fn openapi_json() -> Json<&'static Value> {
+    Json(document())
 }
 
 /// The JSON Schema (2020-12) of one component of the OpenAPI document, with every component it
 /// refers to under `$defs`.
 pub fn json_schema(root: &str) -> Option<Value> {
-    let doc = serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes");
-    let schemas = doc.pointer("/components/schemas")?.as_object()?;
+    let schemas = document().pointer("/components/schemas")?.as_object()?;
     let root_schema = schemas.get(root)?.clone();
     let text = serde_json::to_string(&json!({"root": root_schema, "defs": schemas}))
         .expect("schemas serialize")
@@ -85,6 +89,9 @@ pub fn json_schema(root: &str) -> Option<Value> {
 }
 
 /// `GET /api/v1/schemas/upload.json`: the upload document.
+#[utoipa::path(get, path = "/api/v1/schemas/upload.json", tag = "service",
+    extensions(("x-benchtrail-access" = json!({"needs": "nothing", "of": "none"}))),
+    responses((status = 200, description = "The JSON Schema (2020-12) of the upload document", body = Object)))]
 pub(super) async fn upload_schema() -> Json<Value> {
     Json(json_schema("UploadDocument").expect("UploadDocument is a component"))
 }
@@ -92,11 +99,17 @@ pub(super) async fn upload_schema() -> Json<Value> {
 /// `GET /api/v1/schemas/analysis.json`: the analysis of one run
 /// (`benchtrail_core::report::RunAnalysis`), as stored and as `GET /api/v1/runs/{id}/analysis`
 /// returns it under `analysis`.
+#[utoipa::path(get, path = "/api/v1/schemas/analysis.json", tag = "service",
+    extensions(("x-benchtrail-access" = json!({"needs": "nothing", "of": "none"}))),
+    responses((status = 200, description = "The JSON Schema (2020-12) of a run's stored analysis", body = Object)))]
 pub(super) async fn analysis_schema() -> Json<Value> {
     Json(json_schema("RunAnalysis").expect("RunAnalysis is a component"))
 }
 
 /// `GET /api/v1/schemas/result.json`: one result in benchtrail's own format.
+#[utoipa::path(get, path = "/api/v1/schemas/result.json", tag = "service",
+    extensions(("x-benchtrail-access" = json!({"needs": "nothing", "of": "none"}))),
+    responses((status = 200, description = "The JSON Schema (2020-12) of one result in benchtrail's own format", body = Object)))]
 pub(super) async fn result_schema() -> Json<Value> {
     Json(json_schema("BenchResult").expect("BenchResult is a component"))
 }

@@ -1,23 +1,22 @@
-//! Projects and their tokens.
+//! Projects (their tokens: [`super::tokens`]).
 
 use super::access::{readable_project, AdminAccess};
 use super::json::ApiJson;
-use super::project_or_404;
 use crate::app::AppState;
-use crate::auth::{hash_token, new_token, Bearer};
+use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::storage::{NewProject, Page, Project, Scope};
+use crate::storage::{NewProject, Page, Project};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 /// `POST /api/v1/projects` body.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateProject {
     /// URL-safe name: lower-case letters, digits, `-` and `_`, starting with a letter or digit, at most 64.
+    #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
     pub slug: String,
     /// Display name (defaults to the slug).
     #[serde(default)]
@@ -40,15 +39,6 @@ fn yes() -> bool {
     true
 }
 
-/// `POST /api/v1/projects/{project}/tokens` body.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateToken {
-    /// `read`, `upload` (default) or `write`.
-    #[serde(default)]
-    pub scope: Option<String>,
-}
-
 /// True for a valid slug.
 pub fn valid_slug(slug: &str) -> bool {
     let mut chars = slug.chars();
@@ -58,6 +48,7 @@ pub fn valid_slug(slug: &str) -> bool {
 }
 
 #[utoipa::path(get, path = "/api/v1/projects", tag = "projects",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "none"}))),
     responses((status = 200, description = "Projects the caller may read", body = Page<Project>)))]
 pub(super) async fn list(
     State(state): State<AppState>,
@@ -78,6 +69,7 @@ pub(super) async fn list(
 }
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}", tag = "projects",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path, description = "Project slug")),
     responses((status = 200, body = Project), (status = 404, description = "No such project, or private", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
@@ -89,8 +81,9 @@ pub(super) async fn get_one(
     Ok(Json(project))
 }
 
-#[utoipa::path(post, path = "/api/v1/projects", tag = "projects", request_body = CreateProject,
-    security(("bearer" = [])),
+#[utoipa::path(post, path = "/api/v1/projects", tag = "projects",
+    extensions(("x-benchtrail-access" = json!({"needs": "admin", "of": "none"}))), request_body = CreateProject,
+
     responses((status = 201, body = Project),
         (status = 401, description = "No token, or an unknown one: this needs the admin token", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "A project token: this needs the admin token", body = Problem, content_type = "application/problem+json"),
@@ -133,37 +126,4 @@ pub(super) async fn create(
             other => other.into(),
         })?;
     Ok((StatusCode::CREATED, Json(project)))
-}
-
-#[utoipa::path(post, path = "/api/v1/projects/{project}/tokens", tag = "projects", request_body = CreateToken,
-    params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
-    responses((status = 201, description = "`{token, scope, project}`; the token is shown only here"),
-        (status = 401, description = "No token, or an unknown one: this needs the admin token", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "A project token: this needs the admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such project", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Unknown scope", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 64 KiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json")))]
-pub(super) async fn create_token(
-    State(state): State<AppState>,
-    _: AdminAccess,
-    Path(slug): Path<String>,
-    ApiJson(body): ApiJson<CreateToken>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let project = project_or_404(&state, &slug).await?;
-    let scope_text = body.scope.unwrap_or_else(|| "upload".into());
-    let scope = Scope::parse(&scope_text).ok_or_else(|| ApiError::Invalid {
-        pointer: "/scope".into(),
-        field: None,
-        record: None,
-        detail: format!("unknown scope `{scope_text}`: use read, upload or write"),
-    })?;
-    let token = new_token();
-    state
-        .store
-        .create_token(project.id, scope, &hash_token(&token))
-        .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"token": token, "scope": scope, "project": project.slug})),
-    ))
 }

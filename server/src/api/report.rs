@@ -31,14 +31,17 @@ pub(super) struct ReportQuery {
     /// `markdown` (default), `text` or `json`.
     format: Option<String>,
     /// Longest text in characters (≥ 1000); sections are left out, least important first.
+    #[param(minimum = 1000)]
     limit: Option<usize>,
 }
 
 /// `GET /api/v1/runs/{id}/report`.
 #[utoipa::path(get, path = "/api/v1/runs/{id}/report", tag = "alerts",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "run"}))),
     params(("id" = Uuid, Path), ReportQuery),
     responses(
-        (status = 200, description = "The report: Markdown (`text/markdown`), plain text, or the typed document", body = ReportDocument),
+        (status = 200, description = "The report: Markdown (`format=markdown`, the default), plain text (`text`) or the typed document (`json`)",
+            content((String = "text/markdown"), (String = "text/plain"), (ReportDocument = "application/json"))),
         (status = 400, description = "An unknown format or a limit below 1000", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such run", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn report(

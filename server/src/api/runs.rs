@@ -19,20 +19,24 @@ use uuid::Uuid;
 
 pub use benchtrail_core::wire::UploadReceipt;
 
+/// The `Retry-After` (seconds) of an upload refused while the analysis queue is full.
+const ANALYSIS_QUEUE_RETRY_AFTER_SECS: u64 = 10;
+
 /// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
 /// 200 when a run with the same id was already stored (idempotent retry), 422 with a pointer
 /// to the fault when a file or result is wrong. The body may be sent with
 /// `Content-Encoding: gzip`; the 64 MiB limit counts its decompressed bytes.
 #[utoipa::path(post, path = "/api/v1/projects/{project}/runs", tag = "runs",
+    extensions(("x-benchtrail-access" = json!({"needs": "upload", "of": "project"}))),
     request_body = benchtrail_core::UploadDocument,
-    params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
+    params(("project" = String, Path, description = "Project slug")),
     responses((status = 201, description = "Stored", body = UploadReceipt), (status = 200, description = "Already stored (same run id)", body = UploadReceipt),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `upload`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `upload`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
         (status = 400, description = "Malformed body; `pointer` names the field. Also a `Content-Encoding: gzip` body that is not valid gzip", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 64 MiB (decompressed, for a gzip body)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 MiB (decompressed, for a gzip body), a file over 48 MiB, or a file whose JSON would take over 512 MiB once parsed; `limit` is the bound, `pointer` the file", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "A `Content-Encoding` other than `gzip`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A file or result is wrong; `pointer` names it", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A file or result is wrong, or a field over its bound (`limit`: too many tags, a branch too long, ...); `pointer` names it", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such project, or a private one the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The run id is taken: stored with other content, or by another project (which is not named)", body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn upload(
@@ -65,22 +69,46 @@ pub(super) async fn upload(
         }
     }
     let count = run.results.len();
-    let status = match state.store.insert_run(&run).await? {
+    // Backpressure: while the analysis queue is full, a new run waits (its client retries),
+    // so an acknowledged upload is analyzed within seconds, not hours later. (A retry of a
+    // stored run was answered above.)
+    let queued = state.store.queued_jobs().await?;
+    if state.analyzer.is_full(queued) {
+        return Err(ApiError::Overloaded {
+            retry_after_secs: ANALYSIS_QUEUE_RETRY_AFTER_SECS,
+            detail: format!(
+                "{queued} analyses are queued; this upload was not stored: retry in \
+                 {ANALYSIS_QUEUE_RETRY_AFTER_SECS} s"
+            ),
+        });
+    }
+    // The commit's analysis job is stored with the run; this upload holds its lease and
+    // analyzes it before answering when it can (see `analysis::jobs`).
+    let (inserted, ticket) = state
+        .store
+        .insert_run_leased(&run, Some(state.analyzer.lease()))
+        .await?;
+    let status = match inserted {
         Inserted::Created => StatusCode::CREATED,
         Inserted::AlreadyStored => StatusCode::OK,
     };
     tracing::info!(project = %project.slug, run = %run.id, results = count, "run uploaded");
-    // The analysis runs before the response, so CI can read the verdict right away.
-    if status == StatusCode::CREATED {
-        if let Err(e) =
-            analysis::analyze_upload(&state.store, &project, &run.branch, &run.commit_sha).await
-        {
-            tracing::warn!(run = %run.id, error = %e, "analysis of an upload failed");
-        }
-        if run.pr_number.is_some() && settings.pr_comments.is_some() {
-            let base = super::report::base_url(&state, &headers);
-            crate::bot::spawn(state.clone(), project.clone(), run.id, base);
-        }
+    let base = super::report::base_url(&state, &headers);
+    state.analyzer.note_base_url(&base);
+    if let Some(ticket) = ticket {
+        // The PR comment follows the analysis as a job of its own (posted by a worker).
+        let comments = run.pr_number.is_some() && settings.pr_comments.is_some();
+        state
+            .analyzer
+            .after_upload(
+                &state.store,
+                &project,
+                &run.branch,
+                &run.commit_sha,
+                ticket,
+                comments,
+            )
+            .await;
     }
     let verdict = stored_verdict(&state, &project, run.id).await;
     Ok((
@@ -95,15 +123,15 @@ pub(super) async fn upload(
 }
 
 /// The verdict of a run's stored analysis, so that a retried (or concurrent) upload of a stored
-/// run answers with it too; `None` when the run has not been analyzed (its analysis failed).
+/// run answers with it too: `pending` while its analysis is queued; `None` only when it cannot
+/// be read.
 async fn stored_verdict(
     state: &AppState,
     project: &Project,
     run_id: Uuid,
 ) -> Option<analysis::Verdict> {
     match analysis::current_verdict(&state.store, project, run_id).await {
-        // Not analyzed (the analysis failed, or a concurrent upload's is not finished): null.
-        Ok(v) => v.filter(|v| v.settings_version.is_some()),
+        Ok(v) => v,
         Err(e) => {
             tracing::warn!(run = %run_id, error = %e, "reading a run's analysis failed");
             None
@@ -178,9 +206,10 @@ pub(super) struct ListRuns {
 }
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}/runs", tag = "runs",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path, description = "Project slug"), ("branch" = Option<String>, Query),
         ("commit" = Option<String>, Query, description = "Full commit SHA: that commit's runs on `branch` (default: the project's default branch), oldest first, in one page"),
-        ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query, description = "1–500, default 50")),
+        ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1–500, default 50")),
     responses((status = 200, body = Page<RunSummary>)))]
 pub(super) async fn list(
     State(state): State<AppState>,
@@ -230,7 +259,8 @@ pub(super) async fn readable_run(
     Ok(run)
 }
 
-#[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "run"}))), params(("id" = Uuid, Path)),
     responses((status = 200, body = StoredRun), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn get_one(
     State(state): State<AppState>,
@@ -243,7 +273,8 @@ pub(super) async fn get_one(
 }
 
 /// `GET /api/v1/runs/{id}/files/{n}`: the n-th uploaded file, byte for byte, as a download.
-#[utoipa::path(get, path = "/api/v1/runs/{id}/files/{n}", tag = "runs", params(("id" = Uuid, Path), ("n" = i64, Path)),
+#[utoipa::path(get, path = "/api/v1/runs/{id}/files/{n}", tag = "runs",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "run"}))), params(("id" = Uuid, Path), ("n" = i64, Path)),
     responses((status = 200, description = "The file as uploaded, as an attachment (never rendered by a browser)", content_type = "text/plain",
             headers(("Content-Disposition" = String, description = "`attachment` with the file's name"), ("X-Content-Type-Options" = String, description = "`nosniff`"))),
         (status = 404, description = "No such run or file, or a run of a private project the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json")))]

@@ -25,9 +25,10 @@ pub(super) struct ListSeries {
 }
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}/series", tag = "series",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path), ("accelerator" = Option<String>, Query), ("model" = Option<String>, Query), ("quantization" = Option<String>, Query),
         ("cell" = Option<String>, Query, description = "Substring of the cell key"), ("metric" = Option<String>, Query), ("stat" = Option<String>, Query),
-        ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query)),
+        ("cursor" = Option<String>, Query), ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "1–500, default 50")),
     responses((status = 200, body = Page<SeriesInfo>)))]
 pub(super) async fn list(
     State(state): State<AppState>,
@@ -93,6 +94,7 @@ pub struct SeriesPoints {
 }
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}/series/{series_id}", tag = "series",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path), ("series_id" = String, Path), ("branch" = Option<String>, Query, description = "Default: the project's default branch")),
     responses((status = 200, body = SeriesPoints), (status = 404, body = Problem, content_type = "application/problem+json")))]
 pub(super) async fn points(

@@ -8,7 +8,6 @@
 
 use super::access::{readable_project, WriteAccess};
 use super::json::ApiJson;
-use crate::analysis;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
@@ -20,6 +19,7 @@ use benchtrail_core::settings::ProjectSettings;
 use serde_json::Value;
 
 #[utoipa::path(get, path = "/api/v1/projects/{project}/settings", tag = "projects",
+    extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "project"}))),
     params(("project" = String, Path, description = "Project slug")),
     responses((status = 200, description = "The current settings with their version", body = StoredSettings),
         (status = 404, description = "No such project, or private", body = Problem, content_type = "application/problem+json")))]
@@ -38,8 +38,9 @@ pub(super) async fn get(
 /// unknown key, a value out of its documented bounds) answers 422 with the JSON pointer of the
 /// field and stores nothing. Needs a `write` token of the project or the admin token.
 #[utoipa::path(put, path = "/api/v1/projects/{project}/settings", tag = "projects",
+    extensions(("x-benchtrail-access" = json!({"needs": "write", "of": "project"}))),
     request_body(content = ProjectSettings, description = "The whole settings document, as GET returns it: it replaces the stored one, so `slo_profiles` is required and a `detection` field left out takes its default. May carry `version` (the version being replaced) for optimistic concurrency"),
-    params(("project" = String, Path, description = "Project slug")), security(("bearer" = [])),
+    params(("project" = String, Path, description = "Project slug")),
     responses((status = 200, description = "Stored as a new version", body = StoredSettings),
         (status = 401, description = "No token, or an unknown one: this needs a token of the project with `write`", body = Problem, content_type = "application/problem+json", headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token lacks `write`, or belongs to another project", body = Problem, content_type = "application/problem+json"),
@@ -68,21 +69,28 @@ pub(super) async fn put(
         })?),
     };
     let before = state.store.settings(&project).await?.settings;
-    let stored = state
-        .store
-        .put_settings(&project, &settings, expected_version, |samples| {
-            ingest::slo_rows(&project, &settings, samples)
-        })
-        .await
-        .map_err(|e| match e {
-            StorageError::Conflict(msg) => ApiError::Conflict(msg),
-            other => other.into(),
-        })?;
-    tracing::info!(project = %project.slug, version = stored.version, "settings changed");
+    let write = async {
+        state
+            .store
+            .put_settings(&project, &settings, expected_version, |samples| {
+                ingest::slo_rows(&project, &settings, samples)
+            })
+            .await
+            .map_err(|e| match e {
+                StorageError::Conflict(msg) => ApiError::Conflict(msg),
+                other => other.into(),
+            })
+    };
     // Every stored analysis and alert records the settings that produced it; new rules (or new
     // goodput values) make them stale, so they are computed again before the answer.
-    if before.analyses_differ(&stored.settings) {
-        analysis::recompute_project(&state.store, &project).await?;
-    }
+    let stored = if before.analyses_differ(&settings) {
+        state
+            .analyzer
+            .recompute_after(&state.store, &project, write)
+            .await?
+    } else {
+        write.await?
+    };
+    tracing::info!(project = %project.slug, version = stored.version, "settings changed");
     Ok(Json(stored))
 }

@@ -67,12 +67,9 @@ impl Forge {
         }
     }
 
-    /// The forge's body limit.
+    /// The forge's body limit ([`body_limit`]).
     pub fn limit(&self) -> usize {
-        match self.settings.provider {
-            Provider::Github => benchtrail_core::report::comment::GITHUB_BODY_LIMIT,
-            Provider::Gitlab => benchtrail_core::report::comment::GITLAB_BODY_LIMIT,
-        }
+        body_limit(self.settings.provider)
     }
 
     fn thread_url(&self) -> String {
@@ -222,6 +219,14 @@ impl Forge {
         decode::<serde_json::Value>("update comment", r)
             .await
             .map(|_| ())
+    }
+}
+
+/// The longest comment body `provider` takes, characters.
+pub fn body_limit(provider: Provider) -> usize {
+    match provider {
+        Provider::Github => benchtrail_core::report::comment::GITHUB_BODY_LIMIT,
+        Provider::Gitlab => benchtrail_core::report::comment::GITLAB_BODY_LIMIT,
     }
 }
 

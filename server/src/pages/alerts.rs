@@ -7,6 +7,8 @@
 //! dismissal changes it).
 
 use super::format::{self, commit_url, display_time, short_sha};
+use super::session::{SiteHeader, Visitor};
+use super::triage::{ReturnTo, TriageForms};
 use super::views::ProjectView;
 use super::{visible_project, PageError, PageResult};
 use crate::app::AppState;
@@ -67,6 +69,12 @@ pub struct AlertView {
     pub reason: String,
     /// Short SHA of the commit that resolved it, or empty.
     pub resolved_by: String,
+    /// Who triaged it last (`admin`, a token's label or prefix), or empty.
+    pub triaged_by: String,
+    /// When, for reading, or empty.
+    pub triaged_at: String,
+    /// When, as RFC 3339 (for `<time datetime>`), or empty.
+    pub triaged_at_machine: String,
     /// Creation time for reading.
     pub created_at: String,
     /// The per-request shifts behind the finding, one sentence each (its own, or each side's
@@ -164,6 +172,13 @@ impl AlertView {
                 .unwrap_or_default(),
             reason: a.reason.clone().unwrap_or_default(),
             resolved_by: a.resolved_by.as_deref().map(short_sha).unwrap_or_default(),
+            triaged_by: a.triaged_by.clone().unwrap_or_default(),
+            triaged_at: a.triaged_at.as_ref().map(display_time).unwrap_or_default(),
+            triaged_at_machine: a
+                .triaged_at
+                .as_ref()
+                .map(format::machine_time)
+                .unwrap_or_default(),
             created_at: display_time(&a.created_at),
             per_request: per_request_sentences(&a.finding),
         })
@@ -264,6 +279,10 @@ pub struct AlertsPage {
     pub project: ProjectView,
     /// One section per status: open, acknowledged, dismissed, resolved.
     pub sections: Vec<StatusSection>,
+    /// The triage forms, for a visitor with `write` on the project.
+    pub triage: Option<TriageForms>,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
 }
 
 /// Heading and meaning of a status.
@@ -284,9 +303,10 @@ fn status_text(s: AlertStatus) -> (&'static str, &'static str) {
 /// `GET /projects/{project}/alerts`: the project's alerts by status.
 pub(super) async fn alerts_page(
     State(state): State<AppState>,
+    visitor: Visitor,
     Path(slug): Path<String>,
 ) -> PageResult {
-    let project = visible_project(&state, &slug).await?;
+    let project = visible_project(&state, &visitor, &slug).await?;
     let mut sections = Vec::new();
     let mut labels = SeriesLabels::default();
     for status in AlertStatus::ALL {
@@ -313,8 +333,10 @@ pub(super) async fn alerts_page(
         });
     }
     let page = AlertsPage {
+        triage: TriageForms::for_visitor(&visitor, &project, ReturnTo::Alerts),
         project: ProjectView::new(&project),
         sections,
+        header: visitor.header(),
     };
     Ok(Html(page.render()?))
 }
@@ -331,6 +353,40 @@ pub async fn open_alert_count(
     };
     let page = store.list_alerts(project.id, &filter, None, cap).await?;
     Ok((page.items.len(), page.next_cursor.is_some()))
+}
+
+/// Who acknowledged a failing run's alerts, and when, as its page shows it (`fail ·
+/// acknowledged by ci-bot 2026-01-02 03:04 UTC`): when the verdict is `fail` and every alert
+/// of the run with severity `fail` that still counts (open or acknowledged) is acknowledged;
+/// the newest acknowledgement is named.
+pub fn acknowledgement(
+    verdict: Option<&VerdictView>,
+    alerts: &[Alert],
+) -> Option<(String, String)> {
+    if verdict?.verdict != "fail" {
+        return None;
+    }
+    let failing: Vec<&Alert> = alerts
+        .iter()
+        .filter(|a| a.severity.as_deref() == Some("fail"))
+        .filter(|a| matches!(a.status, AlertStatus::Open | AlertStatus::Acknowledged))
+        .collect();
+    if failing.is_empty()
+        || failing
+            .iter()
+            .any(|a| a.status != AlertStatus::Acknowledged)
+    {
+        return None;
+    }
+    let newest = failing.iter().max_by_key(|a| a.triaged_at)?;
+    Some((
+        newest.triaged_by.clone().unwrap_or_default(),
+        newest
+            .triaged_at
+            .as_ref()
+            .map(display_time)
+            .unwrap_or_default(),
+    ))
 }
 
 /// One reason of a verdict.

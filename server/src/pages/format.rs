@@ -195,9 +195,10 @@ pub fn unit_text(u: benchtrail_core::Unit) -> &'static str {
     }
 }
 
-/// A confidence level as a percentage: `0.95` → `95 %`, `0.995` → `99.5 %`.
+/// A confidence level as a percentage: `0.95` → `95 %`, `0.995` → `99.5 %`, `0.9995` →
+/// `99.95 %` (three decimals at most, so a strict level never reads as `100 %`).
 pub fn level_text(level: f64) -> String {
-    let pct = (level * 1000.0).round() / 10.0;
+    let pct = (level * 100_000.0).round() / 1000.0;
     format!("{} %", exact(pct))
 }
 
@@ -250,6 +251,8 @@ mod tests {
     fn intervals_and_levels_read_well() {
         assert_eq!(level_text(0.95), "95 %");
         assert_eq!(level_text(0.995), "99.5 %");
+        assert_eq!(level_text(0.9995), "99.95 %");
+        assert_eq!(level_text(0.999), "99.9 %");
         let ci = benchtrail_core::metric::Interval {
             low: 34.9123,
             high: 36.4,

@@ -6,6 +6,7 @@ use super::assets::UPLOT_VERSION;
 use super::format::{
     self, commit_url, display_number, display_time, exact, machine_time, safe_link, short_sha,
 };
+use super::session::SiteHeader;
 use crate::storage::{
     Project, RunSummary, SeriesInfo, SeriesPoint, StoredConfig, StoredMetric, StoredResult,
     StoredRun,
@@ -48,6 +49,8 @@ impl ProjectView {
 pub struct IndexPage {
     /// Public projects by slug.
     pub projects: Vec<ProjectView>,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
 }
 
 /// A link to one statistic of a metric.
@@ -102,7 +105,7 @@ pub struct ConfigGroup {
 
 /// Groups series by series key, then cell key, then metric and SLO profile (vocabulary order,
 /// then [`format::profile_order`]), keeping the storage order (by series key) of
-/// configurations and cells.
+/// configurations; cells in numeric order of their keys (`max_concurrency=4` before `=16`).
 pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
     let mut groups: Vec<ConfigGroup> = Vec::new();
     let mut group_index: HashMap<String, usize> = HashMap::new();
@@ -172,6 +175,10 @@ pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
         }
     }
     for group in &mut groups {
+        // Cells in numeric order of their loads and lengths (c1, c4, c16), not as text.
+        group
+            .cells
+            .sort_by_cached_key(|c| benchtrail_core::report::grouped::natural_key(&c.cell_key));
         for cell in &mut group.cells {
             cell.metrics.sort_by_cached_key(|m| {
                 (
@@ -305,6 +312,8 @@ pub struct ProjectPage {
     pub more_runs: bool,
     /// Number of open alerts (`100+` beyond the count's cap).
     pub open_alerts: String,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
 }
 
 /// A confidence interval as shown next to its value.
@@ -511,6 +520,8 @@ pub struct SeriesPage {
     pub alerts: Vec<(String, AlertView)>,
     /// Vendored uPlot version (cache-busting query).
     pub uplot_version: &'static str,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
 }
 
 impl SeriesPage {
@@ -551,6 +562,7 @@ impl SeriesPage {
             })
             .collect();
         SeriesPage {
+            header: SiteHeader::default(),
             project: ProjectView::new(project),
             series: SeriesView {
                 series_id: series.series_id.clone(),
@@ -798,6 +810,13 @@ pub struct RunPage {
     pub verdict: Option<VerdictView>,
     /// Its exclusion from baselines and the pins naming it.
     pub baselines: super::baselines::RunBaselines,
+    /// Who acknowledged the alerts that fail the verdict, and when (`fail · acknowledged by
+    /// …`): set when every failing alert still counted is acknowledged.
+    pub acknowledged: Option<(String, String)>,
+    /// The triage forms of its alerts, for a visitor with `write` on the project.
+    pub triage: Option<super::triage::TriageForms>,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
 }
 
 impl RunPage {
@@ -866,6 +885,9 @@ impl RunPage {
             })
             .collect();
         RunPage {
+            header: SiteHeader::default(),
+            acknowledged: None,
+            triage: None,
             project: ProjectView::new(project),
             run: RunView {
                 id: s.id.to_string(),
@@ -960,6 +982,8 @@ pub struct ConfigPage {
     pub pretty_json: String,
     /// First stored.
     pub created_at: String,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
 }
 
 impl ConfigPage {
@@ -994,6 +1018,7 @@ impl ConfigPage {
         }
         let text = |ptr: &str| c.pointer(ptr).and_then(Value::as_str).map(str::to_string);
         ConfigPage {
+            header: SiteHeader::default(),
             fingerprint: config.fingerprint.clone(),
             short_fingerprint: config.fingerprint.chars().take(12).collect(),
             sections,
@@ -1017,4 +1042,6 @@ pub struct ErrorPage {
     pub title: &'static str,
     /// One sentence.
     pub message: String,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
 }

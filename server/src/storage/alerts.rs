@@ -100,7 +100,7 @@ pub struct AlertFilter {
 const ALERT_COLUMNS: &str = "a.seq, a.id, p.slug, p.repository_url, a.run_id, a.kind, a.status, a.severity, \
      a.series_id, a.metric, a.stat, a.slo_profile, a.series_key_json, a.cell_key, a.branch, a.commit_sha, \
      a.baseline_commits, a.summary, a.finding_json, a.settings_version, a.reason, a.resolved_by, \
-     a.created_at, a.updated_at";
+     a.triaged_by, a.triaged_at, a.created_at, a.updated_at";
 
 impl Store {
     /// Alerts of a project matching `filter`, newest first. The cursor is the previous page's
@@ -213,6 +213,32 @@ impl Store {
         let mut conn = self.pool.acquire().await?;
         set_status(&mut conn, &id.to_string(), status, reason, resolved_by).await?;
         drop(conn);
+        self.alert(id).await
+    }
+
+    /// A person's triage: sets an alert's status and reason, clears `resolved_by`, and
+    /// records who (`by`) and when. Returns the updated alert, or `None` if there is none
+    /// with `id`. Callers go through [`crate::triage`], which checks the status and reason.
+    pub async fn triage_alert(
+        &self,
+        id: Uuid,
+        status: AlertStatus,
+        reason: Option<&str>,
+        by: &str,
+    ) -> Result<Option<Alert>, StorageError> {
+        let at = timestamp_text(&now());
+        sqlx::query(
+            "UPDATE alerts SET status = $1, reason = $2, resolved_by = NULL, triaged_by = $3, \
+             triaged_at = $4, updated_at = $5 WHERE id = $6",
+        )
+        .bind(status.as_str())
+        .bind(reason)
+        .bind(by)
+        .bind(&at)
+        .bind(&at)
+        .bind(id.to_string())
+        .execute(&self.pool)
+        .await?;
         self.alert(id).await
     }
 
@@ -413,6 +439,8 @@ fn alert_row(row: &AnyRow, mut series_ids: Vec<String>) -> Result<Alert, Storage
         settings_version: row.try_get("settings_version")?,
         reason: row.try_get("reason")?,
         resolved_by: row.try_get("resolved_by")?,
+        triaged_by: row.try_get("triaged_by")?,
+        triaged_at: parse_opt_timestamp("triaged_at", row.try_get("triaged_at")?)?,
         created_at: parse_timestamp("created_at", &created_at)?,
         updated_at: parse_timestamp("updated_at", &updated_at)?,
     })

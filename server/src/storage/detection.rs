@@ -65,24 +65,50 @@ impl Store {
         project_id: i64,
         series_ids: &[String],
     ) -> Result<Vec<HistoryPoint>, StorageError> {
-        if series_ids.is_empty() {
+        let graph = self.commit_graph(project_id).await?;
+        self.series_history_at(project_id, series_ids, None, &graph)
+            .await
+    }
+
+    /// [`Store::series_history`] of the runs at `commits` only (every commit when `None`),
+    /// ordered by the project's `graph` (read once by the caller for all its groups): what one
+    /// group's analysis reads, a window of its history
+    /// ([`benchtrail_core::report::window`]), so its cost does not grow with the history.
+    pub async fn series_history_at(
+        &self,
+        project_id: i64,
+        series_ids: &[String],
+        commits: Option<&[String]>,
+        graph: &CommitGraph,
+    ) -> Result<Vec<HistoryPoint>, StorageError> {
+        if series_ids.is_empty() || commits.is_some_and(|c| c.is_empty()) {
             return Ok(Vec::new());
         }
-        let mut q = SqlBuilder::new(
+        // A window is read from the runs of its commits (index `runs_project_commit`) to their
+        // values, so the rows read are the window's however long the history. `CROSS JOIN`
+        // fixes that order on SQLite, whose planner, without statistics (no ANALYZE runs),
+        // would start from every value of the series instead; Postgres plans it as a join.
+        let from = if commits.is_some() {
+            "FROM runs r CROSS JOIN metric_values mv CROSS JOIN results res \
+             WHERE mv.run_id = r.id AND res.id = mv.result_id AND r.project_id = "
+        } else {
+            "FROM runs r JOIN metric_values mv ON mv.run_id = r.id JOIN results res ON res.id = mv.result_id \
+             WHERE r.project_id = "
+        };
+        let mut q = SqlBuilder::new(&format!(
             "SELECT mv.series_id, mv.result_id, r.id, r.commit_sha, r.branch, r.seq, mv.value, res.cell_json, \
-             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
-             FROM metric_values mv JOIN runs r ON r.id = mv.run_id JOIN results res ON res.id = mv.result_id \
-             WHERE r.project_id = ",
-        );
-        q.bind(Arg::Int(project_id)).push(" AND mv.series_id IN (");
+             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded {from}"
+        ));
+        q.bind(Arg::Int(project_id));
+        if let Some(commits) = commits {
+            q.push(" AND r.commit_sha IN (");
+            q.bind_list(commits.iter().map(|c| Arg::Text(c.clone())));
+            q.push(")");
+        }
+        q.push(" AND mv.series_id IN (");
         q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
         q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
         let rows = q.query().fetch_all(&self.pool).await?;
-        let graph = if rows.is_empty() {
-            benchtrail_core::history::CommitGraph::default()
-        } else {
-            self.commit_graph(project_id).await?
-        };
         let mut points = rows
             .iter()
             .map(|row| {

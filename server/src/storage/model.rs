@@ -59,15 +59,6 @@ pub struct NewProject {
 
 pub use benchtrail_core::access::Scope;
 
-/// A project token looked up by its hash.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TokenGrant {
-    /// The project the token belongs to.
-    pub project_id: i64,
-    /// What it may do.
-    pub scope: Scope,
-}
-
 /// One metric value of a result to insert, with the series it belongs to.
 #[derive(Debug, Clone)]
 pub struct NewMetric {

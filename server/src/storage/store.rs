@@ -35,7 +35,12 @@ const SQLITE_MAX_CONNECTIONS: u32 = 4;
 /// Connections of a Postgres pool.
 const POSTGRES_MAX_CONNECTIONS: u32 = 10;
 
-const PROJECT_COLUMNS: &str =
+/// How long a request waits for a pooled connection before it is answered 503 with
+/// `Retry-After` (the database is down, or every connection is busy under load). sqlx's
+/// default, 30 s, holds a client longer than most CI HTTP clients wait.
+const POOL_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+pub(super) const PROJECT_COLUMNS: &str =
     "id, slug, name, repository_url, default_branch, is_public, key_fields, created_at";
 
 /// Columns decoded by [`run_summary`]; `r` is `runs`, `p` its project.
@@ -97,9 +102,23 @@ impl Store {
         })
     }
 
+    /// The version of the newest migration this server embeds for its database.
+    pub fn newest_migration(&self) -> i64 {
+        let migrations = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrations.iter().map(|m| m.version).max().unwrap_or(0)
+    }
+
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Whether [`Store::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.pool.is_closed()
     }
 
     /// Closes the pool.
@@ -153,38 +172,6 @@ impl Store {
         rows.iter().map(project_row).collect()
     }
 
-    /// Stores a project token's SHA-256 hash (hex) with its scope.
-    pub async fn create_token(
-        &self,
-        project_id: i64,
-        scope: Scope,
-        token_hash: &str,
-    ) -> Result<(), StorageError> {
-        sqlx::query("INSERT INTO api_tokens (project_id, token_hash, scope, created_at) VALUES ($1, $2, $3, $4)")
-            .bind(project_id)
-            .bind(token_hash)
-            .bind(scope.as_str())
-            .bind(timestamp_text(&now()))
-            .execute(&self.pool)
-            .await
-            .map_err(|e| unique_as_conflict(e, || "a token with this hash already exists".to_string()))?;
-        Ok(())
-    }
-
-    /// The grant of the token with this hash, if any.
-    pub async fn token(&self, token_hash: &str) -> Result<Option<TokenGrant>, StorageError> {
-        let row = sqlx::query("SELECT project_id, scope FROM api_tokens WHERE token_hash = $1")
-            .bind(token_hash)
-            .fetch_optional(&self.pool)
-            .await?;
-        let Some(row) = row else { return Ok(None) };
-        let scope: String = row.try_get("scope")?;
-        Ok(Some(TokenGrant {
-            project_id: row.try_get("project_id")?,
-            scope: parse_scope(&scope)?,
-        }))
-    }
-
     /// The stored admin token hash, if one was generated on an earlier start.
     pub async fn admin_token_hash(&self) -> Result<Option<String>, StorageError> {
         let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
@@ -215,11 +202,38 @@ impl Store {
     /// The run row is written first with `ON CONFLICT DO NOTHING`: that takes the write lock
     /// up front (SQLite) and waits for a concurrent insert of the same id to finish (Postgres),
     /// so racing uploads of one run resolve to one `Created` and `AlreadyStored`/`Conflict`.
+    ///
+    /// A created run's commit gets its analysis job in the same transaction
+    /// ([`Store::insert_run_leased`]), so no stored run is left without an analysis.
     pub async fn insert_run(&self, run: &NewRun) -> Result<Inserted, StorageError> {
+        Ok(self.insert_run_leased(run, None).await?.0)
+    }
+
+    /// [`Store::insert_run`], taking the lease of the commit's analysis job for `lease` (when
+    /// no other worker holds it): the uploader analyzes the commit before answering. The
+    /// ticket is `None` when nothing was created.
+    pub async fn insert_run_leased(
+        &self,
+        run: &NewRun,
+        lease: Option<chrono::Duration>,
+    ) -> Result<(Inserted, Option<super::JobTicket>), StorageError> {
         let mut tx = self.begin_write().await?;
         // Roll back explicitly on failure rather than on drop: the in-memory SQLite pool has a
         // single connection and the next query must find it clean.
-        match write_run(&mut tx, run).await {
+        let written = match write_run(&mut tx, run).await {
+            Ok(Inserted::Created) => {
+                let target = super::JobTarget::Commit {
+                    branch: run.branch.clone(),
+                    commit_sha: run.commit_sha.clone(),
+                };
+                super::jobs::enqueue_job(&mut tx, run.project_id, &target, lease)
+                    .await
+                    .map(|ticket| (Inserted::Created, Some(ticket)))
+            }
+            Ok(other) => Ok((other, None)),
+            Err(e) => Err(e),
+        };
+        match written {
             // An identical re-upload stores nothing but its count (`upload_count`).
             Ok(inserted) => {
                 tx.commit().await?;
@@ -589,6 +603,8 @@ async fn connect_postgres(url: &str) -> Result<AnyPool, StorageError> {
     sqlx::AnyConnection::connect(url).await?.close().await?;
     Ok(AnyPoolOptions::new()
         .max_connections(POSTGRES_MAX_CONNECTIONS)
+        .acquire_timeout(POOL_ACQUIRE_TIMEOUT)
+        .before_acquire(|conn, _meta| Box::pin(async move { Ok(outside_transaction(conn)) }))
         .connect(url)
         .await?)
 }
@@ -608,7 +624,11 @@ async fn connect_sqlite(url: &str) -> Result<AnyPool, StorageError> {
             .max_lifetime(None);
         return Ok(options.connect(url).await?);
     }
-    create_parent_dir(path)?;
+    // Only `mode=rwc` (the default) lets SQLite create the file; `ro`/`rw` must find one.
+    let creates = !params
+        .split('&')
+        .any(|p| p.starts_with("mode=") && p != "mode=rwc");
+    super::sqlite_files::prepare(path, creates)?;
     let url = if params.split('&').any(|p| p.starts_with("mode=")) {
         url.to_string()
     } else if params.is_empty() {
@@ -618,8 +638,26 @@ async fn connect_sqlite(url: &str) -> Result<AnyPool, StorageError> {
     };
     Ok(options
         .max_connections(SQLITE_MAX_CONNECTIONS)
+        .acquire_timeout(POOL_ACQUIRE_TIMEOUT)
+        .before_acquire(|conn, _meta| Box::pin(async move { Ok(outside_transaction(conn)) }))
         .connect(&url)
         .await?)
+}
+
+/// Whether a pooled connection may be handed out: not when it is still inside a transaction.
+/// That happens after a store fault: when a `COMMIT` fails because the disk is full, SQLite
+/// has already rolled the transaction back, so the `ROLLBACK` sqlx sends next fails too and
+/// sqlx's transaction depth for the connection stays at 1; every later `BEGIN` on it then
+/// fails ("attempted to call begin_with at non-zero transaction depth") until a restart. A
+/// connection refused here is closed and the pool opens a fresh one. (Not used for the
+/// in-memory database, whose single connection is the database.)
+fn outside_transaction(conn: &AnyConnection) -> bool {
+    use sqlx::Connection;
+    let clean = !conn.is_in_transaction();
+    if !clean {
+        tracing::warn!("a database connection left inside a failed transaction was closed");
+    }
+    clean
 }
 
 /// Per-connection SQLite settings: write-ahead log (readers do not block the writer), foreign
@@ -646,16 +684,6 @@ fn split_sqlite_url(url: &str) -> (&str, &str) {
         .or_else(|| url.strip_prefix("sqlite:"))
         .unwrap_or(url);
     rest.split_once('?').unwrap_or((rest, ""))
-}
-
-/// Creates the folder of a SQLite file if missing (SQLite creates files, not folders).
-fn create_parent_dir(path: &str) -> Result<(), StorageError> {
-    match std::path::Path::new(path).parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => {
-            std::fs::create_dir_all(dir).map_err(|e| StorageError::Database(sqlx::Error::Io(e)))
-        }
-        _ => Ok(()),
-    }
 }
 
 // ---- writing a run ---------------------------------------------------------------------------
@@ -822,14 +850,14 @@ async fn insert_result(
     .fetch_one(&mut *conn)
     .await
     .map_err(|e| unique_as_conflict(e, || format!("result {idx} of run {run_id} is stored twice")))?;
-    for metric in &result.metrics {
-        if series_written.insert(metric.series.series_id.clone()) {
-            insert_series(conn, run.project_id, &metric.series).await?;
-        }
-        insert_value(conn, result_id, run_id, metric)
-            .await
-            .map_err(|e| duplicate_metric_conflict(e, idx, metric))?;
-    }
+    let new_series: Vec<&NewSeries> = result
+        .metrics
+        .iter()
+        .filter(|m| series_written.insert(m.series.series_id.clone()))
+        .map(|m| &m.series)
+        .collect();
+    batch_insert::insert_series(conn, run.project_id, &new_series).await?;
+    batch_insert::insert_values(conn, result_id, run_id, idx, &result.metrics).await?;
     if let Some((data, requests)) = &result.samples {
         sqlx::query(
             "INSERT INTO result_samples (result_id, encoding, requests, data) VALUES ($1, $2, $3, $4)",
@@ -863,90 +891,9 @@ async fn insert_config(
     Ok(())
 }
 
-/// Stores a series definition unless its id is already stored.
-async fn insert_series(
-    conn: &mut AnyConnection,
-    project_id: i64,
-    s: &NewSeries,
-) -> Result<(), StorageError> {
-    sqlx::query(
-        "INSERT INTO series (series_id, project_id, series_key_json, cell_key, cell_json, metric, stat, slo_profile, \
-         unit, direction, accelerator, model, weights_quantization, kv_cache_dtype) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-         ON CONFLICT (series_id) DO NOTHING",
-    )
-    .bind(&s.series_id)
-    .bind(project_id)
-    .bind(&s.series_key_json)
-    .bind(&s.cell_key)
-    .bind(&s.cell_json)
-    .bind(&s.metric)
-    .bind(s.stat.to_string())
-    .bind(&s.slo_profile)
-    .bind(s.unit.as_str())
-    .bind(s.direction.as_str())
-    .bind(&s.accelerator)
-    .bind(&s.model)
-    .bind(&s.weights_quantization)
-    .bind(&s.kv_cache_dtype)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-async fn insert_value(
-    conn: &mut AnyConnection,
-    result_id: i64,
-    run_id: &str,
-    m: &NewMetric,
-) -> Result<(), StorageError> {
-    // Two statements rather than NULL binds: sqlx's Any driver sends a NULL DOUBLE PRECISION
-    // parameter in a format Postgres rejects ("incorrect binary data format").
-    let Some(ci) = &m.ci else {
-        sqlx::query("INSERT INTO metric_values (result_id, series_id, run_id, value, n) VALUES ($1, $2, $3, $4, $5)")
-            .bind(result_id)
-            .bind(&m.series.series_id)
-            .bind(run_id)
-            .bind(m.value)
-            .bind(count_to_db(m.n)?)
-            .execute(&mut *conn)
-            .await?;
-        return Ok(());
-    };
-    sqlx::query(
-        "INSERT INTO metric_values (result_id, series_id, run_id, value, n, ci_low, ci_high, ci_level, ci_method) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(result_id)
-    .bind(&m.series.series_id)
-    .bind(run_id)
-    .bind(m.value)
-    .bind(count_to_db(m.n)?)
-    .bind(ci.low)
-    .bind(ci.high)
-    .bind(ci.level)
-    .bind(ci.method.as_str())
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-/// A result holding two values of one series violates `metric_values`' primary key.
-fn duplicate_metric_conflict(e: StorageError, idx: i64, m: &NewMetric) -> StorageError {
-    match e {
-        StorageError::Database(e) => unique_as_conflict(e, || {
-            format!(
-                "result {idx} has two values of {} {} (series {})",
-                m.series.metric, m.series.stat, m.series.series_id
-            )
-        }),
-        other => other,
-    }
-}
-
 /// Maps a unique violation to `Conflict` with a caller-facing message; other errors stay
 /// database errors.
-fn unique_as_conflict(e: sqlx::Error, message: impl FnOnce() -> String) -> StorageError {
+pub(super) fn unique_as_conflict(e: sqlx::Error, message: impl FnOnce() -> String) -> StorageError {
     match &e {
         sqlx::Error::Database(db) if db.is_unique_violation() => StorageError::Conflict(message()),
         _ => StorageError::Database(e),
@@ -1043,19 +990,20 @@ async fn write_settings(
         .bind(benchtrail_core::slo::TOOL_PROFILE)
         .execute(&mut *conn)
         .await?;
-        for metric in &new_rows {
-            if series_written.insert(metric.series.series_id.clone()) {
-                insert_series(conn, project.id, &metric.series).await?;
-            }
-            insert_value(conn, samples.result_id, &samples.run_id, metric).await?;
-        }
+        let new_series: Vec<&NewSeries> = new_rows
+            .iter()
+            .filter(|m| series_written.insert(m.series.series_id.clone()))
+            .map(|m| &m.series)
+            .collect();
+        batch_insert::insert_series(conn, project.id, &new_series).await?;
+        batch_insert::insert_values(conn, samples.result_id, &samples.run_id, 0, &new_rows).await?;
     }
     Ok(stored)
 }
 
 // ---- reading rows ---------------------------------------------------------------------------
 
-fn project_row(row: &AnyRow) -> Result<Project, StorageError> {
+pub(super) fn project_row(row: &AnyRow) -> Result<Project, StorageError> {
     let key_fields: String = row.try_get("key_fields")?;
     let created_at: String = row.try_get("created_at")?;
     Ok(Project {
@@ -1238,9 +1186,15 @@ fn push_series_filter(q: &mut SqlBuilder, filter: &SeriesFilter) {
 }
 
 /// One bound value of a [`SqlBuilder`] query.
+#[derive(Clone)]
 pub(super) enum Arg {
     Int(i64),
     Text(String),
+    /// A value that is never NULL (a NULL DOUBLE PRECISION does not pass sqlx's Any driver
+    /// to Postgres: see `batch_insert`).
+    Real(f64),
+    OptInt(Option<i64>),
+    OptText(Option<String>),
 }
 
 /// SQL text assembled from optional parts, with `$N` placeholders numbered in the order they
@@ -1287,6 +1241,9 @@ impl SqlBuilder {
             .fold(sqlx::query(&self.sql), |q, arg| match arg {
                 Arg::Int(v) => q.bind(*v),
                 Arg::Text(v) => q.bind(v.as_str()),
+                Arg::Real(v) => q.bind(*v),
+                Arg::OptInt(v) => q.bind(*v),
+                Arg::OptText(v) => q.bind(v.as_deref()),
             })
     }
 }

@@ -21,6 +21,8 @@ pub struct TestDb {
     pub name: &'static str,
     /// The store, migrations applied.
     pub store: Store,
+    /// Its URL, for a server process of its own (`sqlite://…` or `postgres://…`).
+    pub url: String,
     cleanup: Cleanup,
 }
 
@@ -106,12 +108,14 @@ async fn sqlite() -> TestDb {
     TestDb {
         name: "sqlite",
         store,
+        url,
         cleanup: Cleanup::Sqlite(dir),
     }
 }
 
-/// A fresh Postgres database created through the admin URL.
-async fn postgres(admin_url: &str) -> TestDb {
+/// A new, empty Postgres database (no migrations) named `bt_test_<uuid>`, created through
+/// the admin URL; returns its name and URL.
+async fn create_postgres(admin_url: &str) -> (String, String) {
     let database = format!("bt_test_{}", uuid::Uuid::new_v4().simple());
     let mut admin = admin_connection(admin_url).await;
     sqlx::query(&format!("CREATE DATABASE \"{database}\""))
@@ -120,12 +124,54 @@ async fn postgres(admin_url: &str) -> TestDb {
         .unwrap_or_else(|e| panic!("creating test database {database}: {e}"));
     let _ = admin.close().await;
     let url = with_database(admin_url, &database);
+    (database, url)
+}
+
+/// An empty Postgres database for a test that migrates it itself (no store opened), when
+/// `BENCHTRAIL_TEST_DATABASE_URL` is set; [`EmptyPostgres::remove`] drops it.
+pub struct EmptyPostgres {
+    /// Its URL.
+    pub url: String,
+    admin_url: String,
+    database: String,
+}
+
+impl EmptyPostgres {
+    /// A new empty database, or `None` when `BENCHTRAIL_TEST_DATABASE_URL` is not set.
+    pub async fn create() -> Option<EmptyPostgres> {
+        let admin_url = std::env::var(POSTGRES_ENV).ok().filter(|u| !u.is_empty())?;
+        let (database, url) = create_postgres(&admin_url).await;
+        Some(EmptyPostgres {
+            url,
+            admin_url,
+            database,
+        })
+    }
+
+    /// Drops the database (connections still open to it are ended).
+    pub async fn remove(self) {
+        let mut admin = admin_connection(&self.admin_url).await;
+        sqlx::query(&format!(
+            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+            self.database
+        ))
+        .execute(&mut admin)
+        .await
+        .unwrap_or_else(|e| panic!("dropping test database {}: {e}", self.database));
+        let _ = admin.close().await;
+    }
+}
+
+/// A fresh Postgres database created through the admin URL.
+async fn postgres(admin_url: &str) -> TestDb {
+    let (database, url) = create_postgres(admin_url).await;
     let store = Store::connect(&url)
         .await
         .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
     TestDb {
         name: "postgres",
         store,
+        url,
         cleanup: Cleanup::Postgres {
             admin_url: admin_url.to_string(),
             database,

@@ -2,8 +2,13 @@
 //! and uses the submodules it needs.
 #![allow(dead_code)]
 
+pub mod aiperf;
 pub mod db;
+pub mod fp8;
 pub mod goodput;
+pub mod polling;
+pub mod process;
 pub mod seed;
 pub mod server;
+pub mod session;
 pub mod web;

@@ -1,14 +1,25 @@
 //! A real benchtrail server on a loopback port for one test, with an admin token and a client.
 
-use benchtrail_server::app::{serve, AppState};
+use benchtrail_server::analysis::jobs::AnalyzerOptions;
+use benchtrail_server::app::AppState;
 use benchtrail_server::auth::hash_token;
+use benchtrail_server::auth::throttle::{AuthThrottle, ThrottleLimits};
+use benchtrail_server::pages::session::SessionSettings;
+use benchtrail_server::serve::{serve_with, ServeOptions};
 use benchtrail_server::storage::Store;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
-/// The admin token every test server accepts.
+/// The admin token every test server accepts. Shorter than the binary's minimum
+/// (`MIN_ADMIN_TOKEN_LEN`), which applies where a token is read from the environment or a
+/// file; here the hash is put into the state directly.
 pub const ADMIN_TOKEN: &str = "bt_test_admin_token";
+
+/// Failed authentications per minute a [`TestServer::start`] allows each address: tests send
+/// dozens of unknown tokens from 127.0.0.1 (`no_oracle`), which the production default would
+/// throttle. The throttle's own tests use [`TestServer::start_with_throttle`].
+pub const TEST_FAILURES_PER_MINUTE: u32 = 100_000;
 
 /// A running server; stops when dropped.
 pub struct TestServer {
@@ -21,9 +32,71 @@ pub struct TestServer {
     stop: Option<oneshot::Sender<()>>,
 }
 
+/// The throttle of [`TestServer::start`]: failures counted only past
+/// [`TEST_FAILURES_PER_MINUTE`].
+fn test_limits() -> ThrottleLimits {
+    ThrottleLimits {
+        failures_per_minute: TEST_FAILURES_PER_MINUTE,
+        ..ThrottleLimits::default()
+    }
+}
+
 impl TestServer {
-    /// Starts the app over `store` on 127.0.0.1:0.
+    /// Starts the app over `store` on 127.0.0.1:0, failed authentication throttled only past
+    /// [`TEST_FAILURES_PER_MINUTE`].
     pub async fn start(store: Store) -> TestServer {
+        Self::start_with(store, ServeOptions::default()).await
+    }
+
+    /// [`Self::start`] with other timeouts and connection limit.
+    pub async fn start_with(store: Store, options: ServeOptions) -> TestServer {
+        Self::start_full(store, options, AnalyzerOptions::default(), test_limits()).await
+    }
+
+    /// [`Self::start`] with other browser-session settings (lifetime, `Secure` cookies).
+    pub async fn start_with_sessions(store: Store, sessions: SessionSettings) -> TestServer {
+        Self::start_inner(
+            store,
+            ServeOptions::default(),
+            AnalyzerOptions::default(),
+            test_limits(),
+            sessions,
+        )
+        .await
+    }
+
+    /// [`Self::start`] with another analysis queue (workers, inline permits, queue bound).
+    pub async fn start_with_analyzer(store: Store, analyzer: AnalyzerOptions) -> TestServer {
+        Self::start_full(store, ServeOptions::default(), analyzer, test_limits()).await
+    }
+
+    /// [`TestServer::start`] with the failed-authentication throttle's `limits`.
+    pub async fn start_with_throttle(store: Store, limits: ThrottleLimits) -> TestServer {
+        Self::start_full(
+            store,
+            ServeOptions::default(),
+            AnalyzerOptions::default(),
+            limits,
+        )
+        .await
+    }
+
+    async fn start_full(
+        store: Store,
+        options: ServeOptions,
+        analyzer: AnalyzerOptions,
+        limits: ThrottleLimits,
+    ) -> TestServer {
+        Self::start_inner(store, options, analyzer, limits, SessionSettings::default()).await
+    }
+
+    async fn start_inner(
+        store: Store,
+        options: ServeOptions,
+        analyzer: AnalyzerOptions,
+        limits: ThrottleLimits,
+        sessions: SessionSettings,
+    ) -> TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -31,10 +104,18 @@ impl TestServer {
             store: store.clone(),
             admin_token_hash: Arc::new(hash_token(ADMIN_TOKEN)),
             public_url: None,
+            analyzer: benchtrail_server::analysis::jobs::Analyzer::new(analyzer),
+            auth_throttle: Arc::new(AuthThrottle::new(limits)),
+            sessions,
         };
-        tokio::spawn(serve(listener, state, async {
-            let _ = stopped.await;
-        }));
+        tokio::spawn(serve_with(
+            listener,
+            state,
+            async {
+                let _ = stopped.await;
+            },
+            options,
+        ));
         TestServer {
             base,
             http: reqwest::Client::new(),

@@ -263,7 +263,17 @@ impl Fixture {
             canonical_a: first.results[0].config_json.clone(),
             fingerprint_b,
             secret_series: secret_stored.results[0].metrics[0].series.series_id.clone(),
-            server: TestServer::start(store).await,
+            // No analysis worker: the runs were inserted through the store (each with its
+            // analysis job) and the tests write alerts and analyses by hand; a worker would
+            // analyze the runs behind their backs.
+            server: TestServer::start_with_analyzer(
+                store,
+                benchtrail_server::analysis::jobs::AnalyzerOptions {
+                    workers: 0,
+                    ..Default::default()
+                },
+            )
+            .await,
             demo,
             secret,
             main_points,

@@ -1,0 +1,200 @@
+//! Upload + analysis latency as one project's history grows (issue 12's "flat in history
+//! length" target), over real HTTP on a loopback port, on a temporary SQLite file and (when
+//! `BENCHTRAIL_BENCH_DATABASE_URL` names a Postgres admin connection) on a fresh Postgres
+//! database that is dropped afterwards.
+//!
+//! ```sh
+//! cargo bench -p benchtrail-server --bench history_growth                     # 600 commits
+//! cargo bench -p benchtrail-server --bench history_growth -- --commits 1800 --every 300
+//! BENCHTRAIL_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
+//!     cargo bench -p benchtrail-server --bench history_growth -- --no-sqlite
+//! ```
+//!
+//! The data: one nightly history of `--commits` commits (each with its parent), one run per
+//! commit holding 18 realistic `vllm bench serve --save-result` files, one per workload cell
+//! (`max_concurrency` 1 … 128), with every summary key (TTFT, TPOT, ITL, E2E at mean, median,
+//! std, p90, p95, p99; request, output and total token throughput; counts): 34 stored values
+//! per cell, 612 per upload. The values come from `benchtrail_core::regression::realistic`
+//! (run-level factors shared by every statistic of a run and correlated across cells,
+//! per-request sampling noise, throughput coupled to latency; noise model documented there)
+//! at run-to-run CV 2 %, noise only.
+//!
+//! Printed every `--every` commits: the p50 and p95 upload latency (the HTTP round trip:
+//! ingest, storage and the analysis that runs before the response) of the last `--window`
+//! uploads, the ratio of that p50 to the first checkpoint's, and the process's resident memory
+//! (server and client share the process). The change-point scan runs in the background as
+//! shipped; its CPU competes with the uploads as it does in production.
+
+mod support;
+
+use benchtrail_core::regression::realistic::{commit_runs, CellShape, HistorySpec, Workload};
+use benchtrail_server::storage::Store;
+use clap::Parser;
+use serde_json::{json, Value};
+use std::time::Duration;
+use support::{create_postgres, drain, drop_postgres, Bench};
+
+#[derive(Parser, Debug, Clone)]
+#[command(about = "Upload + analysis latency of benchtrail as a project's history grows")]
+struct Args {
+    /// Commits of the history (one upload each).
+    #[arg(long, default_value_t = 600)]
+    commits: usize,
+    /// Print a checkpoint every this many commits.
+    #[arg(long, default_value_t = 100)]
+    every: usize,
+    /// Uploads each checkpoint's percentiles are taken over (the last ones before it).
+    #[arg(long, default_value_t = 20)]
+    window: usize,
+    /// Seed of the generated history.
+    #[arg(long, default_value_t = 0x6772_6f77)]
+    seed: u64,
+    /// Postgres admin URL: also run on a fresh database created there and dropped afterwards.
+    #[arg(long, env = "BENCHTRAIL_BENCH_DATABASE_URL")]
+    database_url: Option<String>,
+    /// Skip SQLite (with --database-url: Postgres only).
+    #[arg(long)]
+    no_sqlite: bool,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// The 18 workload cells: concurrency 1 … 128, TTFT and TPOT rising with load as in
+/// [`Workload::chat`].
+fn workload() -> Workload {
+    let cells = [
+        1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128,
+    ]
+    .into_iter()
+    .map(|c: u64| CellShape {
+        max_concurrency: c,
+        ttft_ms: 60.0 * (1.0 + 0.3 * (c as f64 - 1.0)),
+        tpot_ms: 8.0 * (1.0 + 0.06 * (c as f64 - 1.0)),
+        ttft_sigma: 0.1 + 0.012 * c as f64,
+    })
+    .collect();
+    Workload {
+        cells,
+        ..Workload::chat()
+    }
+}
+
+fn sha(i: usize) -> String {
+    format!("{:040x}", 0x6772_6f77_0000_0000_u64 + i as u64)
+}
+
+/// The upload of commit `i`: every cell's file, the commit's parent and its nightly time.
+fn upload(spec: &HistorySpec, i: usize) -> Vec<u8> {
+    let files: Vec<Value> = commit_runs(spec, i)
+        .into_iter()
+        .map(|g| json!({"name": format!("c{}.json", g.cell), "content": g.file.to_string()}))
+        .collect();
+    let parents: Vec<String> = if i == 0 { vec![] } else { vec![sha(i - 1)] };
+    let time = chrono::DateTime::parse_from_rfc3339("2021-12-01T02:00:00Z").unwrap()
+        + chrono::Duration::days(i as i64);
+    let body = json!({
+        "run": {
+            "commit": {"sha": sha(i), "parents": parents,
+                       "time": time.to_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)},
+            "branch": "main",
+        },
+        "configuration": {
+            "hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 1},
+            "engine": {"name": "vllm"},
+        },
+        "cell": {"input_len": spec.workload.input_len, "output_len": spec.workload.output_len},
+        "files": files,
+    });
+    serde_json::to_vec(&body).unwrap()
+}
+
+/// Resident memory of this process, MiB (Linux `/proc/self/statm`; 0 elsewhere).
+fn rss_mib() -> f64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    pages * 4096.0 / (1024.0 * 1024.0)
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let rank = (q / 100.0 * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+async fn grow(bench: &Bench, args: &Args, database: &str) {
+    let spec = HistorySpec {
+        workload: workload(),
+        ..HistorySpec::chat(args.seed, args.commits, 1, 0.02)
+    };
+    let token = bench.project("growth").await;
+    let path = "/api/v1/projects/growth/runs";
+    let mut latencies = Vec::with_capacity(args.commits);
+    let mut first_p50: Option<f64> = None;
+    println!(
+        "{database}: commits | p50 ms | p95 ms | p50 / first | pending receipts | RSS MiB (last {} uploads)",
+        args.window
+    );
+    let mut pending = 0usize;
+    for i in 0..args.commits {
+        let body = upload(&spec, i);
+        let (status, receipt, ms) = bench
+            .send(reqwest::Method::POST, path, &token, Some(body))
+            .await;
+        assert_eq!(status, 201, "commit {i}: {receipt}");
+        if receipt["verdict"] == "pending" {
+            pending += 1;
+        }
+        latencies.push(ms);
+        let n = i + 1;
+        if n % args.every == 0 || n == args.commits {
+            let from = latencies.len().saturating_sub(args.window);
+            let mut last = latencies[from..].to_vec();
+            last.sort_by(f64::total_cmp);
+            let p50 = percentile(&last, 50.0);
+            let first = *first_p50.get_or_insert(p50);
+            println!(
+                "{database}: {n:>7} | {p50:>6.0} | {:>6.0} | {:>11.2} | {pending:>16} | {:>7.0}",
+                percentile(&last, 95.0),
+                p50 / first,
+                rss_mib()
+            );
+        }
+    }
+    let (wait, cpu) = drain(Duration::from_secs(600)).await;
+    println!("{database}: idle {wait:.1} s after the last upload ({cpu:.1} CPU s meanwhile); RSS at rest {:.0} MiB", rss_mib());
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    println!(
+        "history growth: {} commits × 18 cells × 34 values, one run per commit, CV 2 %, seed {:#x}",
+        args.commits, args.seed
+    );
+    if !args.no_sqlite {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("growth.db");
+        let store = Store::connect(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
+        let bench = Bench::start(store).await;
+        grow(&bench, &args, "sqlite").await;
+        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "sqlite: database file {:.1} MiB, {:.0} B per stored value",
+            size as f64 / 1048576.0,
+            size as f64 / (args.commits * 18 * 34) as f64
+        );
+    }
+    if let Some(admin) = &args.database_url {
+        let (url, name) = create_postgres(admin).await;
+        {
+            let store = Store::connect(&url).await.unwrap();
+            let bench = Bench::start(store).await;
+            grow(&bench, &args, "postgres").await;
+        }
+        drop_postgres(admin, &name).await;
+    }
+}

@@ -1,0 +1,548 @@
+//! Durable analysis: every acknowledged upload is analyzed, whatever fails meanwhile.
+//!
+//! Storing a run enqueues its commit's job in the same transaction
+//! ([`crate::storage::Store::insert_run_leased`]); the job leaves the database only once the
+//! commit's analysis is stored. Two paths take jobs:
+//! * **Inline**: the upload that enqueued a job analyzes it before answering, so CI reads the
+//!   verdict in the receipt, when it got the job's lease and one of the [`Analyzer`]'s inline
+//!   permits at once. Otherwise (the job is being analyzed elsewhere, or `inline` analyses
+//!   are already running: backpressure under many uploaders) it answers at once with the
+//!   verdict `pending` and leaves the job to the workers.
+//! * **Workers** (`workers` tasks per server, started by [`Analyzer::start`]): claim due jobs
+//!   through the database with a lease ([`crate::storage::Store::claim_due_job`]), renewed
+//!   while they work, so several servers on one database share the queue and a job of a
+//!   crashed server is taken up once its lease runs out. A failed attempt (database down,
+//!   disk full) is retried with exponential back-off up to [`AnalyzerOptions::max_backoff`].
+//!
+//! Recomputations of a whole project (exclusions, pins, settings, a schema upgrade) are jobs
+//! too ([`Analyzer::recompute_after`]), enqueued before the change they follow is written: if
+//! the server dies after the change, the job is there; if the change fails, it is withdrawn.
+//! The PR comments of an analyzed commit are a job enqueued in the transaction that finishes
+//! the commit's analysis job ([`JobTarget::Comments`]; a project's are claimed one at a time,
+//! see [`Store::claim_due_job`]). A recomputation of the whole project ends the same way with
+//! a refresh of the project's PR comments ([`JobTarget::Refresh`]: the newest run of each PR
+//! posted again if its report changed), and a triage enqueues one
+//! ([`Analyzer::refresh_after`]): a verdict that changes without an upload reaches the PR too.
+//! The change-point scan of the default branch is a job too ([`JobTarget::Scan`],
+//! `super::scan`), asked for by every analysis of a default-branch commit and claimed after
+//! every other due job.
+//!
+//! Every attempt logs `job started` and, once its work is stored, `job finished`, with the
+//! job's id and generation: the trail of which server did what (one line each per attempt).
+//!
+//! While [`AnalyzerOptions::max_queued`] jobs wait, new uploads are refused (503 with
+//! `Retry-After`, `crate::api`): the server takes uploads at the rate it analyzes them.
+
+use super::{analyze_upload, recompute_project};
+use crate::app::AppState;
+use crate::storage::{ClaimedJob, JobTarget, JobTicket, Project, StorageError, Store};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{watch, Notify, Semaphore};
+
+/// How the analysis queue is worked.
+#[derive(Debug, Clone)]
+pub struct AnalyzerOptions {
+    /// How long a claimed job is held without a renewal: a crashed worker's job is retried
+    /// this long after its last renewal. Renewed every third of it.
+    pub lease: Duration,
+    /// Background workers per server.
+    pub workers: usize,
+    /// Uploads analyzed inline at once; more are answered `pending` and left to the workers
+    /// (0: every upload is).
+    pub inline: usize,
+    /// How often an idle worker looks for due jobs (it is also woken when a job is left to
+    /// it by this server).
+    pub poll: Duration,
+    /// Longest wait between attempts of a failing job (the back-off doubles from 1 s).
+    pub max_backoff: Duration,
+    /// Most jobs queued before new uploads are refused with 503 and `Retry-After`
+    /// (backpressure: an acknowledged upload is analyzed soon, rather than hours later).
+    pub max_queued: i64,
+}
+
+impl Default for AnalyzerOptions {
+    fn default() -> Self {
+        AnalyzerOptions {
+            lease: Duration::from_secs(30),
+            workers: 2,
+            inline: 4,
+            poll: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(30),
+            max_queued: 64,
+        }
+    }
+}
+
+/// The analysis queue of one server: its inline permits and its workers.
+#[derive(Clone)]
+pub struct Analyzer {
+    options: AnalyzerOptions,
+    inline: Arc<Semaphore>,
+    wake: Arc<Notify>,
+    /// `true` once stopped (a watch, so a worker between two waits cannot miss it).
+    stop: Arc<watch::Sender<bool>>,
+    /// The address the last upload reached this server at, for the links of PR comments that
+    /// a worker posts (the server's `--public-url` wins when set).
+    last_base_url: Arc<Mutex<Option<String>>>,
+}
+
+impl Analyzer {
+    /// A queue worked as `options` say (nothing runs before [`Analyzer::start`]).
+    pub fn new(options: AnalyzerOptions) -> Analyzer {
+        Analyzer {
+            inline: Arc::new(Semaphore::new(options.inline)),
+            options,
+            wake: Arc::new(Notify::new()),
+            stop: Arc::new(watch::channel(false).0),
+            last_base_url: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// How long a lease lasts, as the store takes it.
+    pub fn lease(&self) -> chrono::Duration {
+        chrono::Duration::from_std(self.options.lease).unwrap_or_default()
+    }
+
+    /// Whether `queued` jobs fill the queue: new uploads wait (503) until the workers catch up.
+    pub fn is_full(&self, queued: i64) -> bool {
+        queued >= self.options.max_queued
+    }
+
+    /// Starts the workers on `state` (they stop at [`Analyzer::stop`] or when the store is
+    /// closed).
+    pub fn start(&self, state: &AppState) {
+        for n in 0..self.options.workers {
+            let state = state.clone();
+            tokio::spawn(async move {
+                worker(state, n).await;
+            });
+        }
+    }
+
+    /// Stops the workers. A job in progress is abandoned; its lease runs out and it is
+    /// analyzed again (by this server's next start or another server).
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Remembers `base` as the address uploads reach this server at.
+    pub fn note_base_url(&self, base: &str) {
+        *self.last_base_url.lock().unwrap_or_else(|e| e.into_inner()) = Some(base.to_string());
+    }
+
+    /// Analyzes the commit of an upload inline when `ticket` holds the job's lease and an
+    /// inline permit is free; else leaves it to the workers. `true` when the analysis was
+    /// stored; `false` when it is pending (left to the workers, or it failed and will be
+    /// retried). `comments`: the project posts PR comments and the upload names a pull
+    /// request, so the analysis is followed by a [`JobTarget::Comments`] job (and an upload
+    /// that completed the history, so every commit was analyzed again, by a
+    /// [`JobTarget::Refresh`] when the project posts PR comments).
+    pub async fn after_upload(
+        &self,
+        store: &Store,
+        project: &Project,
+        branch: &str,
+        commit_sha: &str,
+        ticket: JobTicket,
+        comments: bool,
+    ) -> bool {
+        if !ticket.leased {
+            self.wake.notify_one();
+            return false;
+        }
+        let Ok(_permit) = self.inline.clone().try_acquire_owned() else {
+            if let Err(e) = store.release_job(ticket.id).await {
+                tracing::warn!(job = ticket.id, error = %e, "releasing an analysis job failed");
+            }
+            self.wake.notify_one();
+            return false;
+        };
+        started(ticket.id, ticket.generation, 1, "commit", "inline");
+        let analysis = async {
+            let recomputed = analyze_upload(store, project, branch, commit_sha).await?;
+            let comments = comments.then(|| comments_of(branch, commit_sha));
+            then_after_upload(store, project, comments, recomputed).await
+        };
+        let outcome = with_lease(store, ticket.id, self.options.lease, analysis).await;
+        self.settle(
+            store,
+            (project.id, ticket.id, ticket.generation, 1),
+            outcome,
+        )
+        .await
+    }
+
+    /// Makes `change` (an exclusion, a pin, new settings: anything that changes every
+    /// commit's analysis) and then recomputes every commit of `project` before returning, as
+    /// a durable job: the job is enqueued *before* the change is written, so a server that
+    /// dies after writing it still leaves the job behind; a change that fails withdraws it.
+    /// The recomputation runs inline when this call holds the job's lease, else a worker
+    /// runs it; if it fails, the workers retry it and the change stands (`Ok`).
+    ///
+    /// # Errors
+    /// The change's error, or a storage error enqueueing the job (then nothing is changed).
+    pub async fn recompute_after<T, E: From<StorageError>>(
+        &self,
+        store: &Store,
+        project: &Project,
+        change: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        let ticket = store
+            .enqueue_job(project.id, &JobTarget::Project, Some(self.lease()))
+            .await?;
+        let changed = match change.await {
+            Ok(changed) => changed,
+            Err(e) => {
+                // Withdrawn if this call created the job and nobody asked since (generation 1
+                // is the row's first); a recomputation queued before it stays, released.
+                let withdrawn = if ticket.generation == 1 {
+                    store
+                        .finish_job(ticket.id, ticket.generation)
+                        .await
+                        .map(drop)
+                } else {
+                    store.release_job(ticket.id).await
+                };
+                if let Err(e) = withdrawn {
+                    tracing::warn!(job = ticket.id, error = %e, "withdrawing a recomputation failed; it runs anyway");
+                }
+                return Err(e);
+            }
+        };
+        if ticket.leased {
+            started(ticket.id, ticket.generation, 1, "project", "inline");
+            let work = recompute_then_refresh(store, project);
+            let outcome = with_lease(store, ticket.id, self.options.lease, work).await;
+            self.settle(
+                store,
+                (project.id, ticket.id, ticket.generation, 1),
+                outcome,
+            )
+            .await;
+        } else {
+            self.wake.notify_one();
+        }
+        Ok(changed)
+    }
+
+    /// Makes `change` (one that may change runs' verdicts without changing any analysis: an
+    /// alert's triage) and then has `project`'s PR comments refreshed ([`JobTarget::Refresh`])
+    /// when its settings hold `pr_comments`, as a durable job: enqueued before the change with
+    /// its lease, so no worker refreshes from the state before the change, and released after
+    /// it; a server that dies in between leaves the job to run once the lease runs out. A
+    /// change that fails leaves the refresh to run anyway: it finds no report changed and
+    /// sends nothing.
+    ///
+    /// # Errors
+    /// The change's error, or a storage error reading the settings or enqueueing the job (then
+    /// nothing is changed).
+    pub async fn refresh_after<T, E: From<StorageError>>(
+        &self,
+        store: &Store,
+        project: &Project,
+        change: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        if !posts_comments(store, project).await? {
+            return change.await;
+        }
+        let ticket = store
+            .enqueue_job(project.id, &JobTarget::Refresh, Some(self.lease()))
+            .await?;
+        let changed = change.await;
+        // Only our own lease is given back: another worker's (at an older generation) is
+        // what keeps the project's posters one at a time, and it leaves the job queued.
+        if ticket.leased {
+            if let Err(e) = store.release_job(ticket.id).await {
+                tracing::warn!(job = ticket.id, error = %e, "releasing a PR comments refresh failed; it runs when its lease runs out");
+            }
+        }
+        self.wake.notify_one();
+        changed
+    }
+
+    /// Records how an attempt at job `(project id, job id, generation, attempts)` ended:
+    /// finished (with the jobs its work returned enqueued in the same transaction), or
+    /// released for a retry after the back-off of its `attempts`th attempt. `true` when the
+    /// work was done.
+    async fn settle(
+        &self,
+        store: &Store,
+        (project_id, id, generation, attempts): (i64, i64, i64, i64),
+        outcome: Result<Vec<JobTarget>, StorageError>,
+    ) -> bool {
+        match outcome {
+            Ok(then) => {
+                let then = (!then.is_empty()).then_some((project_id, then.as_slice()));
+                match store.finish_job_then(id, generation, then).await {
+                    Ok(true) => {
+                        tracing::info!(job = id, generation, again = false, "job finished");
+                        if then.is_some() {
+                            self.wake.notify_one();
+                        }
+                    }
+                    // Asked for again while it ran: due again, a worker takes it.
+                    Ok(false) => {
+                        tracing::info!(job = id, generation, again = true, "job finished");
+                        self.wake.notify_one();
+                    }
+                    Err(e) => {
+                        tracing::warn!(job = id, error = %e, "finishing a job failed; it runs again when its lease runs out");
+                    }
+                }
+                true
+            }
+            Err(e) => {
+                let wait = backoff(attempts, self.options.max_backoff);
+                tracing::warn!(job = id, generation, attempts, retry_in_s = wait.as_secs_f64(), error = %e, "job failed; retried");
+                let retry_at =
+                    chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+                if let Err(e) = store.fail_job(id, &e.to_string(), retry_at).await {
+                    tracing::warn!(job = id, error = %e, "recording a failed job failed; it is retried when its lease runs out");
+                }
+                false
+            }
+        }
+    }
+}
+
+/// The PR comments job of a commit.
+fn comments_of(branch: &str, commit_sha: &str) -> JobTarget {
+    JobTarget::Comments {
+        branch: branch.to_string(),
+        commit_sha: commit_sha.to_string(),
+    }
+}
+
+/// Whether `project`'s settings hold `pr_comments` (the server posts its PR comments).
+async fn posts_comments(store: &Store, project: &Project) -> Result<bool, StorageError> {
+    Ok(store
+        .settings(project)
+        .await?
+        .settings
+        .pr_comments
+        .is_some())
+}
+
+/// The refresh of `project`'s PR comments ([`JobTarget::Refresh`]), when it posts them.
+async fn refresh_of(store: &Store, project: &Project) -> Result<Option<JobTarget>, StorageError> {
+    Ok(posts_comments(store, project)
+        .await?
+        .then_some(JobTarget::Refresh))
+}
+
+/// The jobs to follow an upload's analysis: its commit's PR comments (`comments`), and when
+/// the upload had every commit analyzed again (`recomputed`: it completed the history), the
+/// refresh of the others'.
+async fn then_after_upload(
+    store: &Store,
+    project: &Project,
+    comments: Option<JobTarget>,
+    recomputed: bool,
+) -> Result<Vec<JobTarget>, StorageError> {
+    let mut then: Vec<JobTarget> = comments.into_iter().collect();
+    if recomputed {
+        then.extend(refresh_of(store, project).await?);
+    }
+    Ok(then)
+}
+
+/// Recomputes every commit of `project` ([`recompute_project`]); the refresh of its PR
+/// comments follows it ([`refresh_of`]), as the recomputation may have changed their reports.
+async fn recompute_then_refresh(
+    store: &Store,
+    project: &Project,
+) -> Result<Vec<JobTarget>, StorageError> {
+    recompute_project(store, project).await?;
+    Ok(refresh_of(store, project).await?.into_iter().collect())
+}
+
+/// Logs the start of an attempt at job `id` (see the module documentation).
+fn started(id: i64, generation: i64, attempt: i64, kind: &str, by: &str) {
+    tracing::info!(job = id, generation, attempt, kind, by, "job started");
+}
+
+/// The wait before the next attempt after `attempts` failed ones: 1 s, 2 s, 4 s, … up to `max`.
+fn backoff(attempts: i64, max: Duration) -> Duration {
+    let exp = attempts.clamp(1, 16) as u32 - 1;
+    Duration::from_secs(1u64 << exp).min(max)
+}
+
+/// Runs `work` while renewing job `id`'s lease every third of `lease`.
+async fn with_lease<T>(
+    store: &Store,
+    id: i64,
+    lease: Duration,
+    work: impl Future<Output = Result<T, StorageError>>,
+) -> Result<T, StorageError> {
+    let renew_every = lease / 3;
+    let chrono_lease = chrono::Duration::from_std(lease).unwrap_or_default();
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            () = tokio::time::sleep(renew_every) => {
+                if let Err(e) = store.renew_job_lease(id, chrono_lease).await {
+                    tracing::warn!(job = id, error = %e, "renewing an analysis lease failed");
+                }
+            }
+        }
+    }
+}
+
+/// One worker: claims due jobs and analyzes them until stopped.
+async fn worker(state: AppState, n: usize) {
+    let analyzer = state.analyzer.clone();
+    let store = state.store.clone();
+    let lease = analyzer.lease();
+    let mut stopped = analyzer.stop.subscribe();
+    let mut failures = 0;
+    loop {
+        if store.is_closed() || *stopped.borrow() {
+            return;
+        }
+        let claimed = tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            c = store.claim_due_job(lease) => c,
+        };
+        let idle = match claimed {
+            Ok(Some(job)) => {
+                failures = 0;
+                tokio::select! {
+                    _ = stopped.wait_for(|s| *s) => return,
+                    () = run(&state, job) => {}
+                }
+                continue;
+            }
+            Ok(None) => analyzer.options.poll,
+            Err(e) => {
+                // The store is down: look again after a back-off, without a log line per poll.
+                failures += 1;
+                if failures == 1 {
+                    tracing::warn!(worker = n, error = %e, "analysis worker cannot read its queue");
+                }
+                backoff(failures, analyzer.options.max_backoff)
+            }
+        };
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            () = analyzer.wake.notified() => {}
+            () = tokio::time::sleep(idle) => {}
+        }
+    }
+}
+
+/// Does one claimed job and settles it.
+async fn run(state: &AppState, job: ClaimedJob) {
+    let store = &state.store;
+    let analyzer = &state.analyzer;
+    let key = (job.project_id, job.id, job.generation, job.attempts);
+    let project = match store.project_by_id(job.project_id).await {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            // The project is gone: nothing to do.
+            let _ = store.finish_job(job.id, job.generation).await;
+            return;
+        }
+        Err(e) => {
+            analyzer.settle(store, key, Err(e)).await;
+            return;
+        }
+    };
+    tracing::info!(job = job.id, project = %project.slug, target = ?job.target, "job claimed");
+    started(
+        job.id,
+        job.generation,
+        job.attempts,
+        job.target.kind(),
+        "worker",
+    );
+    let lease = analyzer.options.lease;
+    let nothing_after = |()| Vec::new();
+    let outcome = match &job.target {
+        JobTarget::Commit { branch, commit_sha } => {
+            let work = async {
+                let recomputed = analyze_upload(store, &project, branch, commit_sha).await?;
+                // The settings as they are now: comments turned on meanwhile are posted.
+                let comments = posts_comments(store, &project)
+                    .await?
+                    .then(|| comments_of(branch, commit_sha));
+                then_after_upload(store, &project, comments, recomputed).await
+            };
+            with_lease(store, job.id, lease, work).await
+        }
+        JobTarget::Project => {
+            let work = recompute_then_refresh(store, &project);
+            with_lease(store, job.id, lease, work).await
+        }
+        JobTarget::Comments { branch, commit_sha } => {
+            let work = post_pr_comments(state, &project, branch, commit_sha);
+            with_lease(store, job.id, lease, work)
+                .await
+                .map(nothing_after)
+        }
+        JobTarget::Refresh => {
+            let work = crate::bot::refresh(state, &project, base_url(state));
+            with_lease(store, job.id, lease, work)
+                .await
+                .map(nothing_after)
+        }
+        JobTarget::Scan { branch } => {
+            let work = super::scan::scan_branch(store, &project, branch);
+            with_lease(store, job.id, lease, work)
+                .await
+                .map(nothing_after)
+        }
+    };
+    analyzer.settle(store, key, outcome).await;
+}
+
+/// The address PR comments link to: the server's `--public-url`, else the address the last
+/// upload reached this server at.
+fn base_url(state: &AppState) -> String {
+    state
+        .public_url
+        .as_deref()
+        .map(str::to_string)
+        .or_else(|| {
+            state
+                .analyzer
+                .last_base_url
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        })
+        .unwrap_or_else(|| "http://localhost".to_string())
+}
+
+/// Posts the PR comment of every run of a commit that names a pull request (each report at
+/// most once: [`crate::bot::post`]).
+async fn post_pr_comments(
+    state: &AppState,
+    project: &Project,
+    branch: &str,
+    commit_sha: &str,
+) -> Result<(), StorageError> {
+    let base = base_url(state);
+    for id in state
+        .store
+        .commit_runs(project.id, branch, commit_sha)
+        .await?
+    {
+        crate::bot::post(state, project, id, &base).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_one_second_up_to_the_maximum() {
+        let max = Duration::from_secs(30);
+        let waits: Vec<u64> = (0..8).map(|a| backoff(a, max).as_secs()).collect();
+        assert_eq!(waits, [1, 1, 2, 4, 8, 16, 30, 30]);
+    }
+}

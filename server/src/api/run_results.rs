@@ -1,0 +1,72 @@
+//! A stored run's results as [`BenchResult`]s again (configuration, cell, metrics, facts and
+//! per-request samples), for the pure computations of core that take what an adapter reads
+//! (the capacity report, [`benchtrail_core::capacity`]). Warnings and sources are not restored.
+
+use crate::app::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::storage::StoredRun;
+use benchtrail_core::metric::MetricValue;
+use benchtrail_core::BenchResult;
+
+/// The results of `run`, in upload order, with their samples.
+///
+/// # Errors
+/// [`ApiError::Internal`] when a stored configuration, cell or facts object does not read back
+/// (a corrupt store); a store failure as [`ApiError`].
+pub(crate) async fn bench_results(
+    state: &AppState,
+    run: &StoredRun,
+) -> ApiResult<Vec<BenchResult>> {
+    let corrupt = |what: &str, e: serde_json::Error| {
+        ApiError::Internal(format!(
+            "run {}: stored {what} does not read: {e}",
+            run.summary.id
+        ))
+    };
+    let mut out = Vec::with_capacity(run.results.len());
+    for r in &run.results {
+        let config = state
+            .store
+            .config(&r.config_fingerprint)
+            .await?
+            .ok_or_else(|| {
+                ApiError::Internal(format!(
+                    "run {}: configuration {} is not stored",
+                    run.summary.id, r.config_fingerprint
+                ))
+            })?;
+        let configuration = serde_json::from_value(config.configuration)
+            .map_err(|e| corrupt("configuration", e))?;
+        // The stored cell object carries its `key` beside the cell's own fields.
+        let mut cell = r.cell.clone();
+        if let Some(o) = cell.as_object_mut() {
+            o.remove("key");
+        }
+        let cell = serde_json::from_value(cell).map_err(|e| corrupt("cell", e))?;
+        let facts = r.facts.as_object().cloned().unwrap_or_default();
+        let metrics = r
+            .metrics
+            .iter()
+            .map(|m| MetricValue {
+                name: m.name.clone(),
+                stat: m.stat.clone(),
+                unit: m.unit,
+                value: m.value,
+                n: m.n,
+                slo_profile: m.slo_profile.clone(),
+                ci: m.ci.clone(),
+            })
+            .collect();
+        let samples = state.store.result_samples(run.summary.id, r.index).await?;
+        out.push(BenchResult {
+            cell,
+            configuration,
+            metrics,
+            facts,
+            warnings: Vec::new(),
+            samples,
+            source: None,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,413 @@
+//! `GET /compare?head={run}[&base={run}]` (and `/compare/report?base=&head=`, both named): a
+//! candidate run against a baseline, per cell and
+//! series: baseline → candidate, the change with the interval the decision used, the test and
+//! the state (`tradeoff`, `regression`, `improvement`, `no_change`, `insufficient_data`,
+//! `no_baseline`, `workload_mismatch`, ...), the cells only one side has, and every
+//! configuration field that differs with the confounds highlighted.
+//!
+//! * **`head` only** ("compare with baseline" on a run page and in reports): the candidate's
+//!   stored analysis, i.e. exactly the baseline and tests its verdict used. The baseline run
+//!   named on the page is the newest run of those baseline commits (its configuration is the
+//!   one the differences are listed against).
+//! * **`base` and `head`**: the two runs through core's
+//!   [`compare_in`](benchtrail_core::report::compare::compare_in) with the project's
+//!   settings, series ids and key fields. One run per side cannot tell a change from noise, so
+//!   the changes are described, never tested (the page says so).
+//!
+//! Either way the table is [`compare_table`] of one analysis: nothing is computed twice. When
+//! either run measured a load sweep, the page also gives capacity at SLO (core's
+//! [`capacity_report`] of the same two runs, as `GET /api/v1/compare/report` answers it, at
+//! the default 95 % target), with each profile's attainment against load.
+
+use super::compare_view::{
+    CapacityView, CellView, CompareMode, ComparePage, DistributionView, RunLink, SeriesMeta,
+};
+use super::session::Visitor;
+use super::views::ProjectView;
+use super::{PageError, PageResult};
+use crate::api::run_results::bench_results;
+use crate::app::AppState;
+use crate::storage::{Project, StoredRun};
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::response::Html;
+use benchtrail_core::capacity::{capacity_report, ReportOptions, DEFAULT_TARGET};
+use benchtrail_core::regression::confounds::{confounds, ConfoundReport};
+use benchtrail_core::report::compare::{compare_in, CompareCommit};
+use benchtrail_core::report::compare_table::{compare_table, SideValues};
+use benchtrail_core::report::distribution::PerRequest;
+use benchtrail_core::report::{verdict_of, RunAnalysis};
+use benchtrail_core::BenchResult;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Query of the compare page.
+#[derive(Debug, Deserialize)]
+pub(super) struct CompareQuery {
+    /// The baseline run's id; absent: the baseline of the candidate's analysis.
+    base: Option<String>,
+    /// The candidate run's id.
+    head: Option<String>,
+}
+
+/// `GET /compare?head={run}[&base={run}]` (see the module documentation).
+pub(super) async fn compare_page(
+    State(state): State<AppState>,
+    visitor: Visitor,
+    Query(query): Query<CompareQuery>,
+) -> PageResult {
+    let Some(head_id) = query.head.filter(|h| !h.is_empty()) else {
+        return Err(PageError::BadRequest(
+            "Name the candidate run: /compare?head=<run id>, and optionally &base=<run id> \
+             (without it, the baseline its analysis used). Every run page links here."
+                .into(),
+        ));
+    };
+    let (head, project) = visible_run(&state, &visitor, &head_id).await?;
+    let settings = state.store.settings(&project).await?.settings;
+    let head_results = results_of(&state, &head).await?;
+    let mut side_values = None;
+    // The baseline results the capacity report reads: the paired ones for two runs.
+    let mut capacity_base: Option<Vec<BenchResult>> = None;
+    let (analysis, base, mode, method) = match query.base.filter(|b| !b.is_empty()) {
+        Some(base_id) => {
+            let (base, base_project) = visible_run(&state, &visitor, &base_id).await?;
+            if base_project.id != project.id {
+                return Err(PageError::BadRequest(format!(
+                    "The runs belong to different projects ({} and {}): compare runs of one \
+                     project.",
+                    base_project.slug, project.slug
+                )));
+            }
+            let base_results = results_of(&state, &base).await?;
+            let (paired, repaired) = pair_by_cell(&base_results, &head_results, &project);
+            // The differences are listed against each cell's original configuration, under
+            // the key it was paired by.
+            let keyed: Vec<_> = paired.iter().map(|p| p.configuration.clone()).collect();
+            let c = compare_in(
+                &project.slug,
+                &[CompareCommit {
+                    commit: base.summary.commit_sha.clone(),
+                    runs: vec![paired.clone()],
+                }],
+                &CompareCommit {
+                    commit: head.summary.commit_sha.clone(),
+                    runs: vec![head_results.clone()],
+                },
+                &settings,
+                &project.key_fields,
+            );
+            let mut method = "Two runs, one value per side: every change is described, none \
+                              is tested (one run cannot tell a change from run-to-run noise)."
+                .to_string();
+            if repaired > 0 {
+                method.push_str(&format!(
+                    " Their configurations differ, so {repaired} cell{} of the baseline {} \
+                     paired with the candidate's by workload cell; the differing fields are \
+                     listed under each cell.",
+                    if repaired == 1 { "" } else { "s" },
+                    if repaired == 1 { "is" } else { "are" },
+                ));
+            }
+            side_values = Some(c.values);
+            capacity_base = Some(paired);
+            (
+                c.analysis,
+                Some((base, base_results, keyed)),
+                CompareMode::Runs,
+                method,
+            )
+        }
+        None => {
+            let Some(stored) = state.store.run_analysis(head.summary.id).await? else {
+                return Err(PageError::NotFound(format!(
+                    "Run “{head_id}” has not been analyzed yet: its comparison appears here \
+                     once the analysis ran (see its run page)."
+                )));
+            };
+            let base = match newest_baseline_run(&state, &project, &stored.analysis).await? {
+                Some(run) => {
+                    let results = results_of(&state, &run).await?;
+                    let keyed: Vec<_> = results.iter().map(|r| r.configuration.clone()).collect();
+                    Some((run, results, keyed))
+                }
+                None => None,
+            };
+            let method = "The candidate's analysis: each tested series against the baseline \
+                          commits its verdict used (baseline = their mean), with the interval \
+                          and test of that decision."
+                .to_string();
+            (stored.analysis, base, CompareMode::Analysis, method)
+        }
+    };
+
+    // Values of untested series: the comparison's own (series ids of the paired cells) for
+    // two runs; for an analysis, the candidate's and the newest baseline run's stored values.
+    let mut values = SideValues::default();
+    let mut meta = HashMap::new();
+    collect_values(&head, &mut values.candidate, &mut meta);
+    if let Some((base, _, _)) = &base {
+        collect_values(base, &mut values.baseline, &mut meta);
+    }
+    if let Some(v) = side_values {
+        values = v;
+    }
+    let table = compare_table(&analysis, &values);
+    let alerts = if mode == CompareMode::Analysis {
+        state.store.run_alerts(head.summary.id).await?
+    } else {
+        Vec::new()
+    };
+    let verdict = verdict_of(
+        head.summary.id,
+        &head.summary.commit_sha,
+        Some(&analysis),
+        &alerts,
+        &settings.detection,
+    );
+    // Each result by the group it is analysed in: its (paired) configuration's series key and
+    // its cell.
+    let by_group = |results: &[BenchResult],
+                    keyed: &[benchtrail_core::Configuration]|
+     -> HashMap<(Value, String), BenchResult> {
+        results
+            .iter()
+            .zip(keyed)
+            .map(|(r, config)| {
+                let key = Value::Object(config.series_key(&project.key_fields));
+                ((key, r.cell.key()), r.clone())
+            })
+            .collect()
+    };
+    let head_configs: Vec<_> = head_results
+        .iter()
+        .map(|r| r.configuration.clone())
+        .collect();
+    let head_groups = by_group(&head_results, &head_configs);
+    let base_groups = base
+        .as_ref()
+        .map(|(_, r, keyed)| by_group(r, keyed))
+        .unwrap_or_default();
+    // Cells in numeric order of their loads and lengths (c1, c4, c16), as a reader scans them.
+    let mut ordered: Vec<&benchtrail_core::report::compare_table::CompareCell> =
+        table.cells.iter().collect();
+    ordered.sort_by_cached_key(|c| {
+        (
+            super::format::key_title(&c.series_key),
+            benchtrail_core::report::grouped::natural_key(&c.cell),
+        )
+    });
+    let cells = ordered
+        .into_iter()
+        .enumerate()
+        .map(|(i, cell)| {
+            let key = (cell.series_key.clone(), cell.cell.clone());
+            let report: Option<ConfoundReport> = head_groups.get(&key).and_then(|h| {
+                // The baseline's result of the same cell, else of the configuration's first
+                // cell: the configuration differs by design when the cell is new.
+                let b = base_groups.get(&key).or_else(|| {
+                    base_groups
+                        .iter()
+                        .find(|((k, _), _)| *k == cell.series_key)
+                        .map(|(_, r)| r)
+                })?;
+                Some(confounds(
+                    (&b.configuration, &b.cell),
+                    (&h.configuration, &h.cell),
+                    false,
+                ))
+            });
+            // Per-request distributions of the same cell on both sides.
+            let samples = |groups: &HashMap<(Value, String), BenchResult>| {
+                groups.get(&key).and_then(|r| r.samples.clone())
+            };
+            let (bs, hs) = (samples(&base_groups), samples(&head_groups));
+            let distributions = [PerRequest::Ttft, PerRequest::Tpot]
+                .into_iter()
+                .filter_map(|m| {
+                    DistributionView::new(
+                        format!("cdf-{i}-{}", m.metric()),
+                        m,
+                        bs.as_ref(),
+                        hs.as_ref(),
+                    )
+                })
+                .collect();
+            CellView::new(i, cell, &meta, report.as_ref(), distributions)
+        })
+        .collect();
+    let capacity = capacity_base
+        .as_deref()
+        .or(base.as_ref().map(|(_, r, _)| r.as_slice()))
+        .and_then(|b| {
+            let report = capacity_report(
+                b,
+                &head_results,
+                &project.key_fields,
+                &settings.slo_profiles,
+                ReportOptions {
+                    target: DEFAULT_TARGET,
+                    typical_load: None,
+                },
+            );
+            CapacityView::new(&report)
+        });
+    let gap = |g: &benchtrail_core::report::coverage::CellGap| {
+        (g.cell.clone(), super::format::key_title(&g.series_key))
+    };
+    let page = ComparePage {
+        header: visitor.header(),
+        project: ProjectView::new(&project),
+        capacity_url: base.as_ref().map(|(b, _, _)| {
+            format!(
+                "/api/v1/compare/report?base={}&head={}&format=markdown",
+                b.summary.id, head.summary.id
+            )
+        }),
+        head: RunLink::new(&head),
+        base: base.as_ref().map(|(b, _, _)| RunLink::new(b)),
+        mode,
+        method,
+        verdict: verdict.verdict.as_str().to_string(),
+        cells,
+        capacity,
+        uplot_version: super::assets::UPLOT_VERSION,
+        missing_cells: table.missing_cells.iter().map(gap).collect(),
+        new_cells: table.new_cells.iter().map(gap).collect(),
+    };
+    Ok(Html(page.render()?))
+}
+
+/// The baseline's results, each whose configuration (series key) the candidate does not
+/// have at all re-keyed to the candidate's configuration of the same workload cell, when
+/// exactly one candidate result has that cell: two runs named on purpose are compared cell by
+/// cell even when the configuration is the change (an FP8 KV cache is another series key).
+/// Returns the results and how many were re-keyed.
+fn pair_by_cell(
+    base: &[BenchResult],
+    head: &[BenchResult],
+    project: &Project,
+) -> (Vec<BenchResult>, usize) {
+    let key = |r: &BenchResult| Value::Object(r.configuration.series_key(&project.key_fields));
+    let head_keys: Vec<Value> = head.iter().map(key).collect();
+    let mut repaired = 0;
+    let out = base
+        .iter()
+        .map(|b| {
+            let mut b = b.clone();
+            if head_keys.contains(&key(&b)) {
+                return b;
+            }
+            let cell = b.cell.key();
+            let same_cell: Vec<&BenchResult> =
+                head.iter().filter(|h| h.cell.key() == cell).collect();
+            if let [h] = same_cell.as_slice() {
+                b.configuration = h.configuration.clone();
+                repaired += 1;
+            }
+            b
+        })
+        .collect();
+    (out, repaired)
+}
+
+/// `GET /compare/report?base={run}&head={run}`: the validation report of two runs named on
+/// purpose (the capacity question's page): the compare page of the pair, which must name both.
+pub(super) async fn compare_report_page(
+    state: State<AppState>,
+    visitor: Visitor,
+    Query(query): Query<CompareQuery>,
+) -> PageResult {
+    if query.base.as_deref().is_none_or(str::is_empty) {
+        return Err(PageError::BadRequest(
+            "Name both runs: /compare/report?base=<run id>&head=<run id>. For one run against \
+             the baseline its analysis used, open /compare?head=<run id>."
+                .into(),
+        ));
+    }
+    compare_page(state, visitor, Query(query)).await
+}
+
+/// The run with this id and its project, if `visitor` may see them (else the same 404 as a
+/// run that does not exist).
+async fn visible_run(
+    state: &AppState,
+    visitor: &Visitor,
+    id: &str,
+) -> Result<(StoredRun, Project), PageError> {
+    let not_found = || PageError::NotFound(format!("There is no run “{id}”."));
+    let uuid = Uuid::parse_str(id).map_err(|_| not_found())?;
+    let run = state.store.run(uuid).await?.ok_or_else(not_found)?;
+    match state.store.project(&run.summary.project).await? {
+        Some(p) if visitor.may_read(&p) => Ok((run, p)),
+        _ => Err(not_found()),
+    }
+}
+
+/// A run's results as core reads them.
+async fn results_of(state: &AppState, run: &StoredRun) -> Result<Vec<BenchResult>, PageError> {
+    bench_results(state, run)
+        .await
+        .map_err(|e| PageError::Internal(format!("results of run {}: {e:?}", run.summary.id)))
+}
+
+/// Each series' value in `run` (the mean when several results of the run hold it), and its
+/// unit and profile.
+fn collect_values(
+    run: &StoredRun,
+    values: &mut HashMap<String, f64>,
+    meta: &mut HashMap<String, SeriesMeta>,
+) {
+    let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
+    for m in run.results.iter().flat_map(|r| &r.metrics) {
+        let e = sums.entry(m.series_id.as_str()).or_default();
+        e.0 += m.value;
+        e.1 += 1;
+        meta.entry(m.series_id.clone())
+            .or_insert_with(|| SeriesMeta {
+                unit: m.unit,
+                slo_profile: m.slo_profile.clone(),
+            });
+    }
+    for (id, (sum, n)) in sums {
+        values.insert(id.to_string(), sum / n as f64);
+    }
+}
+
+/// The newest run (by upload) of the baseline commits `analysis`'s tests used, on the
+/// project's default branch; `None` when nothing was tested.
+async fn newest_baseline_run(
+    state: &AppState,
+    project: &Project,
+    analysis: &RunAnalysis,
+) -> Result<Option<StoredRun>, PageError> {
+    let mut commits: Vec<&str> = analysis
+        .groups
+        .iter()
+        .flat_map(|g| &g.report.series)
+        .filter_map(|s| s.comparison.as_ref())
+        .flat_map(|c| c.baseline_commits.iter().map(String::as_str))
+        .collect();
+    commits.sort_unstable();
+    commits.dedup();
+    let mut newest: Option<StoredRun> = None;
+    for commit in commits {
+        let ids = state
+            .store
+            .commit_runs(project.id, &analysis.default_branch, commit)
+            .await?;
+        let Some(id) = ids.last() else { continue };
+        let Some(run) = state.store.run(*id).await? else {
+            continue;
+        };
+        if newest
+            .as_ref()
+            .is_none_or(|n| run.summary.uploaded_at > n.summary.uploaded_at)
+        {
+            newest = Some(run);
+        }
+    }
+    Ok(newest)
+}

@@ -1,0 +1,138 @@
+//! An upload's series definitions and metric values in multi-row INSERTs: one statement per
+//! few hundred rows instead of one round trip per value. An 18-cell vLLM upload holds 612
+//! values, and each of them used to be two statements (the series' `ON CONFLICT DO NOTHING`
+//! and the value), so ingest was bound by round trips, most of all on Postgres.
+
+use super::codec::count_to_db;
+use super::model::{NewMetric, NewSeries};
+use super::store::{Arg, SqlBuilder};
+use super::StorageError;
+use sqlx::AnyConnection;
+use std::collections::HashSet;
+
+/// Rows per statement: far below SQLite's 32,766 parameters (14 columns × 200 = 2,800) and
+/// Postgres's 65,535, large enough that a big upload takes a handful of statements.
+const ROWS: usize = 200;
+
+/// Stores the definitions of `series` unless their id is stored (`ON CONFLICT DO NOTHING`).
+pub(super) async fn insert_series(
+    conn: &mut AnyConnection,
+    project_id: i64,
+    series: &[&NewSeries],
+) -> Result<(), StorageError> {
+    let rows = series.iter().map(|s| {
+        vec![
+            Arg::Text(s.series_id.clone()),
+            Arg::Int(project_id),
+            Arg::Text(s.series_key_json.clone()),
+            Arg::Text(s.cell_key.clone()),
+            Arg::Text(s.cell_json.clone()),
+            Arg::Text(s.metric.clone()),
+            Arg::Text(s.stat.to_string()),
+            Arg::OptText(s.slo_profile.clone()),
+            Arg::Text(s.unit.as_str().to_string()),
+            Arg::Text(s.direction.as_str().to_string()),
+            Arg::OptText(s.accelerator.clone()),
+            Arg::OptText(s.model.clone()),
+            Arg::OptText(s.weights_quantization.clone()),
+            Arg::OptText(s.kv_cache_dtype.clone()),
+        ]
+    });
+    insert_rows(
+        conn,
+        "INSERT INTO series (series_id, project_id, series_key_json, cell_key, cell_json, metric, stat, \
+         slo_profile, unit, direction, accelerator, model, weights_quantization, kv_cache_dtype) VALUES ",
+        " ON CONFLICT (series_id) DO NOTHING",
+        rows.collect(),
+    )
+    .await
+}
+
+/// Stores the values of result `result_id` (number `idx` of run `run_id`). Two values of one
+/// series in one result are refused as a conflict naming the series, before anything is
+/// written: a multi-row statement's unique violation cannot say which row it was.
+pub(super) async fn insert_values(
+    conn: &mut AnyConnection,
+    result_id: i64,
+    run_id: &str,
+    idx: i64,
+    metrics: &[NewMetric],
+) -> Result<(), StorageError> {
+    let mut seen = HashSet::new();
+    if let Some(m) = metrics
+        .iter()
+        .find(|m| !seen.insert(m.series.series_id.as_str()))
+    {
+        return Err(StorageError::Conflict(format!(
+            "result {idx} has two values of {} {} (series {})",
+            m.series.metric, m.series.stat, m.series.series_id
+        )));
+    }
+    // Values without an interval and with one in separate statements: sqlx's Any driver sends
+    // a NULL DOUBLE PRECISION parameter in a format Postgres rejects ("incorrect binary data
+    // format"), so the interval columns are only named where every row has them.
+    let (plain, with_ci): (Vec<&NewMetric>, Vec<&NewMetric>) =
+        metrics.iter().partition(|m| m.ci.is_none());
+    let value_of = |m: &NewMetric| -> Result<Vec<Arg>, StorageError> {
+        Ok(vec![
+            Arg::Int(result_id),
+            Arg::Text(m.series.series_id.clone()),
+            Arg::Text(run_id.to_string()),
+            Arg::Real(m.value),
+            Arg::OptInt(count_to_db(m.n)?),
+        ])
+    };
+    let plain_rows = plain
+        .iter()
+        .map(|m| value_of(m))
+        .collect::<Result<_, _>>()?;
+    insert_rows(
+        conn,
+        "INSERT INTO metric_values (result_id, series_id, run_id, value, n) VALUES ",
+        "",
+        plain_rows,
+    )
+    .await?;
+    let ci_rows = with_ci
+        .iter()
+        .filter_map(|m| m.ci.as_ref().map(|ci| (m, ci)))
+        .map(|(m, ci)| {
+            let mut row = value_of(m)?;
+            row.extend([
+                Arg::Real(ci.low),
+                Arg::Real(ci.high),
+                Arg::Real(ci.level),
+                Arg::Text(ci.method.as_str().to_string()),
+            ]);
+            Ok(row)
+        })
+        .collect::<Result<_, StorageError>>()?;
+    insert_rows(
+        conn,
+        "INSERT INTO metric_values (result_id, series_id, run_id, value, n, ci_low, ci_high, ci_level, ci_method) VALUES ",
+        "",
+        ci_rows,
+    )
+    .await
+}
+
+/// `head` followed by `rows` as `(…), (…)` and `tail`, in statements of at most [`ROWS`]
+/// rows; nothing when there are none.
+async fn insert_rows(
+    conn: &mut AnyConnection,
+    head: &str,
+    tail: &str,
+    rows: Vec<Vec<Arg>>,
+) -> Result<(), StorageError> {
+    for chunk in rows.chunks(ROWS) {
+        let mut q = SqlBuilder::new(head);
+        for (i, row) in chunk.iter().enumerate() {
+            q.push(if i == 0 { "(" } else { ", (" });
+            q.bind_list(row.iter().cloned());
+            q.push(")");
+        }
+        q.push(tail);
+        q.query().execute(&mut *conn).await?;
+    }
+    Ok(())
+}
