@@ -22,6 +22,16 @@ fn without_0011(flavour: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The highest version among the repository's migrations of `flavour` (`0013_….sql` is 13).
+fn latest_migration(flavour: &str) -> i64 {
+    let source = format!("{}/../migrations/{flavour}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_dir(&source)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_str().unwrap()[..4].parse::<i64>().unwrap())
+        .max()
+        .unwrap()
+}
+
 /// The versions applied, in order.
 async fn applied(url: &str) -> Vec<i64> {
     let pool = sqlx::AnyPool::connect(url).await.unwrap();
@@ -45,18 +55,19 @@ async fn across_the_gap(flavour: &str, url: &str) {
         .await
         .unwrap();
     pool.close().await;
-    let mut expected: Vec<i64> = (1..=12).filter(|v| *v != 11).collect();
+    let latest = latest_migration(flavour);
+    let mut expected: Vec<i64> = (1..=latest).filter(|v| *v != 11).collect();
     assert_eq!(applied(url).await, expected, "{flavour}");
     let store = Store::connect(url)
         .await
         .unwrap_or_else(|e| panic!("{flavour}: {e}"));
-    expected = (1..=12).collect();
+    expected = (1..=latest).collect();
     assert_eq!(applied(url).await, expected, "{flavour}");
     let ready = store
         .readiness()
         .await
         .unwrap_or_else(|e| panic!("{flavour}: {e}"));
-    assert_eq!(ready.migration, 12, "{flavour}");
+    assert_eq!(ready.migration, latest, "{flavour}");
     store.close().await;
 }
 

@@ -129,11 +129,29 @@ pub(super) fn count_from_db(n: Option<i64>) -> Result<Option<u64>, StorageError>
 
 /// Decompresses a stored gzip file.
 pub(super) fn gunzip(gz: &[u8]) -> Result<Vec<u8>, StorageError> {
+    gunzip_column("content_gz", gz)
+}
+
+/// Decompresses the gzip stored in `column`.
+pub(super) fn gunzip_column(column: &str, gz: &[u8]) -> Result<Vec<u8>, StorageError> {
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(gz)
         .read_to_end(&mut out)
-        .map_err(|e| StorageError::Corrupt(format!("content_gz: not gzip: {e}")))?;
+        .map_err(|e| StorageError::Corrupt(format!("{column}: not gzip: {e}")))?;
     Ok(out)
+}
+
+/// Compresses stored JSON (a run analysis): gzip at level 1. Analyses repeat their keys and
+/// settings on every series, so even the fastest level shrinks them many times over, and the
+/// upload that writes one waits for it.
+pub(super) fn gzip_fast(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 8),
+        flate2::Compression::fast(),
+    );
+    gz.write_all(bytes).expect("writing to memory cannot fail");
+    gz.finish().expect("writing to memory cannot fail")
 }
 
 /// The order of [`super::StoredResult::metrics`]: vocabulary position (names outside the
@@ -172,5 +190,16 @@ mod tests {
             Direction::LowerIsBetter
         );
         assert!(parse_unit("parsecs").is_err());
+    }
+
+    #[test]
+    fn compressed_json_round_trips_and_a_damaged_one_names_its_column() {
+        let json = br#"{"series":[{"state":"no_change"},{"state":"no_change"}]}"#;
+        assert_eq!(gunzip_column("analysis_gz", &gzip_fast(json)).unwrap(), json);
+        let err = gunzip_column("analysis_gz", b"not gzip").unwrap_err();
+        assert!(
+            matches!(&err, StorageError::Corrupt(m) if m.starts_with("analysis_gz: not gzip")),
+            "{err:?}"
+        );
     }
 }

@@ -339,21 +339,22 @@ impl Store {
         analysis: &RunAnalysis,
     ) -> Result<(), StorageError> {
         let id = analysis.run_id.to_string();
-        let json = serde_json::to_string(analysis)
+        let json = serde_json::to_vec(analysis)
             .map_err(|e| StorageError::Corrupt(format!("analysis of run {id}: {e}")))?;
+        let gz = gzip_fast(&json);
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_analyses WHERE run_id = $1")
             .bind(&id)
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_json, analyzed_at, analysis_schema) \
+            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_gz, analyzed_at, analysis_schema) \
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&id)
         .bind(verdict.as_str())
         .bind(analysis.settings_version)
-        .bind(json)
+        .bind(gz)
         .bind(timestamp_text(&now()))
         .bind(i64::from(analysis.schema))
         .execute(&mut *tx)
@@ -367,7 +368,7 @@ impl Store {
     /// recomputes those at start-up ([`Store::projects_with_stale_analyses`]).
     pub async fn run_analysis(&self, run_id: Uuid) -> Result<Option<StoredAnalysis>, StorageError> {
         let row = sqlx::query(
-            "SELECT verdict, settings_version, analysis_json, analyzed_at FROM run_analyses \
+            "SELECT verdict, settings_version, analysis_json, analysis_gz, analyzed_at FROM run_analyses \
              WHERE run_id = $1 AND analysis_schema = $2",
         )
         .bind(run_id.to_string())
@@ -375,11 +376,9 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let json: String = row.try_get("analysis_json")?;
         let at: String = row.try_get("analyzed_at")?;
         let verdict: String = row.try_get("verdict")?;
-        let analysis: RunAnalysis = serde_json::from_str(&json)
-            .map_err(|e| StorageError::Corrupt(format!("analysis_json of run {run_id}: {e}")))?;
+        let analysis = analysis_of_row(run_id, &row)?;
         Ok(Some(StoredAnalysis {
             run_id,
             verdict: serde_json::from_value(Value::String(verdict.clone())).map_err(|_| {
@@ -587,4 +586,22 @@ impl Store {
             .collect::<Result<Vec<_>, StorageError>>()?;
         Ok(CommitGraph::new(nodes))
     }
+}
+
+/// The analysis a `run_analyses` row holds: gzip-compressed JSON in `analysis_gz`, or plain JSON
+/// in `analysis_json` as servers before migration 0013 wrote it (such a row is replaced, in the
+/// compressed form, at the run's next analysis).
+fn analysis_of_row(run_id: Uuid, row: &sqlx::any::AnyRow) -> Result<RunAnalysis, StorageError> {
+    let (column, json) = match row.try_get::<Option<Vec<u8>>, _>("analysis_gz")? {
+        Some(gz) => ("analysis_gz", gunzip_column("analysis_gz", &gz)?),
+        None => {
+            let text: Option<String> = row.try_get("analysis_json")?;
+            let text = text.ok_or_else(|| {
+                StorageError::Corrupt(format!("run_analyses of run {run_id}: no analysis"))
+            })?;
+            ("analysis_json", text.into_bytes())
+        }
+    };
+    serde_json::from_slice(&json)
+        .map_err(|e| StorageError::Corrupt(format!("{column} of run {run_id}: {e}")))
 }
