@@ -23,7 +23,9 @@
 //! ingest, storage and the analysis that runs before the response) of the last `--window`
 //! uploads, the ratio of that p50 to the first checkpoint's, and the process's resident memory
 //! (server and client share the process). The change-point scan runs in the background as
-//! shipped; its CPU competes with the uploads as it does in production.
+//! shipped; its CPU competes with the uploads as it does in production. With
+//! `RUST_LOG=benchtrail_server::analysis=debug` every analysis logs its phase times to stderr
+//! (`commit analyzed … phases=read=… windows=… decide=… coverage=… alerts=… store=…`).
 
 mod support;
 
@@ -55,6 +57,10 @@ struct Args {
     /// Skip SQLite (with --database-url: Postgres only).
     #[arg(long)]
     no_sqlite: bool,
+    /// Keep the SQLite database at this path (a new file) instead of a temporary one, to
+    /// inspect what was stored.
+    #[arg(long)]
+    keep_sqlite: Option<std::path::PathBuf>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -166,16 +172,49 @@ async fn grow(bench: &Bench, args: &Args, database: &str) {
     println!("{database}: idle {wait:.1} s after the last upload ({cpu:.1} CPU s meanwhile); RSS at rest {:.0} MiB", rss_mib());
 }
 
+/// Prints the bytes per stored metric value of the database at `url`, in all and of its five
+/// largest tables or indexes (`sizes`: a query of (name, bytes) rows).
+async fn print_disk(database: &str, url: &str, sizes: &str, args: &Args) {
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(url).await.unwrap();
+    let mut rows: Vec<(String, i64)> = sqlx::query_as(sizes).fetch_all(&pool).await.unwrap();
+    pool.close().await;
+    rows.sort_by(|a, b| b.1.cmp(&a.1));
+    let values = (args.commits * 18 * 34) as f64;
+    let total: i64 = rows.iter().map(|r| r.1).sum();
+    let largest: Vec<String> = rows
+        .iter()
+        .take(5)
+        .map(|(name, bytes)| format!("{name} {:.0}", *bytes as f64 / values))
+        .collect();
+    println!(
+        "{database}: tables and indexes {:.1} MiB, {:.0} B per stored value; largest (B per value): {}",
+        total as f64 / 1048576.0,
+        total as f64 / values,
+        largest.join(", ")
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    // `RUST_LOG=benchtrail_server::analysis=debug` prints each analysis's phase times.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     println!(
         "history growth: {} commits × 18 cells × 34 values, one run per commit, CV 2 %, seed {:#x}",
         args.commits, args.seed
     );
     if !args.no_sqlite {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("growth.db");
+        let file = args
+            .keep_sqlite
+            .clone()
+            .unwrap_or_else(|| dir.path().join("growth.db"));
         let store = Store::connect(&format!("sqlite://{}", file.display()))
             .await
             .unwrap();
@@ -187,6 +226,16 @@ async fn main() {
             size as f64 / 1048576.0,
             size as f64 / (args.commits * 18 * 34) as f64
         );
+        // SQLite's `dbstat` table (compiled into the bundled library) gives each table's and
+        // index's pages.
+        let url = format!("sqlite://{}", file.display());
+        print_disk(
+            "sqlite",
+            &url,
+            "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name",
+            &args,
+        )
+        .await;
     }
     if let Some(admin) = &args.database_url {
         let (url, name) = create_postgres(admin).await;
@@ -195,6 +244,14 @@ async fn main() {
             let bench = Bench::start(store).await;
             grow(&bench, &args, "postgres").await;
         }
+        // Tables with their indexes and TOAST (where compressed JSON of large rows goes).
+        print_disk(
+            "postgres",
+            &url,
+            "SELECT relname::text, pg_total_relation_size(relid) FROM pg_catalog.pg_statio_user_tables",
+            &args,
+        )
+        .await;
         drop_postgres(admin, &name).await;
     }
 }

@@ -44,11 +44,19 @@ async fn an_analysis_is_stored_compressed_and_one_stored_as_json_before_reads_th
         let server = TestServer::start(db.store.clone()).await;
         let token = server.project_with_token("gz", json!({})).await;
         let (status, first) = server
-            .upload("gz", &token, &upload_doc("c0ffee1", "2025-01-01T00:00:00Z", &RUN_FILES))
+            .upload(
+                "gz",
+                &token,
+                &upload_doc("c0ffee1", "2025-01-01T00:00:00Z", &RUN_FILES),
+            )
             .await;
         assert_eq!(status, 201, "{}: {first}", db.name);
         let (status, body) = server
-            .upload("gz", &token, &upload_doc("c0ffee2", "2025-01-02T00:00:00Z", &RUN_FILES))
+            .upload(
+                "gz",
+                &token,
+                &upload_doc("c0ffee2", "2025-01-02T00:00:00Z", &RUN_FILES),
+            )
             .await;
         assert_eq!(status, 201, "{}: {body}", db.name);
         let run = body["run_id"].as_str().unwrap().to_string();

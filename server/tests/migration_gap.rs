@@ -27,7 +27,11 @@ fn latest_migration(flavour: &str) -> i64 {
     let source = format!("{}/../migrations/{flavour}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_dir(&source)
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_str().unwrap()[..4].parse::<i64>().unwrap())
+        .map(|e| {
+            e.unwrap().file_name().to_str().unwrap()[..4]
+                .parse::<i64>()
+                .unwrap()
+        })
         .max()
         .unwrap()
 }

@@ -473,6 +473,12 @@ async fn intervals_goodput_profiles_and_formats_are_shown() {
         let page = f.ok_page(&format!("/projects/demo/series/{series}")).await;
         assert!(page.contains("<th>Confidence interval</th>"), "{page}");
         assert!(page.contains(&span), "{page}");
+        // And the series API, on the point.
+        let (_, points) = f
+            .server
+            .get(&format!("/api/v1/projects/demo/series/{series}"))
+            .await;
+        assert_eq!(points["points"][0]["ci"], *ci, "{points}");
     }
     // Means have no interval.
     let mean = tags(&html, "<tr data-metric=\"ttft\"")

@@ -1469,6 +1469,32 @@ async fn the_scan_reads_the_newest_commits_of_its_branch_in_commit_order() {
 }
 
 #[tokio::test]
+async fn a_finished_jobs_id_is_never_given_to_a_later_job() {
+    for_each_store(|db, store| async move {
+        let p = project_id(&store, "p").await;
+        let commit = |c: &str| JobTarget::Commit {
+            branch: "main".into(),
+            commit_sha: c.into(),
+        };
+        let first = store.enqueue_job(p, &commit("c1"), None).await.unwrap();
+        assert!(store.finish_job(first.id, first.generation).await.unwrap());
+        let second = store.enqueue_job(p, &commit("c2"), None).await.unwrap();
+        assert_eq!(second.generation, first.generation, "{db}");
+        assert!(
+            second.id > first.id,
+            "{db}: job {} was given the id of finished job {}",
+            second.id,
+            first.id
+        );
+        // The first job's worker, late (its lease ran out and another worker finished it),
+        // finishes it again: the later job stays queued.
+        assert!(!store.finish_job(first.id, first.generation).await.unwrap());
+        assert_eq!(store.queued_jobs().await.unwrap(), 1, "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_projects_comments_jobs_are_claimed_one_at_a_time_and_scans_after_analyses() {
     for_each_store(|db, store| async move {
         let p = project_id(&store, "p").await;

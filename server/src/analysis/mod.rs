@@ -126,6 +126,7 @@ async fn analyze_one(
     commit_sha: &str,
     scan: bool,
 ) -> Result<Vec<String>, StorageError> {
+    let mut timing = PhaseTimes::start();
     let stored = store.settings(project).await?;
     let det = stored.settings.detection.clone();
     let version = stored.version;
@@ -179,6 +180,7 @@ async fn analyze_one(
     let standing = store
         .standing_alerts(project.id, branch, &CONTINUABLE)
         .await?;
+    timing.lap("read");
     let mut alerts = Vec::new();
     let mut analyzed: HashMap<(String, String), GroupAnalysis> = HashMap::new();
     let mut previous: Vec<String> = Vec::new();
@@ -204,10 +206,13 @@ async fn analyze_one(
             .collect();
         let (points, plan) =
             read_window(store, project.id, &ctx, &ids, &named, pinned_commit).await?;
+        timing.lap("history");
         let samples = store
             .samples_of_results(&plan.sample_results(&ctx, series, &points))
             .await?;
+        timing.lap("samples");
         let (input, scan_input) = ctx.inputs(series, &points, &plan, &samples);
+        timing.lap("inputs");
         // What the runs measured of their work, and for a group without history the nearest
         // stored series (`no_baseline` names it).
         let mut workload = ctx.workload(series, &points, &plan);
@@ -223,6 +228,7 @@ async fn analyze_one(
             scan_input,
             workload,
         });
+        timing.lap("workload");
     }
     let previous_of: Vec<Vec<String>> = prepared
         .iter()
@@ -249,6 +255,7 @@ async fn analyze_one(
         }
         analyzed.insert(key.clone(), ga);
     }
+    timing.lap("decide");
     // The commit's cells against its baseline commit's, and its repeats (`coverage`): while
     // repeats are pending, no alert opens; the verdict lists the findings as provisional.
     let mut coverage = coverage::commit_coverage(store, project.id, &ctx, &analyzed).await?;
@@ -265,6 +272,7 @@ async fn analyze_one(
             .collect();
     }
     coverage.repeats = Some(repeats);
+    timing.lap("coverage");
     store
         .save_commit_alerts(
             project.id,
@@ -292,6 +300,7 @@ async fn analyze_one(
             });
         }
     }
+    timing.lap("alerts");
     for run in &runs {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
         let mut doc = run_analysis(run, &keys, &analyzed, version, &ctx);
@@ -315,7 +324,53 @@ async fn analyze_one(
     {
         scan::request(store, project.id, branch).await?;
     }
+    timing.lap("store");
+    tracing::debug!(
+        project = %project.slug,
+        commit = commit_sha,
+        groups = groups.len(),
+        phases = %timing,
+        "commit analyzed"
+    );
     Ok(previous)
+}
+
+/// Wall time of an analysis's phases, for the `debug` log line that says where an upload's
+/// time goes (issue 12's profile): `read=3.1ms history=40.2ms …`. A phase met again (one per
+/// group) adds up.
+struct PhaseTimes {
+    last: std::time::Instant,
+    laps: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl PhaseTimes {
+    fn start() -> PhaseTimes {
+        PhaseTimes {
+            last: std::time::Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+
+    /// Ends the phase `name` (begun at the previous lap or the start).
+    fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        let took = now - self.last;
+        match self.laps.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += took,
+            None => self.laps.push((name, took)),
+        }
+        self.last = now;
+    }
+}
+
+impl std::fmt::Display for PhaseTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (name, d)) in self.laps.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            write!(f, "{sep}{name}={:.1}ms", d.as_secs_f64() * 1e3)?;
+        }
+        Ok(())
+    }
 }
 
 /// The history one group's analysis reads and its baseline plan: the window of

@@ -364,14 +364,12 @@ async fn series_page(
             l.stat = format!("tool ({short})");
         }
     }
-    let cis = point_intervals(&state, &series, &points).await?;
     let profiles = state.store.settings(&project).await?.settings.slo_profiles;
     let mut page = SeriesPage::new(
         &project,
         &series,
         branch,
         &points,
-        &cis,
         SeriesLinks {
             siblings: stat_links,
             other_profiles: profile_links,
@@ -437,55 +435,6 @@ async fn tool_thresholds(
                 Some(&r.warnings),
             )
         }))
-}
-
-/// Most runs read for the confidence intervals of a series page's points (the newest ones);
-/// older points are shown without their interval.
-const CI_RUNS: usize = 200;
-
-/// The confidence interval of each point of a percentile series (same order as `points`),
-/// read from the points' runs: series points do not carry their interval. Only the newest
-/// [`CI_RUNS`] runs are read; other statistics have no intervals and read nothing.
-async fn point_intervals(
-    state: &AppState,
-    series: &crate::storage::SeriesInfo,
-    points: &[crate::storage::SeriesPoint],
-) -> Result<Vec<Option<benchtrail_core::metric::Interval>>, PageError> {
-    use std::collections::{HashMap, VecDeque};
-    if !matches!(series.stat, benchtrail_core::Stat::Percentile(_)) {
-        return Ok(Vec::new());
-    }
-    let mut by_run: HashMap<Uuid, VecDeque<Option<benchtrail_core::metric::Interval>>> =
-        HashMap::new();
-    for p in points.iter().rev() {
-        if by_run.len() >= CI_RUNS {
-            break;
-        }
-        if by_run.contains_key(&p.run_id) {
-            continue;
-        }
-        let cis = match state.store.run(p.run_id).await? {
-            Some(run) => run
-                .results
-                .iter()
-                .flat_map(|r| &r.metrics)
-                .filter(|m| m.series_id == series.series_id)
-                .map(|m| m.ci.clone())
-                .collect(),
-            None => VecDeque::new(),
-        };
-        by_run.insert(p.run_id, cis);
-    }
-    // Several results of one run in one series come in result order, as the points do.
-    Ok(points
-        .iter()
-        .map(|p| {
-            by_run
-                .get_mut(&p.run_id)
-                .and_then(|q| q.pop_front())
-                .flatten()
-        })
-        .collect())
 }
 
 /// `GET /runs/{id}`: run metadata, files and results.

@@ -525,15 +525,13 @@ pub struct SeriesPage {
 }
 
 impl SeriesPage {
-    /// The page of `series` on `branch` with its points; `cis` holds each point's
-    /// confidence interval (same order as `points`; shorter or empty when not known),
-    /// `profiles` the project's SLO profiles.
+    /// The page of `series` on `branch` with its points (each with its confidence interval,
+    /// when stored), `profiles` the project's SLO profiles.
     pub fn new(
         project: &Project,
         series: &SeriesInfo,
         branch: String,
         points: &[SeriesPoint],
-        cis: &[Option<Interval>],
         links: SeriesLinks,
         profiles: &[SloProfile],
     ) -> SeriesPage {
@@ -542,9 +540,8 @@ impl SeriesPage {
         let rows: Vec<PointRow> = points
             .iter()
             .zip(&xs)
-            .enumerate()
-            .map(|(i, (p, &x))| PointRow {
-                ci: cis.get(i).and_then(Option::as_ref).map(CiView::new),
+            .map(|(p, &x)| PointRow {
+                ci: p.ci.as_ref().map(CiView::new),
                 x,
                 commit_sha: p.commit_sha.clone(),
                 short_sha: short_sha(&p.commit_sha),

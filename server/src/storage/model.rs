@@ -413,6 +413,9 @@ pub struct SeriesPoint {
     pub value: f64,
     /// Samples behind it.
     pub n: Option<u64>,
+    /// The value's confidence interval (bounds in the value's unit, level, method), when the
+    /// upload had per-request samples to compute one from (percentiles); null otherwise.
+    pub ci: Option<Interval>,
     /// The run is excluded from baselines (`POST /api/v1/runs/{id}/exclusion`).
     pub excluded: bool,
 }

@@ -500,7 +500,7 @@ impl Store {
     ) -> Result<Vec<SeriesPoint>, StorageError> {
         let rows = sqlx::query(
             "SELECT r.project_id, r.commit_sha, r.commit_time, r.commit_time_offset, r.commit_subject, r.id, r.run_at, \
-             r.repeat_index, mv.value, mv.n, \
+             r.repeat_index, mv.value, mv.n, mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, \
              (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
              FROM metric_values mv JOIN runs r ON r.id = mv.run_id \
              WHERE mv.series_id = $1 AND r.branch = $2 \
@@ -1081,20 +1081,6 @@ fn stored_result(row: &AnyRow, metrics: Vec<StoredMetric>) -> Result<StoredResul
 fn stored_metric(row: &AnyRow) -> Result<StoredMetric, StorageError> {
     let stat: String = row.try_get("stat")?;
     let unit: String = row.try_get("unit")?;
-    let ci = match (
-        row.try_get::<Option<f64>, _>("ci_low")?,
-        row.try_get::<Option<f64>, _>("ci_high")?,
-        row.try_get::<Option<f64>, _>("ci_level")?,
-        row.try_get::<Option<String>, _>("ci_method")?,
-    ) {
-        (Some(low), Some(high), Some(level), Some(method)) => Some(Interval {
-            low,
-            high,
-            level,
-            method,
-        }),
-        _ => None,
-    };
     Ok(StoredMetric {
         name: row.try_get("metric")?,
         stat: parse_stat(&stat)?,
@@ -1102,9 +1088,30 @@ fn stored_metric(row: &AnyRow) -> Result<StoredMetric, StorageError> {
         value: row.try_get("value")?,
         n: count_from_db(row.try_get("n")?)?,
         slo_profile: row.try_get("slo_profile")?,
-        ci,
+        ci: stored_interval(row)?,
         series_id: row.try_get("series_id")?,
     })
+}
+
+/// The confidence interval of a metric value row (`ci_low`, `ci_high`, `ci_level`,
+/// `ci_method`): `None` unless all four are stored.
+fn stored_interval(row: &AnyRow) -> Result<Option<Interval>, StorageError> {
+    Ok(
+        match (
+            row.try_get::<Option<f64>, _>("ci_low")?,
+            row.try_get::<Option<f64>, _>("ci_high")?,
+            row.try_get::<Option<f64>, _>("ci_level")?,
+            row.try_get::<Option<String>, _>("ci_method")?,
+        ) {
+            (Some(low), Some(high), Some(level), Some(method)) => Some(Interval {
+                low,
+                high,
+                level,
+                method,
+            }),
+            _ => None,
+        },
+    )
 }
 
 fn series_info(row: &AnyRow) -> Result<SeriesInfo, StorageError> {
@@ -1143,6 +1150,7 @@ fn series_point(row: &AnyRow) -> Result<SeriesPoint, StorageError> {
         repeat_index: row.try_get("repeat_index")?,
         value: row.try_get("value")?,
         n: count_from_db(row.try_get("n")?)?,
+        ci: stored_interval(row)?,
         excluded: row.try_get::<i64, _>("excluded")? > 0,
     })
 }
