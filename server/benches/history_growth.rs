@@ -57,6 +57,12 @@ struct Args {
     /// Skip SQLite (with --database-url: Postgres only).
     #[arg(long)]
     no_sqlite: bool,
+    /// Before each upload a checkpoint reports (the last `--window` before it), wait until the
+    /// process is idle (the background change-point scan done): the latency of an upload that
+    /// meets an idle server, as a nightly job's does. Without it, uploads follow each other at
+    /// once and share the cores with the scans the earlier ones asked for.
+    #[arg(long)]
+    quiet: bool,
     /// Keep the SQLite database at this path (a new file) instead of a temporary one, to
     /// inspect what was stored.
     #[arg(long)]
@@ -139,12 +145,17 @@ async fn grow(bench: &Bench, args: &Args, database: &str) {
     let mut latencies = Vec::with_capacity(args.commits);
     let mut first_p50: Option<f64> = None;
     println!(
-        "{database}: commits | p50 ms | p95 ms | p50 / first | pending receipts | RSS MiB (last {} uploads)",
-        args.window
+        "{database}: commits | p50 ms | p95 ms | p50 / first | pending receipts | RSS MiB (last {} uploads{})",
+        args.window,
+        if args.quiet { ", each at an idle server" } else { "" }
     );
     let mut pending = 0usize;
     for i in 0..args.commits {
         let body = upload(&spec, i);
+        let until_checkpoint = args.every - 1 - i % args.every;
+        if args.quiet && (until_checkpoint < args.window || args.commits - 1 - i < args.window) {
+            drain(Duration::from_secs(120)).await;
+        }
         let (status, receipt, ms) = bench
             .send(reqwest::Method::POST, path, &token, Some(body))
             .await;

@@ -127,6 +127,8 @@ async fn analyze_one(
     scan: bool,
 ) -> Result<Vec<String>, StorageError> {
     let mut timing = PhaseTimes::start();
+    // Values read for the groups' windows, for the debug line.
+    let mut history_values = 0usize;
     let stored = store.settings(project).await?;
     let det = stored.settings.detection.clone();
     let version = stored.version;
@@ -204,9 +206,17 @@ async fn analyze_one(
                     }),
             )
             .collect();
-        let (points, plan) =
-            read_window(store, project.id, &ctx, &ids, &named, pinned_commit).await?;
-        timing.lap("history");
+        let (points, plan) = read_window(
+            store,
+            project.id,
+            &ctx,
+            &ids,
+            &named,
+            pinned_commit,
+            &mut timing,
+        )
+        .await?;
+        history_values += points.len();
         let samples = store
             .samples_of_results(&plan.sample_results(&ctx, series, &points))
             .await?;
@@ -329,6 +339,7 @@ async fn analyze_one(
         project = %project.slug,
         commit = commit_sha,
         groups = groups.len(),
+        history_values,
         phases = %timing,
         "commit analyzed"
     );
@@ -383,14 +394,18 @@ async fn read_window(
     ids: &[String],
     named: &[&str],
     pinned: Option<&str>,
+    timing: &mut PhaseTimes,
 ) -> Result<(Vec<benchtrail_core::report::HistoryPoint>, group::Plan), StorageError> {
     let mut newest = window::initial_window(ctx.det);
     loop {
         let w = ctx.history_window(newest, named.iter().copied());
+        timing.lap("window");
         let points = store
             .series_history_at(project_id, ids, w.commits.as_deref(), ctx.graph)
             .await?;
+        timing.lap("history");
         let plan = ctx.plan(&points, pinned);
+        timing.lap("plan");
         if ctx.window_suffices(&w, &plan, &points) {
             return Ok((points, plan));
         }

@@ -510,7 +510,8 @@ impl Store {
     ) -> Result<Vec<(String, String)>, StorageError> {
         let rows = sqlx::query(
             "SELECT DISTINCT s.series_key_json, s.cell_key FROM runs r \
-             JOIN metric_values mv ON mv.run_id = r.id JOIN series s ON s.series_id = mv.series_id \
+             JOIN results res ON res.run_id = r.id JOIN metric_values mv ON mv.result_id = res.id \
+             JOIN series s ON s.series_id = mv.series_id \
              WHERE r.project_id = $1 AND r.branch = $2 AND r.commit_sha = $3 \
              AND NOT EXISTS (SELECT 1 FROM run_exclusions x WHERE x.run_id = r.id) \
              ORDER BY s.series_key_json, s.cell_key",

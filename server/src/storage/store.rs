@@ -560,7 +560,8 @@ impl Store {
         let rows = sqlx::query(
             "SELECT mv.result_id, s.metric, s.stat, s.slo_profile, s.unit, mv.value, mv.n, \
              mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, s.series_id \
-             FROM metric_values mv JOIN series s ON s.series_id = mv.series_id WHERE mv.run_id = $1",
+             FROM results res JOIN metric_values mv ON mv.result_id = res.id \
+             JOIN series s ON s.series_id = mv.series_id WHERE res.run_id = $1",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
