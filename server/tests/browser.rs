@@ -1421,6 +1421,12 @@ async fn drive_dashboard(client: Client, f: UploadFixture) {
     assert_eq!(before["cells"], 2, "{before}");
     assert_eq!(before["box"], true, "{before}");
     screenshot(&client, "dashboard-phone").await;
+    js(
+        &client,
+        "document.getElementById('key-metrics').scrollIntoView(); return null;",
+    )
+    .await;
+    screenshot(&client, "dashboard-phone-key-metrics").await;
     assert!(before["inner"].as_i64().unwrap() <= 390, "{before}");
     assert!(
         before["scroll"].as_i64().unwrap() <= before["inner"].as_i64().unwrap(),
