@@ -1376,3 +1376,93 @@ async fn drive_sign_in(client: Client, server: &common::server::TestServer, toke
         json!("404")
     );
 }
+
+#[tokio::test]
+async fn the_project_dashboard_filters_series_and_fits_a_phone() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = UploadFixture::start().await;
+    let client = browser.client.clone();
+    browser.run(drive_dashboard(client, fixture)).await;
+}
+
+/// The trade-off history plus a c=1 run, the project page at 390 × 844: the filter box is
+/// shown (the script ran), typing `max_concurrency=1 ttft` leaves only the TTFT row of the c=1
+/// cell (every other series row, and the c=4 cell, hidden), clearing it shows every row again,
+/// and the page never scrolls sideways.
+async fn drive_dashboard(client: Client, f: UploadFixture) {
+    for (i, path) in TRADEOFF_FILES.iter().enumerate() {
+        f.upload(i + 1, path, GOODPUT_FLAGS).await;
+    }
+    f.upload(
+        5,
+        "examples/history/baseline_completions_c1_isl512_osl128.json",
+        "",
+    )
+    .await;
+    client.set_window_size(390, 844).await.unwrap();
+    open(&client, &f.server.url("/projects/demo"), "#series-filter").await;
+    let rows_state = r#"const rows = [...document.querySelectorAll('#series tr[data-search]')];
+        const shown = rows.filter(r => r.offsetParent !== null);
+        return {rows: rows.length,
+                shown: shown.map(r => [r.closest('div.cell').dataset.cell, r.dataset.metric]),
+                cells: [...document.querySelectorAll('#series div.cell')].filter(c => c.offsetParent !== null).length,
+                box: document.getElementById('series-filter-box').offsetParent !== null,
+                scroll: document.documentElement.scrollWidth, inner: window.innerWidth};"#;
+    let before = js(&client, rows_state).await;
+    let rows = before["rows"].as_u64().unwrap();
+    assert!(rows > 10, "{before}");
+    assert_eq!(
+        before["shown"].as_array().unwrap().len() as u64,
+        rows,
+        "{before}"
+    );
+    assert_eq!(before["cells"], 2, "{before}");
+    assert_eq!(before["box"], true, "{before}");
+    screenshot(&client, "dashboard-phone").await;
+    js(
+        &client,
+        "document.getElementById('key-metrics').scrollIntoView(); return null;",
+    )
+    .await;
+    screenshot(&client, "dashboard-phone-key-metrics").await;
+    assert!(before["inner"].as_i64().unwrap() <= 390, "{before}");
+    assert!(
+        before["scroll"].as_i64().unwrap() <= before["inner"].as_i64().unwrap(),
+        "the project page scrolls sideways at 390 px: {before}"
+    );
+
+    let input = client.find(Locator::Css("#series-filter")).await.unwrap();
+    input.send_keys("max_concurrency=1 ttft").await.unwrap();
+    let after = until("the filter to apply", || async {
+        let s = js(&client, rows_state).await;
+        (s["shown"].as_array().unwrap().len() == 1).then_some(s)
+    })
+    .await;
+    let shown = &after["shown"][0];
+    assert!(
+        shown[0].as_str().unwrap().contains("max_concurrency=1;"),
+        "{after}"
+    );
+    assert_eq!(shown[1], "ttft", "{after}");
+    assert_eq!(after["cells"], 1, "{after}");
+    assert_eq!(
+        text_at(&client, "#series-shown").await,
+        json!(format!("1 of {rows} rows"))
+    );
+    assert!(
+        after["scroll"].as_i64().unwrap() <= after["inner"].as_i64().unwrap(),
+        "{after}"
+    );
+
+    input.clear().await.unwrap();
+    // `clear` fires no input event: type and delete a character.
+    input.send_keys(" ").await.unwrap();
+    let cleared = until("every row again", || async {
+        let s = js(&client, rows_state).await;
+        (s["shown"].as_array().unwrap().len() as u64 == rows).then_some(s)
+    })
+    .await;
+    assert_eq!(cleared["cells"], 2, "{cleared}");
+}

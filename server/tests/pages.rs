@@ -1004,3 +1004,222 @@ async fn series_of_a_removed_slo_profile_are_no_longer_listed() {
         .await;
     assert_eq!(text_of(&page, "no-points").unwrap(), "No points on branch ");
 }
+
+/// The example history of the trade-off (three baseline commits, then the candidate) on
+/// `main`, and the candidate's file once more on `feature/x`: the runs, oldest first, and the
+/// feature run.
+async fn seed_dashboard(f: &web::UploadFixture) -> (Vec<String>, String) {
+    let mut runs = Vec::new();
+    for (i, path) in [
+        "examples/history/goodput_baseline_s11_c4.json",
+        "examples/history/goodput_baseline_s12_c4.json",
+        "examples/history/goodput_baseline_s13_c4.json",
+        "examples/history/goodput_candidate_s21_c4.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        runs.push(f.upload(i + 1, path, web::GOODPUT_FLAGS).await);
+    }
+    let mut doc = common::server::upload_doc(
+        &format!("{:040x}", 9),
+        "2026-11-01T09:00:00Z",
+        &["examples/history/goodput_candidate_s21_c4.json"],
+    );
+    doc["run"]["branch"] = serde_json::json!("feature/x");
+    doc["configuration"] = serde_json::json!({"benchmark": {"command": format!("vllm bench serve --model mock-llm {} --save-detailed", web::GOODPUT_FLAGS)}});
+    let (status, receipt) = f.server.upload("demo", &f.token, &doc).await;
+    assert_eq!(status, 201, "{receipt}");
+    (runs, receipt["run_id"].as_str().unwrap().to_string())
+}
+
+/// The verdict `GET /api/v1/runs/{run}/verdict` answers.
+async fn api_verdict(f: &web::UploadFixture, run: &str) -> String {
+    let (status, v) = f.server.get(&format!("/api/v1/runs/{run}/verdict")).await;
+    assert_eq!(status, 200, "{v}");
+    v["verdict"].as_str().unwrap().to_string()
+}
+
+/// Each commit of a series API answer's points, in order, with the mean of its values.
+fn commit_means(points: &serde_json::Value) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64, f64)> = Vec::new();
+    for p in points.as_array().unwrap() {
+        let sha = p["commit_sha"].as_str().unwrap().to_string();
+        let v = p["value"].as_f64().unwrap();
+        match out.last_mut() {
+            Some((s, sum, n)) if *s == sha => {
+                *sum += v;
+                *n += 1.0;
+            }
+            _ => out.push((sha, v, 1.0)),
+        }
+    }
+    out.into_iter().map(|(s, sum, n)| (s, sum / n)).collect()
+}
+
+#[tokio::test]
+async fn dashboard_shows_findings_verdicts_and_key_metrics_on_both_stores() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        let (runs, feature_run) = seed_dashboard(&f).await;
+        let html = f.ok_page("/projects/demo").await;
+
+        // Open findings come first, then the branches, key metrics, series and runs.
+        let at = |id: &str| {
+            html.find(&format!("id=\"{id}\""))
+                .unwrap_or_else(|| panic!("{db}: no #{id}: {html}"))
+        };
+        assert!(at("findings") < at("branches"), "{db}");
+        assert!(at("branches") < at("key-metrics"), "{db}");
+        assert!(at("key-metrics") < at("series"), "{db}");
+        assert!(at("series") < at("runs"), "{db}");
+        // The findings are the open alerts' groups, the trade-off first.
+        let open = f.server.alerts("demo", "?status=open&limit=100").await;
+        assert!(!open.is_empty(), "{db}: the candidate opens alerts");
+        let findings = tags(&html, "<li class=\"finding ");
+        let mut listed: Vec<String> = findings.iter().map(|g| g["data-group"].clone()).collect();
+        let mut expected: Vec<String> = open
+            .iter()
+            .map(|a| a["group"].as_str().unwrap().to_string())
+            .collect();
+        expected.sort();
+        expected.dedup();
+        assert_eq!(findings[0]["data-kind"], "tradeoff", "{db}: {findings:?}");
+        listed.sort();
+        assert_eq!(listed, expected, "{db}");
+        for a in &open {
+            let link = format!("href=\"/projects/demo/alerts#alert-{}\"", a["id"].as_str().unwrap());
+            assert!(html.contains(&link), "{db}: {link}");
+        }
+        assert_eq!(text_of(&html, "open-alerts").unwrap(), format!("{} open", open.len()));
+
+        // Every listed run's verdict is the verdict API's; the newest run of each branch,
+        // the default branch first.
+        let rows = tags(&html, "<tr data-run-id=");
+        assert_eq!(rows.len(), 5, "{db}");
+        for r in &rows {
+            assert_eq!(r["data-verdict"], api_verdict(&f, &r["data-run-id"]).await, "{db}");
+        }
+        let branches = tags(&html, "<tr data-branch=");
+        let got: Vec<(&str, &str)> = branches
+            .iter()
+            .map(|b| (b["data-branch"].as_str(), b["data-run"].as_str()))
+            .collect();
+        assert_eq!(got, [("main", runs[3].as_str()), ("feature/x", feature_run.as_str())], "{db}");
+        for b in &branches {
+            assert_eq!(b["data-verdict"], api_verdict(&f, &b["data-run"]).await, "{db}");
+        }
+        assert_eq!(api_verdict(&f, &runs[3]).await, "fail", "{db}: the trade-off fails");
+
+        // The ttft p50 tile: the newest commit's value and its change from the previous
+        // commit's, both from the series API; one sparkline point per stored point.
+        let (_, run) = f.server.get(&format!("/api/v1/runs/{}", runs[3])).await;
+        let cell = run["results"][0]["cell_key"].as_str().unwrap().to_string();
+        let p50 = api_metric(&run["results"][0], "ttft", "p50", None)["series_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (_, series) = f
+            .server
+            .get(&format!("/api/v1/projects/demo/series/{p50}?branch=main"))
+            .await;
+        let means = commit_means(&series["points"]);
+        assert_eq!(means.len(), 4, "{db}: {series}");
+        let (new, old) = (means[3].1, means[2].1);
+        let delta = (new - old) / old.abs() * 100.0;
+        let multiples = tags(&html, "<div class=\"multiples\"");
+        assert_eq!(multiples.len(), 1, "{db}");
+        assert_eq!(multiples[0]["data-cell"], cell);
+        let tiles = tags(&html, "<li class=\"tile\"");
+        let tile = tiles
+            .iter()
+            .find(|t| t["data-series"] == p50)
+            .unwrap_or_else(|| panic!("{db}: no ttft p50 tile: {tiles:?}"));
+        assert_eq!(tile["data-latest"], format!("{new}"), "{db}");
+        assert_eq!(tile["data-delta"], format!("{delta}"), "{db}");
+        let points = series["points"].as_array().unwrap().len();
+        assert_eq!(tile["data-points"], points.min(30).to_string(), "{db}");
+        let shown = format!(
+            "<span class=\"tile-value\" title=\"{new}\">{} ms</span>",
+            benchtrail_server::pages::format::display_number(new)
+        );
+        assert!(html.contains(&shown), "{db}: {shown}");
+        let word = if delta > 0.0 { "▲ worse" } else { "▼ better" };
+        assert!(
+            html.contains(&format!("{delta:+.1} % {word}</span>")),
+            "{db}: {delta}"
+        );
+        let labels: Vec<&str> = tiles
+            .iter()
+            .map(|t| (t["data-metric"].as_str(), t["data-stat"].as_str()))
+            .map(|(m, s)| match (m, s) {
+                ("output_throughput", _) => "output_throughput",
+                ("ttft", "p50") => "ttft p50",
+                ("ttft", "p99") => "ttft p99",
+                ("tpot", _) => "tpot p50",
+                ("e2el", _) => "e2el p50",
+                ("request_goodput", _) => "goodput",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(
+            labels,
+            ["output_throughput", "ttft p50", "ttft p99", "tpot p50", "e2el p50", "goodput"],
+            "{db}"
+        );
+        // The polyline has one vertex per point.
+        let svg_at = html.find(&format!("data-series=\"{p50}\" data-metric")).unwrap();
+        let poly = &tags(&html[svg_at..], "<polyline points=")[0]["points"];
+        assert_eq!(poly.split(' ').count(), points.min(30), "{db}: {poly}");
+
+        // The trade-off acknowledged: the candidate's verdict says by whom, on both lists.
+        let write = f.server.token("demo", "write").await;
+        for a in f.server.alerts("demo", "?status=open&limit=100").await {
+            let (status, body) = f
+                .server
+                .send(
+                    "PATCH",
+                    &format!("/api/v1/alerts/{}", a["id"].as_str().unwrap()),
+                    &write,
+                    &serde_json::json!({"status": "acknowledged", "reason": "expected: candidate trades TTFT for throughput"}),
+                )
+                .await;
+            assert_eq!(status, 200, "{body}");
+        }
+        assert_eq!(api_verdict(&f, &runs[3]).await, "fail", "{db}");
+        let acked = f.server.alerts("demo", "?status=acknowledged&limit=100").await;
+        let newest = acked
+            .iter()
+            .filter(|a| a["severity"] == "fail" && a["run_id"] == runs[3].as_str())
+            .max_by_key(|a| a["triaged_at"].as_str().unwrap().to_string())
+            .expect("a failing alert");
+        let when: chrono::DateTime<chrono::Utc> =
+            newest["triaged_at"].as_str().unwrap().parse().unwrap();
+        let text = format!(
+            "fail · acknowledged by {} {}",
+            newest["triaged_by"].as_str().unwrap(),
+            when.format("%Y-%m-%d %H:%M UTC")
+        );
+        let html = f.ok_page("/projects/demo").await;
+        let expected = format!("<span class=\"verdict-text v-fail\">{}</span>", escaped(&text));
+        assert_eq!(html.matches(&expected).count(), 2, "{db}: {expected}\n{html}");
+        assert!(html.contains("id=\"no-findings\""), "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_project_without_runs_says_how_to_upload_the_first() {
+    let f = web::UploadFixture::start().await;
+    let html = f.ok_page("/projects/demo").await;
+    assert_eq!(
+        text_of(&html, "upload-command").unwrap(),
+        "export BENCHTRAIL_URL=https://benchtrail.example.com BENCHTRAIL_TOKEN=bt_...\n\
+         benchtrail upload --project demo --hardware auto --config engine-config.json results/*.json"
+    );
+    assert!(html.contains("<a href=\"/\" id=\"back-link\">"), "{html}");
+    assert!(html.contains("benchtrail token create --project demo --scope upload"));
+    for absent in ["id=\"findings\"", "id=\"runs\"", "id=\"key-metrics\""] {
+        assert!(!html.contains(absent), "{absent}: {html}");
+    }
+}

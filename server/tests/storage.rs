@@ -1586,3 +1586,134 @@ async fn a_projects_comments_jobs_are_claimed_one_at_a_time_and_scans_after_anal
     })
     .await;
 }
+
+#[tokio::test]
+async fn dashboard_reads_match_the_series_points_and_each_branch_s_newest_run() {
+    for_each_store(|db, store| async move {
+        let pid = project_id(&store, "demo").await;
+        let p = ("demo", pid);
+        // Out of order, with repeats of c2 run at different times and a dev-branch run.
+        let mut runs = vec![
+            ttft_run(
+                p,
+                "c3",
+                "main",
+                Some("2024-01-03T00:00:00Z"),
+                "2024-01-03T01:00:00Z",
+                3.0,
+            ),
+            ttft_run(
+                p,
+                "c2",
+                "main",
+                Some("2024-01-02T00:00:00Z"),
+                "2024-01-02T02:00:00Z",
+                2.2,
+            ),
+            ttft_run(
+                p,
+                "c1",
+                "main",
+                Some("2024-01-01T00:00:00Z"),
+                "2024-01-05T00:00:00Z",
+                1.0,
+            ),
+            ttft_run(
+                p,
+                "c2",
+                "main",
+                Some("2024-01-02T00:00:00Z"),
+                "2024-01-02T01:00:00Z",
+                2.1,
+            ),
+            ttft_run(
+                p,
+                "d1",
+                "dev",
+                Some("2024-01-02T12:00:00Z"),
+                "2024-01-02T12:00:00Z",
+                9.0,
+            ),
+            ttft_run(p, "c0", "main", None, "2023-12-31T00:00:00Z", 0.5),
+        ];
+        runs[3].repeat_index = 1;
+        for run in &runs {
+            store.insert_run(run).await.unwrap();
+        }
+        let series_id = runs[0].results[0].metrics[0].series.series_id.clone();
+        let ids = [series_id.clone(), "no-such-series".to_string()];
+        let graph = store.commit_graph(pid).await.unwrap();
+
+        // The newest 3 commits of main: their values in the series page's order.
+        let window = store.newest_commits(pid, "main", 3, &graph).await.unwrap();
+        assert_eq!(window.commits, ["c1", "c2", "c3"], "{db}");
+        let got: Vec<(String, f64)> = store
+            .recent_values(pid, "main", &ids, &window.commits, &graph)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|v| {
+                assert_eq!(v.series_id, series_id);
+                (v.commit_sha, v.value)
+            })
+            .collect();
+        let points: Vec<(String, f64)> = store
+            .series_points(&series_id, "main")
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|p| p.commit_sha != "c0")
+            .map(|p| (p.commit_sha, p.value))
+            .collect();
+        assert_eq!(got, points, "{db}");
+        assert_eq!(
+            got,
+            [
+                ("c1".to_string(), 1.0),
+                ("c2".to_string(), 2.1),
+                ("c2".to_string(), 2.2),
+                ("c3".to_string(), 3.0)
+            ],
+            "{db}"
+        );
+        // A commit of another branch named in the window adds nothing; empty lists read nothing.
+        let with_dev = ["c3".to_string(), "d1".to_string()];
+        let got = store
+            .recent_values(pid, "main", &ids, &with_dev, &graph)
+            .await
+            .unwrap();
+        assert_eq!(got.len(), 1, "{db}: {got:?}");
+        assert!(store
+            .recent_values(pid, "main", &[], &with_dev, &graph)
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(store
+            .recent_values(pid, "main", &ids, &[], &graph)
+            .await
+            .unwrap()
+            .is_empty());
+
+        // The newest upload of each branch, newest first.
+        let latest: Vec<(String, Uuid)> = store
+            .latest_run_per_branch(pid, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.branch, r.id))
+            .collect();
+        assert_eq!(
+            latest,
+            [
+                ("main".to_string(), runs[5].id),
+                ("dev".to_string(), runs[4].id)
+            ],
+            "{db}"
+        );
+        let one = store.latest_run_per_branch(pid, 1).await.unwrap();
+        assert_eq!(one.len(), 1, "{db}");
+        assert_eq!(one[0].id, runs[5].id, "{db}");
+        assert_eq!(one[0].result_count, 1, "{db}");
+    })
+    .await;
+}

@@ -231,7 +231,7 @@ pub struct AlertGroupView {
 }
 
 /// The groups of `alerts` (newest first), each with its cells labelled by what differs.
-fn alert_groups(alerts: &[Alert]) -> Vec<AlertGroupView> {
+pub(super) fn alert_groups(alerts: &[Alert]) -> Vec<AlertGroupView> {
     use benchtrail_core::report::grouped::{cell_label, natural_key};
     let mut order: Vec<&str> = Vec::new();
     for a in alerts {
@@ -363,7 +363,13 @@ pub fn acknowledgement(
     verdict: Option<&VerdictView>,
     alerts: &[Alert],
 ) -> Option<(String, String)> {
-    if verdict?.verdict != "fail" {
+    acknowledged_fail(&verdict?.verdict, alerts)
+}
+
+/// [`acknowledgement`] of a verdict level (`pass`, `warn`, `incomplete`, `fail`, `pending`):
+/// who acknowledged the run's failing alerts and when, only for `fail`.
+pub fn acknowledged_fail(verdict: &str, alerts: &[Alert]) -> Option<(String, String)> {
+    if verdict != "fail" {
         return None;
     }
     let failing: Vec<&Alert> = alerts

@@ -1,5 +1,8 @@
 //! HTML pages (askama templates from `web/templates`) and embedded static assets.
 //!
+//! The project page is the project's dashboard ([`dashboard`]): open findings, each branch's
+//! newest verdict, sparklines of the key metrics, the filterable series list and recent runs.
+//!
 //! Pages are rendered on the server from the [`Store`](crate::storage::Store) read methods,
 //! so they work without JavaScript and tests can read exact values from them; only the chart
 //! on the series page is drawn in the browser (`web/static/series.js` with the vendored
@@ -24,6 +27,7 @@ pub mod assets;
 pub mod baselines;
 mod compare;
 pub mod compare_view;
+pub mod dashboard;
 pub mod format;
 pub mod session;
 pub mod sign_in;
@@ -44,7 +48,7 @@ use uuid::Uuid;
 
 pub use views::*;
 
-/// Page and static-asset routes: `/`, `/projects/{project}`, `/projects/{project}/alerts`,
+/// Page and static-asset routes: `/`, `/projects/{project}` ([`dashboard`]), `/projects/{project}/alerts`,
 /// `/projects/{project}/series/{series_id}`, `/runs/{id}`, `/compare?head=&base=`,
 /// `/configs/{fingerprint}`, `/static/...`; `/sign-in` (GET, POST), `/sign-out` (POST) and
 /// `/alerts/{id}/triage` (POST).
@@ -54,7 +58,7 @@ pub fn routes() -> Router<AppState> {
         .route("/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/sign-out", post(sign_in::sign_out))
         .route("/alerts/{id}/triage", post(triage::triage))
-        .route("/projects/{project}", get(project_page))
+        .route("/projects/{project}", get(dashboard::project_page))
         .route("/projects/{project}/alerts", get(alerts::alerts_page))
         .route("/projects/{project}/series/{series_id}", get(series_page))
         .route("/runs/{id}", get(run_page))
@@ -197,77 +201,6 @@ async fn index(State(state): State<AppState>, visitor: Visitor) -> PageResult {
             .filter(|p| visitor.may_read(p))
             .map(ProjectView::new)
             .collect(),
-        header: visitor.header(),
-    };
-    Ok(Html(page.render()?))
-}
-
-/// Most series listed on a project page; a project with more shows a note and its series
-/// pages stay reachable from run pages.
-const PROJECT_SERIES_CAP: usize = 5000;
-/// Series fetched per storage call.
-const SERIES_PAGE_SIZE: i64 = 500;
-/// Runs listed on a project page.
-const RECENT_RUNS: i64 = 20;
-/// Open alerts counted for the project page's link (more show as `100+`).
-const OPEN_ALERTS_CAP: i64 = 100;
-
-/// `GET /projects/{project}`: series grouped by configuration and cell, and recent runs.
-async fn project_page(
-    State(state): State<AppState>,
-    visitor: Visitor,
-    Path(slug): Path<String>,
-) -> PageResult {
-    let project = visible_project(&state, &visitor, &slug).await?;
-    let filter = crate::storage::SeriesFilter::default();
-    let mut series = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut truncated = false;
-    loop {
-        let page = state
-            .store
-            .list_series(project.id, &filter, cursor.as_deref(), SERIES_PAGE_SIZE)
-            .await?;
-        series.extend(page.items);
-        match page.next_cursor {
-            Some(next) if series.len() < PROJECT_SERIES_CAP => cursor = Some(next),
-            Some(_) => {
-                truncated = true;
-                break;
-            }
-            None => break,
-        }
-    }
-    let runs = state
-        .store
-        .list_runs(project.id, None, None, RECENT_RUNS)
-        .await?;
-    let (open, more_open) =
-        alerts::open_alert_count(&state.store, &project, OPEN_ALERTS_CAP).await?;
-    let mut groups = group_series(&series);
-    // The tool's goodput under different thresholds: one profile name, several series; each
-    // gets its own row, named by its thresholds.
-    let ambiguous = ambiguous_series(&groups);
-    if !ambiguous.is_empty() {
-        let mut detail = std::collections::HashMap::new();
-        for id in ambiguous {
-            let text = tool_thresholds(&state, &project, &id).await?;
-            detail.insert(id, text.unwrap_or_else(|| "thresholds unknown".into()));
-        }
-        split_ambiguous_rows(&mut groups, &detail);
-    }
-    let page = ProjectPage {
-        open_alerts: format!("{open}{}", if more_open { "+" } else { "" }),
-        project: ProjectView::new(&project),
-        groups,
-        series_count: series.len(),
-        truncated,
-        runs: runs
-            .items
-            .iter()
-            .map(|r| RunRow::new(r, &project))
-            .collect(),
-        more_runs: runs.next_cursor.is_some(),
         header: visitor.header(),
     };
     Ok(Html(page.render()?))

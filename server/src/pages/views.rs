@@ -294,28 +294,6 @@ impl RunRow {
     }
 }
 
-/// `/projects/{project}`.
-#[derive(Template)]
-#[template(path = "project.html")]
-pub struct ProjectPage {
-    /// The project.
-    pub project: ProjectView,
-    /// Series grouped by configuration and cell.
-    pub groups: Vec<ConfigGroup>,
-    /// Number of series listed.
-    pub series_count: usize,
-    /// More series exist than are listed.
-    pub truncated: bool,
-    /// Most recent runs.
-    pub runs: Vec<RunRow>,
-    /// More runs exist than are listed.
-    pub more_runs: bool,
-    /// Number of open alerts (`100+` beyond the count's cap).
-    pub open_alerts: String,
-    /// The site header (who is signed in).
-    pub header: SiteHeader,
-}
-
 /// A confidence interval as shown next to its value.
 #[derive(Debug, Clone)]
 pub struct CiView {

@@ -15,6 +15,7 @@ mod alerts;
 mod backup;
 mod batch_insert;
 mod codec;
+mod dashboard;
 mod detection;
 mod jobs;
 mod model;
@@ -28,6 +29,7 @@ mod store;
 mod tokens;
 
 pub use alerts::*;
+pub use dashboard::RecentValue;
 pub use detection::*;
 pub use jobs::{ClaimedJob, JobState, JobTarget, JobTicket};
 pub use model::*;

@@ -44,7 +44,7 @@ pub(super) const PROJECT_COLUMNS: &str =
     "id, slug, name, repository_url, default_branch, is_public, key_fields, created_at";
 
 /// Columns decoded by [`run_summary`]; `r` is `runs`, `p` its project.
-const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.parent_shas, r.commit_time, r.commit_time_offset, \
+pub(super) const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.parent_shas, r.commit_time, r.commit_time_offset, \
      r.commit_subject, r.upload_count, r.branch, r.pr_number, r.merge_base_sha, r.run_at, r.uploaded_at, r.ci_job_url, r.repeat_index, r.repeats_expected, r.tags, \
      (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id) AS result_count";
 
@@ -1020,7 +1020,7 @@ pub(super) fn project_row(row: &AnyRow) -> Result<Project, StorageError> {
 }
 
 /// A run summary with its upload sequence number (the list cursor).
-fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageError> {
+pub(super) fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageError> {
     let id: String = row.try_get("id")?;
     let parent_shas: String = row.try_get("parent_shas")?;
     let run_at: String = row.try_get("run_at")?;

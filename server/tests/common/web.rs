@@ -385,7 +385,7 @@ pub struct UploadFixture {
     pub server: TestServer,
     /// An upload token of `demo`.
     pub token: String,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl UploadFixture {
@@ -395,6 +395,13 @@ impl UploadFixture {
         let store = Store::connect(&format!("sqlite://{}/t.db?mode=rwc", dir.path().display()))
             .await
             .unwrap();
+        let mut f = UploadFixture::start_on(store).await;
+        f._dir = Some(dir);
+        f
+    }
+
+    /// Starts the server over `store` (e.g. one of `db::for_each_store`'s) and creates `demo`.
+    pub async fn start_on(store: Store) -> UploadFixture {
         let server = TestServer::start(store).await;
         let token = server
             .project_with_token(
@@ -405,7 +412,7 @@ impl UploadFixture {
         UploadFixture {
             server,
             token,
-            _dir: dir,
+            _dir: None,
         }
     }
 

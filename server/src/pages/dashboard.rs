@@ -1,0 +1,588 @@
+//! The project dashboard, `/projects/{project}`: the page a team reads to answer "how are we
+//! doing". In order: the open findings (the project's open alerts grouped across cells as the
+//! alerts page groups them, trade-offs first), the newest run of each branch with its verdict,
+//! small multiples of the key metrics per configuration and cell (a server-drawn SVG
+//! sparkline of the default branch's recent history, the newest value with its unit and the
+//! change from the previous commit), every series in a list a script can filter (a plain
+//! table without it), and the recent runs with their verdicts. A project without runs says
+//! how to upload its first one.
+//!
+//! Cost: the series list (pages of [`SERIES_PAGE_SIZE`]), one query for the open alerts, one
+//! for the newest run per branch, one for the recent runs, three for every sparkline at once
+//! (commit graph, the default branch's newest commits, their values), and two per listed run
+//! for its verdict (its stored analysis and its alerts): nothing per series.
+
+use super::alerts::{self, alert_groups, AlertGroupView};
+use super::format::{self, display_number, exact};
+use super::session::{SiteHeader, Visitor};
+use super::views::{
+    ambiguous_series, group_series, split_ambiguous_rows, ConfigGroup, ProjectView, RunRow,
+};
+use super::{tool_thresholds, visible_project, PageError, PageResult};
+use crate::app::AppState;
+use crate::storage::{AlertFilter, AlertStatus, Project, RecentValue, RunSummary, Store};
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::response::Html;
+use benchtrail_core::settings::DetectionSettings;
+use benchtrail_core::Direction;
+use std::collections::HashMap;
+
+/// Most series listed on a project page; a project with more shows a note and its series
+/// pages stay reachable from run pages.
+const PROJECT_SERIES_CAP: usize = 5000;
+/// Series fetched per storage call.
+const SERIES_PAGE_SIZE: i64 = 500;
+/// Runs listed on a project page.
+const RECENT_RUNS: i64 = 20;
+/// Branches whose newest run is listed (newest first).
+const BRANCHES_CAP: i64 = 20;
+/// Open alerts read for the findings (more show as `100+`).
+const OPEN_ALERTS_CAP: i64 = 100;
+/// Default-branch commits a sparkline reads, newest last.
+pub const SPARK_COMMITS: usize = 30;
+/// Points a sparkline draws at most (the newest; several runs of a commit are several points,
+/// as on the series page).
+pub const SPARK_POINTS: usize = 30;
+/// Configuration × cell pairs given small multiples (the series list still lists every cell).
+const MULTIPLES_CAP: usize = 60;
+/// Width and height of a sparkline's SVG viewBox, and its inner margin (user units ≈ px).
+const SPARK_W: f64 = 120.0;
+const SPARK_H: f64 = 28.0;
+const SPARK_PAD: f64 = 2.0;
+
+/// The key metrics of a small multiple, in display order: (metric, statistic, short label).
+/// Goodput is `request_goodput` under the first SLO profile of the cell (`interactive` first,
+/// the tool's own last), shown only where stored.
+pub const KEY_METRICS: &[(&str, &str, &str)] = &[
+    ("output_throughput", "value", "output throughput"),
+    ("ttft", "p50", "ttft p50"),
+    ("ttft", "p99", "ttft p99"),
+    ("tpot", "p50", "tpot p50"),
+    ("e2el", "p50", "e2el p50"),
+    ("request_goodput", "value", "goodput"),
+];
+
+/// A run's verdict as its page and `GET /api/v1/runs/{id}/verdict` give it.
+#[derive(Debug, Clone)]
+pub struct RunVerdict {
+    /// `pass`, `warn`, `incomplete`, `fail` or `pending` (never analyzed yet).
+    pub verdict: String,
+    /// Who acknowledged the failing alerts and when (`acknowledged by ci-bot 2026-01-02 03:04
+    /// UTC`), only for `fail` with every failing alert acknowledged; else empty.
+    pub acknowledged: String,
+    /// `provisional (1 of 3 repeats)` while repeats are missing, else empty.
+    pub provisional: String,
+}
+
+impl RunVerdict {
+    /// The verdict as one line: `fail · acknowledged by ci-bot 2026-01-02 03:04 UTC`.
+    pub fn text(&self) -> String {
+        let mut t = self.verdict.clone();
+        for extra in [&self.acknowledged, &self.provisional] {
+            if !extra.is_empty() {
+                t.push_str(" · ");
+                t.push_str(extra);
+            }
+        }
+        t
+    }
+}
+
+/// The current verdict of `run` (its stored analysis and the current alerts of its commit,
+/// by `det`), as [`crate::analysis::current_verdict`] computes it, without reading the run's
+/// results.
+pub async fn run_verdict(
+    store: &Store,
+    det: &DetectionSettings,
+    run: &RunSummary,
+) -> Result<RunVerdict, PageError> {
+    let analysis = store.run_analysis(run.id).await?;
+    let run_alerts = store.run_alerts(run.id).await?;
+    let v = crate::analysis::verdict_of(
+        run.id,
+        &run.commit_sha,
+        analysis.as_ref().map(|a| &a.analysis),
+        &run_alerts,
+        det,
+    );
+    let verdict = v.verdict.as_str().to_string();
+    let acknowledged = alerts::acknowledged_fail(&verdict, &run_alerts)
+        .map(|(who, when)| format!("acknowledged by {who} {when}").trim().to_string())
+        .unwrap_or_default();
+    let provisional = match (&v.repeats, v.provisional) {
+        (Some(r), true) => format!("provisional ({} of {} repeats)", r.received, r.expected),
+        (None, true) => "provisional".to_string(),
+        _ => String::new(),
+    };
+    Ok(RunVerdict {
+        verdict,
+        acknowledged,
+        provisional,
+    })
+}
+
+/// A run listed with its verdict.
+#[derive(Debug, Clone)]
+pub struct RunWithVerdict {
+    /// The run.
+    pub run: RunRow,
+    /// Its verdict.
+    pub verdict: RunVerdict,
+}
+
+/// A sparkline: an SVG polyline in a [`SPARK_W`] × [`SPARK_H`] viewBox, oldest point left,
+/// higher values up.
+#[derive(Debug, Clone, Default)]
+pub struct Sparkline {
+    /// The polyline's `points` attribute (`x,y x,y …`, one per value), empty without values.
+    pub points: String,
+    /// Number of points drawn.
+    pub count: usize,
+    /// The newest point's `x`, marked with a dot (empty without values).
+    pub last_x: String,
+    /// The newest point's `y` (empty without values).
+    pub last_y: String,
+}
+
+impl Sparkline {
+    /// The line of `values` (oldest first), scaled to the viewBox between their minimum and
+    /// maximum (a flat line across the middle when all are equal).
+    pub fn new(values: &[f64]) -> Sparkline {
+        let n = values.len();
+        if n == 0 {
+            return Sparkline::default();
+        }
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let inner_w = SPARK_W - 2.0 * SPARK_PAD;
+        let inner_h = SPARK_H - 2.0 * SPARK_PAD;
+        let xy: Vec<(String, String)> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let x = if n == 1 {
+                    SPARK_W / 2.0
+                } else {
+                    SPARK_PAD + inner_w * i as f64 / (n - 1) as f64
+                };
+                let y = if hi > lo {
+                    SPARK_PAD + inner_h * (hi - v) / (hi - lo)
+                } else {
+                    SPARK_H / 2.0
+                };
+                (format!("{x:.1}"), format!("{y:.1}"))
+            })
+            .collect();
+        let (last_x, last_y) = xy.last().cloned().unwrap_or_default();
+        Sparkline {
+            last_x,
+            last_y,
+            points: xy
+                .iter()
+                .map(|(x, y)| format!("{x},{y}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            count: n,
+        }
+    }
+}
+
+/// One key metric of a cell: sparkline, newest value and change.
+#[derive(Debug, Clone)]
+pub struct KeyTile {
+    /// The series.
+    pub series_id: String,
+    /// Short label: `ttft p50`, `goodput (interactive)`.
+    pub label: String,
+    /// Metric name (`ttft`).
+    pub metric: String,
+    /// Statistic (`p50`, `value`).
+    pub stat: String,
+    /// The newest commit's value (the mean of its runs) with its unit: `35.91 ms`, or empty
+    /// when the default branch has none.
+    pub latest: String,
+    /// That value exactly (shortest text that reads back to the same number), or empty.
+    pub latest_exact: String,
+    /// Change from the previous commit's value (the mean of its runs) in %: `+3.2 %`; empty
+    /// with fewer than two commits or a previous value of 0.
+    pub delta: String,
+    /// The change exactly, in % (for `data-delta`), or empty.
+    pub delta_exact: String,
+    /// `worse`, `better`, `same` or empty (by the metric's direction).
+    pub delta_dir: String,
+    /// Short SHA of the previous commit, or empty.
+    pub previous_sha: String,
+    /// The recent history.
+    pub spark: Sparkline,
+}
+
+/// The small multiples of one configuration and cell.
+#[derive(Debug, Clone)]
+pub struct CellMultiples {
+    /// The configuration's title (as in the series list).
+    pub config: String,
+    /// The cell key.
+    pub cell_key: String,
+    /// Its key metrics, in [`KEY_METRICS`] order, those it stores.
+    pub tiles: Vec<KeyTile>,
+}
+
+/// `/projects/{project}`.
+#[derive(Template)]
+#[template(path = "project.html")]
+pub struct ProjectPage {
+    /// The project.
+    pub project: ProjectView,
+    /// Open findings across cells, trade-offs first, then newest first.
+    pub findings: Vec<AlertGroupView>,
+    /// Number of open alerts (`100+` beyond the count's cap).
+    pub open_alerts: String,
+    /// The newest run of each branch (the default branch first) with its verdict.
+    pub branches: Vec<RunWithVerdict>,
+    /// Small multiples per configuration and cell.
+    pub multiples: Vec<CellMultiples>,
+    /// More configuration × cell pairs exist than have small multiples.
+    pub multiples_truncated: bool,
+    /// Series grouped by configuration and cell.
+    pub groups: Vec<ConfigGroup>,
+    /// Number of series listed.
+    pub series_count: usize,
+    /// More series exist than are listed.
+    pub truncated: bool,
+    /// Most recent runs with their verdicts.
+    pub runs: Vec<RunWithVerdict>,
+    /// More runs exist than are listed.
+    pub more_runs: bool,
+    /// The command that uploads a first run (shown when the project has none).
+    pub upload_command: String,
+    /// The site header (who is signed in).
+    pub header: SiteHeader,
+}
+
+/// The `benchtrail upload` command of README "Uploading from CI" for project `slug`.
+pub fn upload_command(slug: &str) -> String {
+    format!(
+        "export BENCHTRAIL_URL=https://benchtrail.example.com BENCHTRAIL_TOKEN=bt_...\n\
+         benchtrail upload --project {slug} --hardware auto --config engine-config.json results/*.json"
+    )
+}
+
+/// `GET /projects/{project}`: the dashboard.
+pub(super) async fn project_page(
+    State(state): State<AppState>,
+    visitor: Visitor,
+    Path(slug): Path<String>,
+) -> PageResult {
+    let project = visible_project(&state, &visitor, &slug).await?;
+    let store = &state.store;
+    let (series, truncated) = all_series(store, &project).await?;
+    let mut groups = group_series(&series);
+    // The tool's goodput under different thresholds: one profile name, several series; each
+    // gets its own row, named by its thresholds.
+    let ambiguous = ambiguous_series(&groups);
+    if !ambiguous.is_empty() {
+        let mut detail = HashMap::new();
+        for id in ambiguous {
+            let text = tool_thresholds(&state, &project, &id).await?;
+            detail.insert(id, text.unwrap_or_else(|| "thresholds unknown".into()));
+        }
+        split_ambiguous_rows(&mut groups, &detail);
+    }
+    let det = store.settings(&project).await?.settings.detection;
+    let mut verdicts: HashMap<uuid::Uuid, RunVerdict> = HashMap::new();
+    let runs = store.list_runs(project.id, None, None, RECENT_RUNS).await?;
+    let mut latest = store
+        .latest_run_per_branch(project.id, BRANCHES_CAP)
+        .await?;
+    // The default branch first, the others newest first.
+    latest.sort_by_key(|r| r.branch != project.default_branch);
+    let branches = with_verdicts(store, &det, &project, &mut verdicts, &latest).await?;
+    let run_rows = with_verdicts(store, &det, &project, &mut verdicts, &runs.items).await?;
+    let (findings, open_alerts) = open_findings(store, &project).await?;
+    let (multiples, multiples_truncated) = small_multiples(store, &project, &groups).await?;
+    let page = ProjectPage {
+        upload_command: upload_command(&project.slug),
+        project: ProjectView::new(&project),
+        findings,
+        open_alerts,
+        branches,
+        multiples,
+        multiples_truncated,
+        series_count: series.len(),
+        groups,
+        truncated,
+        runs: run_rows,
+        more_runs: runs.next_cursor.is_some(),
+        header: visitor.header(),
+    };
+    Ok(Html(page.render()?))
+}
+
+/// The rows of `list` with their verdicts, each run's verdict computed once per page
+/// (`cache`: a branch's newest run is often among the recent runs too).
+async fn with_verdicts(
+    store: &Store,
+    det: &DetectionSettings,
+    project: &Project,
+    cache: &mut HashMap<uuid::Uuid, RunVerdict>,
+    list: &[RunSummary],
+) -> Result<Vec<RunWithVerdict>, PageError> {
+    let mut out = Vec::with_capacity(list.len());
+    for r in list {
+        let verdict = match cache.get(&r.id) {
+            Some(v) => v.clone(),
+            None => {
+                let v = run_verdict(store, det, r).await?;
+                cache.insert(r.id, v.clone());
+                v
+            }
+        };
+        out.push(RunWithVerdict {
+            run: RunRow::new(r, project),
+            verdict,
+        });
+    }
+    Ok(out)
+}
+
+/// Every listed series of the project (up to [`PROJECT_SERIES_CAP`]) and whether more exist.
+async fn all_series(
+    store: &Store,
+    project: &Project,
+) -> Result<(Vec<crate::storage::SeriesInfo>, bool), PageError> {
+    let filter = crate::storage::SeriesFilter::default();
+    let mut series = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store
+            .list_series(project.id, &filter, cursor.as_deref(), SERIES_PAGE_SIZE)
+            .await?;
+        series.extend(page.items);
+        match page.next_cursor {
+            Some(next) if series.len() < PROJECT_SERIES_CAP => cursor = Some(next),
+            Some(_) => return Ok((series, true)),
+            None => return Ok((series, false)),
+        }
+    }
+}
+
+/// The open alerts as findings across cells (trade-offs first, then newest first) and their
+/// count as the alerts link shows it (`100+` beyond [`OPEN_ALERTS_CAP`]).
+async fn open_findings(
+    store: &Store,
+    project: &Project,
+) -> Result<(Vec<AlertGroupView>, String), PageError> {
+    let filter = AlertFilter {
+        status: Some(AlertStatus::Open),
+        ..Default::default()
+    };
+    let page = store
+        .list_alerts(project.id, &filter, None, OPEN_ALERTS_CAP)
+        .await?;
+    let mut groups = alert_groups(&page.items);
+    // Stable: within trade-offs and within the rest, the newest first stays.
+    groups.sort_by_key(|g| g.kind != "tradeoff");
+    let more = if page.next_cursor.is_some() { "+" } else { "" };
+    Ok((groups, format!("{}{more}", page.items.len())))
+}
+
+/// The key series of every configuration and cell of `groups` (in their order), read with
+/// one query over the default branch's newest [`SPARK_COMMITS`] commits.
+async fn small_multiples(
+    store: &Store,
+    project: &Project,
+    groups: &[ConfigGroup],
+) -> Result<(Vec<CellMultiples>, bool), PageError> {
+    // (config title, cell key, [(series id, label, metric, stat, unit)])
+    let mut cells = Vec::new();
+    let mut truncated = false;
+    'groups: for g in groups {
+        for c in &g.cells {
+            if cells.len() == MULTIPLES_CAP {
+                truncated = true;
+                break 'groups;
+            }
+            let mut keys = Vec::new();
+            for (metric, stat, label) in KEY_METRICS {
+                // Metric rows are in profile order: the first goodput row is `interactive`
+                // when the project has it.
+                let found = c
+                    .metrics
+                    .iter()
+                    .filter(|m| m.name == *metric)
+                    .find_map(|m| {
+                        m.stats
+                            .iter()
+                            .find(|s| s.stat == *stat)
+                            .map(|s| (m, s.series_id.clone()))
+                    });
+                if let Some((m, id)) = found {
+                    let label = if m.profile.is_empty() {
+                        label.to_string()
+                    } else {
+                        format!("{label} ({})", m.profile)
+                    };
+                    keys.push((id, label, *metric, *stat, m.unit.clone()));
+                }
+            }
+            if !keys.is_empty() {
+                cells.push((g.title.clone(), c.cell_key.clone(), keys));
+            }
+        }
+    }
+    let ids: Vec<String> = cells
+        .iter()
+        .flat_map(|(_, _, keys)| keys.iter().map(|k| k.0.clone()))
+        .collect();
+    let mut by_series: HashMap<String, Vec<RecentValue>> = HashMap::new();
+    if !ids.is_empty() {
+        let graph = store.commit_graph(project.id).await?;
+        let window = store
+            .newest_commits(project.id, &project.default_branch, SPARK_COMMITS, &graph)
+            .await?;
+        for v in store
+            .recent_values(
+                project.id,
+                &project.default_branch,
+                &ids,
+                &window.commits,
+                &graph,
+            )
+            .await?
+        {
+            by_series.entry(v.series_id.clone()).or_default().push(v);
+        }
+    }
+    let multiples = cells
+        .into_iter()
+        .map(|(config, cell_key, keys)| CellMultiples {
+            config,
+            cell_key,
+            tiles: keys
+                .into_iter()
+                .map(|(id, label, metric, stat, unit)| {
+                    let values = by_series.get(&id).map(Vec::as_slice).unwrap_or_default();
+                    tile(id, label, metric, stat, &unit, values)
+                })
+                .collect(),
+        })
+        .collect();
+    Ok((multiples, truncated))
+}
+
+/// The tile of one series from its recent `values` (oldest first).
+fn tile(
+    series_id: String,
+    label: String,
+    metric: &str,
+    stat: &str,
+    unit: &str,
+    values: &[RecentValue],
+) -> KeyTile {
+    let drawn: Vec<f64> = values
+        .iter()
+        .skip(values.len().saturating_sub(SPARK_POINTS))
+        .map(|v| v.value)
+        .collect();
+    let means = commit_means(values);
+    let newest = means.last();
+    let previous = means.len().checked_sub(2).map(|i| &means[i]);
+    let unit = if unit == "1" { "" } else { unit };
+    let with_unit = |v: f64| format!("{} {unit}", display_number(v)).trim().to_string();
+    let change = match (newest, previous) {
+        (Some((_, new)), Some((_, old))) if *old != 0.0 => Some((new - old) / old.abs() * 100.0),
+        _ => None,
+    };
+    let direction = benchtrail_core::metric::lookup(metric).map(|m| m.direction);
+    KeyTile {
+        series_id,
+        label,
+        metric: metric.to_string(),
+        stat: stat.to_string(),
+        latest: newest.map(|(_, v)| with_unit(*v)).unwrap_or_default(),
+        latest_exact: newest.map(|(_, v)| exact(*v)).unwrap_or_default(),
+        delta: change.map(|d| format!("{d:+.1} %")).unwrap_or_default(),
+        delta_exact: change.map(exact).unwrap_or_default(),
+        delta_dir: change.map_or(String::new(), |d| delta_dir(d, direction)),
+        previous_sha: previous
+            .map(|(sha, _)| format::short_sha(sha))
+            .unwrap_or_default(),
+        spark: Sparkline::new(&drawn),
+    }
+}
+
+/// Each commit of `values` (in their order) with the mean of its values: a commit's repeats
+/// are one sample of the commit.
+fn commit_means(values: &[RecentValue]) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64, usize)> = Vec::new();
+    for v in values {
+        match out.last_mut() {
+            Some((sha, sum, n)) if *sha == v.commit_sha => {
+                *sum += v.value;
+                *n += 1;
+            }
+            _ => out.push((v.commit_sha.clone(), v.value, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(sha, sum, n)| (sha, sum / n as f64))
+        .collect()
+}
+
+/// `worse`, `better` or `same` for a change of `pct` % of a metric of `direction` (empty
+/// when neither direction is better).
+fn delta_dir(pct: f64, direction: Option<Direction>) -> String {
+    if pct == 0.0 {
+        return "same".into();
+    }
+    let better = match direction {
+        Some(Direction::LowerIsBetter) => pct < 0.0,
+        Some(Direction::HigherIsBetter) => pct > 0.0,
+        _ => return String::new(),
+    };
+    String::from(if better { "better" } else { "worse" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(sha: &str, value: f64) -> RecentValue {
+        RecentValue {
+            series_id: "s".into(),
+            commit_sha: sha.into(),
+            value,
+        }
+    }
+
+    #[test]
+    fn sparkline_scales_between_min_and_max() {
+        let s = Sparkline::new(&[1.0, 3.0, 2.0]);
+        assert_eq!(s.points, "2.0,26.0 60.0,2.0 118.0,14.0");
+        assert_eq!(s.count, 3);
+        assert_eq!(Sparkline::new(&[5.0]).points, "60.0,14.0");
+        assert_eq!(Sparkline::new(&[]).count, 0);
+    }
+
+    #[test]
+    fn tile_compares_the_newest_commit_with_the_previous_one() {
+        let values = [v("a", 10.0), v("b", 11.0), v("b", 13.0)];
+        let t = tile("s".into(), "ttft p50".into(), "ttft", "p50", "ms", &values);
+        assert_eq!(t.latest, "12 ms");
+        assert_eq!(t.latest_exact, "12");
+        assert_eq!(t.delta, "+20.0 %");
+        assert_eq!(t.delta_dir, "worse");
+        assert_eq!(t.spark.count, 3);
+        let t = tile(
+            "s".into(),
+            "x".into(),
+            "output_throughput",
+            "value",
+            "tok/s",
+            &values[..1],
+        );
+        assert_eq!(t.delta, "");
+        assert_eq!(t.latest, "10 tok/s");
+    }
+}

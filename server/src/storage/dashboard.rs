@@ -1,0 +1,100 @@
+//! What the project dashboard (`/projects/{project}`) reads besides the series list and the
+//! alerts: the newest run of every branch, and the recent values of its key series on the
+//! default branch. Each is one query however many branches or series there are (no query per
+//! series), bounded by the caller's limits.
+
+use super::store::{run_summary, Arg, SqlBuilder, RUN_COLUMNS};
+use super::{RunSummary, StorageError, Store};
+use benchtrail_core::history::CommitGraph;
+use sqlx::Row;
+
+/// One stored value of a series at a commit ([`Store::recent_values`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecentValue {
+    /// The series.
+    pub series_id: String,
+    /// The commit of the run that measured it.
+    pub commit_sha: String,
+    /// The value, in the series' unit.
+    pub value: f64,
+}
+
+impl Store {
+    /// The newest run (highest upload sequence) of each branch of the project, newest first,
+    /// at most `limit` branches (`limit` below 1 counts as 1).
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn latest_run_per_branch(
+        &self,
+        project_id: i64,
+        limit: i64,
+    ) -> Result<Vec<RunSummary>, StorageError> {
+        // Index `runs_project_branch_seq` answers the per-branch maximum.
+        let mut q = SqlBuilder::new(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id \
+             WHERE r.project_id = "
+        ));
+        q.bind(Arg::Int(project_id));
+        q.push(
+            " AND r.seq = (SELECT MAX(b.seq) FROM runs b \
+             WHERE b.project_id = r.project_id AND b.branch = r.branch) ORDER BY r.seq DESC LIMIT ",
+        )
+        .bind(Arg::Int(limit.max(1)));
+        let rows = q.query().fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|row| run_summary(row).map(|(_, run)| run))
+            .collect()
+    }
+
+    /// Every value of `series_ids` measured on `branch` at `commits` (e.g. the window of
+    /// [`Store::newest_commits`]), in the order the series page plots them
+    /// ([`Store::series_points`]: the project's `graph` order; within a commit, run time,
+    /// upload order, result). One query for all the series; empty when either list is empty.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn recent_values(
+        &self,
+        project_id: i64,
+        branch: &str,
+        series_ids: &[String],
+        commits: &[String],
+        graph: &CommitGraph,
+    ) -> Result<Vec<RecentValue>, StorageError> {
+        if series_ids.is_empty() || commits.is_empty() {
+            return Ok(Vec::new());
+        }
+        // From the runs of the window's commits to their values (as `series_history_at`
+        // reads a window: `CROSS JOIN` keeps SQLite from starting at every value of the
+        // series). Parameters in order of appearance (SQLite numbers `$N` so).
+        let mut q = SqlBuilder::new(
+            "SELECT mv.series_id, r.commit_sha, mv.value FROM runs r CROSS JOIN metric_values mv \
+             WHERE mv.run_id = r.id AND r.project_id = ",
+        );
+        q.bind(Arg::Int(project_id));
+        q.push(" AND r.branch = ")
+            .bind(Arg::Text(branch.to_string()));
+        q.push(" AND r.commit_sha IN (");
+        q.bind_list(commits.iter().map(|c| Arg::Text(c.clone())));
+        q.push(") AND mv.series_id IN (");
+        q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
+        q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
+        let mut values = q
+            .query()
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| {
+                Ok(RecentValue {
+                    series_id: row.try_get("series_id")?,
+                    commit_sha: row.try_get("commit_sha")?,
+                    value: row.try_get("value")?,
+                })
+            })
+            .collect::<Result<Vec<_>, StorageError>>()?;
+        // Stable: within a commit, the query's order stays.
+        values.sort_by_key(|v| graph.position(&v.commit_sha).unwrap_or(usize::MAX));
+        Ok(values)
+    }
+}
