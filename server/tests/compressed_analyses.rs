@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::db::{stores, EmptyPostgres};
+use common::db::stores;
+use common::migrations::{apply_migrations_before, on_empty_databases};
 use common::server::{upload_doc, TestServer};
 use serde_json::json;
-use sqlx::migrate::Migrator;
 use sqlx::Row;
 use std::io::Read;
 
@@ -108,22 +108,8 @@ async fn an_analysis_is_stored_compressed_and_one_stored_as_json_before_reads_th
 /// Migrations 0001–0012 of `flavour` applied to `url`, and one analysis row in the form they
 /// knew (a run of a project, JSON text).
 async fn a_database_at_0012(flavour: &str, url: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let source = format!("{}/../migrations/{flavour}", env!("CARGO_MANIFEST_DIR"));
-    for entry in std::fs::read_dir(&source).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        if name.as_str() < "0013" {
-            std::fs::copy(&path, dir.path().join(name)).unwrap();
-        }
-    }
+    apply_migrations_before(flavour, url, "0013").await;
     let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    Migrator::new(dir.path())
-        .await
-        .unwrap()
-        .run(&pool)
-        .await
-        .unwrap();
     for sql in [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000000Z')",
@@ -178,15 +164,9 @@ async fn the_old_row_survives_0013(flavour: &str, url: &str) {
 
 #[tokio::test]
 async fn migration_0013_keeps_the_analyses_stored_before_it() {
-    sqlx::any::install_default_drivers();
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}/old.db?mode=rwc", dir.path().display());
-    a_database_at_0012("sqlite", &url).await;
-    the_old_row_survives_0013("sqlite", &url).await;
-    let Some(pg) = EmptyPostgres::create().await else {
-        return;
-    };
-    a_database_at_0012("postgres", &pg.url).await;
-    the_old_row_survives_0013("postgres", &pg.url).await;
-    pg.remove().await;
+    on_empty_databases(|flavour, url| async move {
+        a_database_at_0012(flavour, &url).await;
+        the_old_row_survives_0013(flavour, &url).await;
+    })
+    .await;
 }

@@ -2,31 +2,17 @@
 //! from those runs, their upload count is 1 and their commit times read as UTC. On SQLite, and
 //! on Postgres when `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
+mod common;
+
 use benchtrail_server::storage::Store;
-use sqlx::migrate::Migrator;
-use sqlx::{Connection, PgConnection};
+use common::migrations::{apply_migrations_before, on_empty_databases};
 
 /// Applies migrations 0001–0003 of `flavour` (`sqlite` or `postgres`) to `url`, as a server
 /// from before the commit graph did: a copy of those files, so their checksums are the ones
 /// the current server finds recorded.
 async fn migrate_to_0003(flavour: &str, url: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let source = format!("{}/../migrations/{flavour}", env!("CARGO_MANIFEST_DIR"));
-    for entry in std::fs::read_dir(&source).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        if name.as_str() < "0004" {
-            std::fs::copy(&path, dir.path().join(name)).unwrap();
-        }
-    }
-    sqlx::any::install_default_drivers();
+    apply_migrations_before(flavour, url, "0004").await;
     let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    Migrator::new(dir.path())
-        .await
-        .unwrap()
-        .run(&pool)
-        .await
-        .unwrap();
     // A project and four runs: c1 first from a shallow clone (no parents), then a repeat
     // with them; c2 a child of c1 committed earlier; d1 without a commit time.
     for sql in [
@@ -98,41 +84,9 @@ async fn check(db: &str, url: &str) {
 
 #[tokio::test]
 async fn migration_0004_fills_the_commit_graph_from_stored_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}/bt.db?mode=rwc", dir.path().display());
-    migrate_to_0003("sqlite", &url).await;
-    check("sqlite", &url).await;
-
-    let Some(admin_url) = std::env::var("BENCHTRAIL_TEST_DATABASE_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        eprintln!("BENCHTRAIL_TEST_DATABASE_URL is not set: Postgres skipped");
-        return;
-    };
-    let database = format!("bt_test_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = PgConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE \"{database}\""))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    let url = format!("{base}/{database}");
-    let outcome = tokio::spawn({
-        let url = url.clone();
-        async move {
-            migrate_to_0003("postgres", &url).await;
-            check("postgres", &url).await;
-        }
+    on_empty_databases(|flavour, url| async move {
+        migrate_to_0003(flavour, &url).await;
+        check(flavour, &url).await;
     })
     .await;
-    sqlx::query(&format!(
-        "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
-    ))
-    .execute(&mut admin)
-    .await
-    .unwrap();
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
 }

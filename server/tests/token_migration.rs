@@ -3,10 +3,11 @@
 //! new token gets a higher id. On SQLite (where 0009 rebuilds the table), and on Postgres
 //! when `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
+mod common;
+
 use benchtrail_server::auth::hash_token;
 use benchtrail_server::storage::{Scope, Store, TokenGrant};
-use sqlx::migrate::Migrator;
-use sqlx::{Connection, PgConnection};
+use common::migrations::{apply_migrations_before, on_empty_databases};
 
 /// A token from before 0009.
 const OLD_SECRET: &str = "bt_made_before_0009";
@@ -14,23 +15,8 @@ const OLD_SECRET: &str = "bt_made_before_0009";
 /// Applies the migrations before 0009 of `flavour` to `url` and stores two tokens as a server
 /// of then did (ids 1 and 2 from the database, the second the newest).
 async fn migrate_to_0008(flavour: &str, url: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let source = format!("{}/../migrations/{flavour}", env!("CARGO_MANIFEST_DIR"));
-    for entry in std::fs::read_dir(&source).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        if name.as_str() < "0009" {
-            std::fs::copy(&path, dir.path().join(name)).unwrap();
-        }
-    }
-    sqlx::any::install_default_drivers();
+    apply_migrations_before(flavour, url, "0009").await;
     let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    Migrator::new(dir.path())
-        .await
-        .unwrap()
-        .run(&pool)
-        .await
-        .unwrap();
     for sql in [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000000Z')"
@@ -95,41 +81,9 @@ async fn check(db: &str, url: &str) {
 
 #[tokio::test]
 async fn migration_0009_keeps_the_tokens_made_before_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}/bt.db?mode=rwc", dir.path().display());
-    migrate_to_0008("sqlite", &url).await;
-    check("sqlite", &url).await;
-
-    let Some(admin_url) = std::env::var("BENCHTRAIL_TEST_DATABASE_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        eprintln!("BENCHTRAIL_TEST_DATABASE_URL is not set: Postgres skipped");
-        return;
-    };
-    let database = format!("bt_test_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = PgConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE \"{database}\""))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    let url = format!("{base}/{database}");
-    let outcome = tokio::spawn({
-        let url = url.clone();
-        async move {
-            migrate_to_0008("postgres", &url).await;
-            check("postgres", &url).await;
-        }
+    on_empty_databases(|flavour, url| async move {
+        migrate_to_0008(flavour, &url).await;
+        check(flavour, &url).await;
     })
     .await;
-    sqlx::query(&format!(
-        "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
-    ))
-    .execute(&mut admin)
-    .await
-    .unwrap();
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
 }
