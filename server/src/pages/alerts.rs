@@ -341,20 +341,6 @@ pub(super) async fn alerts_page(
     Ok(Html(page.render()?))
 }
 
-/// The number of open alerts of a project, up to `cap` (for the project page's link).
-pub async fn open_alert_count(
-    store: &Store,
-    project: &Project,
-    cap: i64,
-) -> Result<(usize, bool), PageError> {
-    let filter = AlertFilter {
-        status: Some(AlertStatus::Open),
-        ..Default::default()
-    };
-    let page = store.list_alerts(project.id, &filter, None, cap).await?;
-    Ok((page.items.len(), page.next_cursor.is_some()))
-}
-
 /// Who acknowledged a failing run's alerts, and when, as its page shows it (`fail ·
 /// acknowledged by ci-bot 2026-01-02 03:04 UTC`): when the verdict is `fail` and every alert
 /// of the run with severity `fail` that still counts (open or acknowledged) is acknowledged;
