@@ -335,11 +335,14 @@ async fn analyze_one(
         scan::request(store, project.id, branch).await?;
     }
     timing.lap("store");
+    let (cached_runs, cached_values) = store.cached_run_values();
     tracing::debug!(
         project = %project.slug,
         commit = commit_sha,
         groups = groups.len(),
         history_values,
+        cached_runs,
+        cached_values,
         phases = %timing,
         "commit analyzed"
     );

@@ -84,29 +84,167 @@ impl Store {
         if series_ids.is_empty() || commits.is_some_and(|c| c.is_empty()) {
             return Ok(Vec::new());
         }
-        // A window is read from the runs of its commits (index `runs_project_commit`) to their
-        // values, so the rows read are the window's however long the history. `CROSS JOIN`
-        // fixes that order on SQLite, whose planner, without statistics (no ANALYZE runs),
-        // would start from every value of the series instead; Postgres plans it as a join.
-        // The value rows are kept narrow (a run by its `seq`, a result by its id): an 18-cell
-        // upload reads about 38,000 of them, and through sqlx's `Any` driver their cost grows
-        // with their width (2.2× for the run's text columns and the cell JSON on every row,
-        // measured on a 120-commit SQLite history). What a run or a result adds is read once
-        // per run and per result below.
-        let from = if commits.is_some() {
-            "FROM runs r CROSS JOIN metric_values mv WHERE mv.run_id = r.id AND r.project_id = "
-        } else {
-            "FROM runs r JOIN metric_values mv ON mv.run_id = r.id WHERE r.project_id = "
+        let mut points = match commits {
+            Some(commits) => self.window_history(project_id, series_ids, commits).await?,
+            None => self.whole_history(project_id, series_ids).await?,
         };
-        let mut q = SqlBuilder::new(&format!(
-            "SELECT mv.series_id, mv.result_id, r.seq, mv.value {from}"
-        ));
-        q.bind(Arg::Int(project_id));
-        if let Some(commits) = commits {
-            q.push(" AND r.commit_sha IN (");
-            q.bind_list(commits.iter().map(|c| Arg::Text(c.clone())));
-            q.push(")");
+        // Stable: within a commit, the read order (run time, upload order, result id) stays.
+        points.sort_by_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
+        Ok(points)
+    }
+
+    /// The history points of `series_ids` in the runs of `commits`, in run time, upload order
+    /// and result id order. The runs are read each time (their exclusion can change); their
+    /// values come from [`RunValuesCache`](super::run_values::RunValuesCache), and a run not held
+    /// there is read whole (every series of it: the other groups of the same upload read the
+    /// same runs next) and kept.
+    async fn window_history(
+        &self,
+        project_id: i64,
+        series_ids: &[String],
+        commits: &[String],
+    ) -> Result<Vec<HistoryPoint>, StorageError> {
+        let runs = self.window_runs(project_id, commits).await?;
+        let ids: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
+        let mut cached = self.run_values.get_many(&ids);
+        let missing: Vec<Uuid> = ids
+            .iter()
+            .zip(&cached)
+            .filter(|(_, c)| c.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        if !missing.is_empty() {
+            let mut loaded = self.load_run_values(&missing).await?;
+            for (slot, id) in cached.iter_mut().zip(&ids) {
+                if slot.is_none() {
+                    let run = std::sync::Arc::new(loaded.remove(id).unwrap_or_default());
+                    self.run_values.insert(*id, std::sync::Arc::clone(&run));
+                    *slot = Some(run);
+                }
+            }
         }
+        let mut points = Vec::new();
+        for (run, values) in runs.iter().zip(cached) {
+            let Some(values) = values else { continue };
+            let first = points.len();
+            for series_id in series_ids {
+                for v in values.series(series_id) {
+                    let result = values.result(v.result_id).cloned().unwrap_or_default();
+                    points.push(HistoryPoint {
+                        series_id: series_id.clone(),
+                        result_id: v.result_id,
+                        run_id: run.id,
+                        commit_sha: run.commit_sha.clone(),
+                        branch: run.branch.clone(),
+                        seq: run.seq,
+                        value: v.value,
+                        completed: result.completed,
+                        failed: result.failed,
+                        num_prompts: result.num_prompts,
+                        excluded: run.excluded,
+                        lengths: result.lengths,
+                    });
+                }
+            }
+            points[first..].sort_by_key(|p| p.result_id);
+        }
+        Ok(points)
+    }
+
+    /// The runs of the project at `commits` (any branch) in run time and upload order, with
+    /// their exclusion as it is now.
+    async fn window_runs(
+        &self,
+        project_id: i64,
+        commits: &[String],
+    ) -> Result<Vec<WindowRun>, StorageError> {
+        let mut q = SqlBuilder::new(
+            "SELECT r.seq, r.id, r.commit_sha, r.branch, \
+             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
+             FROM runs r WHERE r.project_id = ",
+        );
+        q.bind(Arg::Int(project_id));
+        q.push(" AND r.commit_sha IN (");
+        q.bind_list(commits.iter().map(|c| Arg::Text(c.clone())));
+        q.push(") ORDER BY r.run_at, r.seq");
+        q.query()
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| {
+                let id: String = row.try_get("id")?;
+                Ok(WindowRun {
+                    seq: row.try_get("seq")?,
+                    id: parse_uuid("id", &id)?,
+                    commit_sha: row.try_get("commit_sha")?,
+                    branch: row.try_get("branch")?,
+                    excluded: row.try_get::<i64, _>("excluded")? > 0,
+                })
+            })
+            .collect()
+    }
+
+    /// Every metric value of the runs `ids`, with their results' details, by run (a run
+    /// without values is absent).
+    async fn load_run_values(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<HashMap<Uuid, super::run_values::CachedRun>, StorageError> {
+        use super::run_values::{CachedRun, CachedValue};
+        let mut by_run: HashMap<Uuid, Vec<CachedValue>> = HashMap::new();
+        let mut result_run: HashMap<i64, Uuid> = HashMap::new();
+        for chunk in ids.chunks(500) {
+            // From each run's results (index of `UNIQUE (run_id, idx)`) to their values
+            // (primary key `(result_id, series_id)`); `CROSS JOIN` fixes that order on SQLite.
+            let mut q = SqlBuilder::new(
+                "SELECT res.run_id, mv.series_id, mv.result_id, mv.value \
+                 FROM results res CROSS JOIN metric_values mv \
+                 WHERE mv.result_id = res.id AND res.run_id IN (",
+            );
+            q.bind_list(chunk.iter().map(|id| Arg::Text(id.to_string())));
+            q.push(")");
+            for row in q.query().fetch_all(&self.pool).await? {
+                let run: String = row.try_get("run_id")?;
+                let run = parse_uuid("run_id", &run)?;
+                let series: String = row.try_get("series_id")?;
+                let result_id: i64 = row.try_get("result_id")?;
+                result_run.insert(result_id, run);
+                by_run.entry(run).or_default().push(CachedValue {
+                    series_id: self.run_values.intern(&series),
+                    result_id,
+                    value: row.try_get("value")?,
+                });
+            }
+        }
+        let result_ids: Vec<i64> = result_run.keys().copied().collect();
+        let mut results: HashMap<Uuid, HashMap<i64, HistoryResult>> = HashMap::new();
+        for (id, result) in self.history_results(&result_ids).await? {
+            if let Some(run) = result_run.get(&id) {
+                results.entry(*run).or_default().insert(id, result);
+            }
+        }
+        Ok(by_run
+            .into_iter()
+            .map(|(run, values)| {
+                let details = results.remove(&run).unwrap_or_default();
+                (run, CachedRun::new(values, details))
+            })
+            .collect())
+    }
+
+    /// Every stored value of `series_ids` in the project, in run time, upload order and
+    /// result id order (what [`Store::series_history`] reads; not cached, the analysis reads
+    /// windows).
+    async fn whole_history(
+        &self,
+        project_id: i64,
+        series_ids: &[String],
+    ) -> Result<Vec<HistoryPoint>, StorageError> {
+        let mut q = SqlBuilder::new(
+            "SELECT mv.series_id, mv.result_id, r.seq, mv.value \
+             FROM runs r JOIN metric_values mv ON mv.run_id = r.id WHERE r.project_id = ",
+        );
+        q.bind(Arg::Int(project_id));
         q.push(" AND mv.series_id IN (");
         q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
         q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
@@ -125,8 +263,11 @@ impl Store {
             })
             .collect::<Result<_, StorageError>>()?;
         let runs = self.history_runs(&values).await?;
-        let results = self.history_results(&values).await?;
-        let mut points = values
+        let mut result_ids: Vec<i64> = values.iter().map(|v| v.1).collect();
+        result_ids.sort_unstable();
+        result_ids.dedup();
+        let results = self.history_results(&result_ids).await?;
+        values
             .into_iter()
             .map(|(series_id, result_id, seq, value)| {
                 let run = runs.get(&seq).ok_or_else(|| {
@@ -150,10 +291,7 @@ impl Store {
                     lengths: result.lengths,
                 })
             })
-            .collect::<Result<Vec<_>, StorageError>>()?;
-        // Stable: within a commit, the query's order stays.
-        points.sort_by_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
-        Ok(points)
+            .collect()
     }
 
     /// The runs of history value rows (`(series, result, run seq, value)`), by `seq`.
@@ -196,11 +334,8 @@ impl Store {
     /// `series` once per row on Postgres).
     async fn history_results(
         &self,
-        values: &[(String, i64, i64, f64)],
+        result_ids: &[i64],
     ) -> Result<HashMap<i64, HistoryResult>, StorageError> {
-        let mut result_ids: Vec<i64> = values.iter().map(|v| v.1).collect();
-        result_ids.sort_unstable();
-        result_ids.dedup();
         let mut results: HashMap<i64, HistoryResult> = HashMap::with_capacity(result_ids.len());
         let mut output_tokens: HashMap<i64, f64> = HashMap::new();
         for chunk in result_ids.chunks(1000) {
@@ -669,10 +804,19 @@ struct HistoryRun {
 }
 
 /// What a result adds to each of its history points ([`Store::series_history_at`]).
-#[derive(Clone, Default)]
-struct HistoryResult {
-    completed: Option<f64>,
-    failed: Option<f64>,
-    num_prompts: Option<f64>,
-    lengths: benchtrail_core::regression::confounds::RunLengths,
+#[derive(Debug, Clone, Default)]
+pub(super) struct HistoryResult {
+    pub(super) completed: Option<f64>,
+    pub(super) failed: Option<f64>,
+    pub(super) num_prompts: Option<f64>,
+    pub(super) lengths: benchtrail_core::regression::confounds::RunLengths,
+}
+
+/// A run of a window ([`Store::series_history_at`]): what its points carry of it.
+struct WindowRun {
+    seq: i64,
+    id: Uuid,
+    commit_sha: String,
+    branch: String,
+    excluded: bool,
 }

@@ -21,6 +21,7 @@ mod jobs;
 mod model;
 mod pr_comments;
 mod readiness;
+mod run_values;
 pub mod samples_codec;
 mod scan_history;
 mod sessions;

@@ -58,6 +58,8 @@ pub struct Store {
     pub(super) pool: sqlx::AnyPool,
     backend: Backend,
     instance: u64,
+    /// Stored runs' values kept for the next analyses (shared by the store's clones).
+    pub(super) run_values: std::sync::Arc<super::run_values::RunValuesCache>,
 }
 
 /// Numbers the stores of this process ([`Store::instance`]).
@@ -79,6 +81,7 @@ impl Store {
             pool,
             backend,
             instance,
+            run_values: Default::default(),
         })
     }
 

@@ -1,0 +1,254 @@
+//! Stored runs' metric values kept in memory between analyses ([`RunValuesCache`]).
+//!
+//! Why: every upload's analysis reads the baseline window of each of its groups. At 18 cells ×
+//! 34 values and a window of about 60 commits that is some 38,000 values, nearly all of them
+//! the ones the previous upload read too; reading them took 380–700 ms of a 700–900 ms upload
+//! (issue 12, BENCHMARKS.md "Session 20"). A run's values never change once its upload has
+//! committed: an upload is one transaction, and nothing updates or deletes rows of `runs`,
+//! `results` or `metric_values`. So a run's values, read once, stay right for the life of the
+//! process, and another server writing to the same database cannot make them wrong (its runs
+//! have other ids). What can change about a stored run, its exclusion from baselines, is not
+//! kept here: [`super::Store::series_history_at`] reads it with the window's runs each time.
+
+use super::detection::HistoryResult;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use uuid::Uuid;
+
+/// How many values the cache holds at most, over all runs (about 32 bytes each: 4.8 MB). The
+/// windows of one upload's groups hold about 38,000, the change-point scan's 200-commit window
+/// of one configuration about 122,000.
+const MAX_VALUES: usize = 150_000;
+
+/// When the cache is full, it drops its least recently used runs down to this many values,
+/// so that eviction (a sort of the entries) is rare.
+const EVICT_TO: usize = MAX_VALUES * 3 / 4;
+
+/// Interned series ids beyond this many are forgotten (runs keep their own references).
+const MAX_INTERNED: usize = 100_000;
+
+/// One stored value of a cached run.
+#[derive(Debug, Clone)]
+pub(super) struct CachedValue {
+    /// The series (interned: every run of a series shares one allocation).
+    pub series_id: Arc<str>,
+    /// The value's result (`results.id`).
+    pub result_id: i64,
+    /// The value, in the series' unit.
+    pub value: f64,
+}
+
+/// Every metric value of one stored run and what its results add to their history points.
+#[derive(Debug, Default)]
+pub(super) struct CachedRun {
+    /// Sorted by series id, then result id: a series' values are found by binary search.
+    values: Vec<CachedValue>,
+    /// By result id.
+    results: HashMap<i64, HistoryResult>,
+}
+
+impl CachedRun {
+    /// A run from its values (any order) and its results' details.
+    pub fn new(mut values: Vec<CachedValue>, results: HashMap<i64, HistoryResult>) -> CachedRun {
+        values.sort_by(|a, b| (&*a.series_id, a.result_id).cmp(&(&*b.series_id, b.result_id)));
+        CachedRun { values, results }
+    }
+
+    /// The run's values of `series_id`, by result id.
+    pub fn series(&self, series_id: &str) -> &[CachedValue] {
+        let start = self.values.partition_point(|v| &*v.series_id < series_id);
+        let len = self.values[start..].partition_point(|v| &*v.series_id == series_id);
+        &self.values[start..start + len]
+    }
+
+    /// What result `result_id` adds to its points (its health counts, `num_prompts`, lengths).
+    pub fn result(&self, result_id: i64) -> Option<&HistoryResult> {
+        self.results.get(&result_id)
+    }
+}
+
+/// Runs' values by run id, least recently used out first, at most [`MAX_VALUES`] values.
+#[derive(Default)]
+pub(super) struct RunValuesCache {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    runs: HashMap<Uuid, Entry>,
+    /// Values held by `runs`.
+    held: usize,
+    /// Incremented on every use; an entry's `used` is the tick of its last use.
+    tick: u64,
+    interned: HashSet<Arc<str>>,
+}
+
+struct Entry {
+    run: Arc<CachedRun>,
+    used: u64,
+}
+
+impl RunValuesCache {
+    /// The cached runs of `ids`, in that order (`None` where a run is not held).
+    pub fn get_many(&self, ids: &[Uuid]) -> Vec<Option<Arc<CachedRun>>> {
+        let mut inner = self.lock();
+        inner.tick += 1;
+        let tick = inner.tick;
+        ids.iter()
+            .map(|id| {
+                inner.runs.get_mut(id).map(|e| {
+                    e.used = tick;
+                    Arc::clone(&e.run)
+                })
+            })
+            .collect()
+    }
+
+    /// Keeps `run` as run `id`'s values, dropping the least recently used runs when full.
+    pub fn insert(&self, id: Uuid, run: Arc<CachedRun>) {
+        let mut inner = self.lock();
+        inner.tick += 1;
+        let used = inner.tick;
+        inner.held += run.values.len();
+        if let Some(old) = inner.runs.insert(id, Entry { run, used }) {
+            inner.held -= old.run.values.len();
+        }
+        if inner.held > MAX_VALUES {
+            inner.evict();
+        }
+    }
+
+    /// `series_id` as the shared allocation every cached run of the series uses.
+    pub fn intern(&self, series_id: &str) -> Arc<str> {
+        let mut inner = self.lock();
+        if let Some(s) = inner.interned.get(series_id) {
+            return Arc::clone(s);
+        }
+        if inner.interned.len() >= MAX_INTERNED {
+            inner.interned.clear();
+        }
+        let s: Arc<str> = Arc::from(series_id);
+        inner.interned.insert(Arc::clone(&s));
+        s
+    }
+
+    /// How many runs and values are held.
+    pub fn held(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.runs.len(), inner.held)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves consistent maps (every mutation is complete
+        // before the next begins), so a poisoned lock is still usable.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Inner {
+    /// Drops the least recently used runs until at most [`EVICT_TO`] values are held.
+    fn evict(&mut self) {
+        let mut by_use: Vec<(u64, Uuid)> = self.runs.iter().map(|(id, e)| (e.used, *id)).collect();
+        by_use.sort_unstable();
+        for (_, id) in by_use {
+            if self.held <= EVICT_TO {
+                break;
+            }
+            if let Some(e) = self.runs.remove(&id) {
+                self.held -= e.run.values.len();
+            }
+        }
+    }
+}
+
+impl super::Store {
+    /// How many runs, and values of theirs, this store keeps in memory for the analyses (at
+    /// most 150,000 values); printed by the analysis's debug line.
+    pub fn cached_run_values(&self) -> (usize, usize) {
+        self.run_values.held()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cache: &RunValuesCache, values: &[(&str, i64, f64)]) -> Arc<CachedRun> {
+        let values = values
+            .iter()
+            .map(|(s, r, v)| CachedValue {
+                series_id: cache.intern(s),
+                result_id: *r,
+                value: *v,
+            })
+            .collect();
+        Arc::new(CachedRun::new(values, HashMap::new()))
+    }
+
+    #[test]
+    fn a_series_values_are_found_by_series_in_result_order() {
+        let cache = RunValuesCache::default();
+        let r = run(
+            &cache,
+            &[
+                ("b", 2, 4.0),
+                ("a", 2, 2.0),
+                ("b", 1, 3.0),
+                ("a", 1, 1.0),
+                ("c", 1, 5.0),
+            ],
+        );
+        let a: Vec<(i64, f64)> = r
+            .series("a")
+            .iter()
+            .map(|v| (v.result_id, v.value))
+            .collect();
+        assert_eq!(a, vec![(1, 1.0), (2, 2.0)]);
+        let b: Vec<(i64, f64)> = r
+            .series("b")
+            .iter()
+            .map(|v| (v.result_id, v.value))
+            .collect();
+        assert_eq!(b, vec![(1, 3.0), (2, 4.0)]);
+        assert!(r.series("ab").is_empty());
+        assert!(r.series("0").is_empty());
+        assert!(r.series("d").is_empty());
+        // One allocation per series id, shared by every run.
+        let again = run(&cache, &[("a", 9, 0.0)]);
+        assert!(Arc::ptr_eq(
+            &r.series("a")[0].series_id,
+            &again.series("a")[0].series_id
+        ));
+    }
+
+    #[test]
+    fn a_full_cache_drops_the_least_recently_used_runs() {
+        let cache = RunValuesCache::default();
+        let per_run = MAX_VALUES / 10;
+        let values: Vec<(String, i64, f64)> = (0..per_run)
+            .map(|i| (format!("s{i}"), 1, i as f64))
+            .collect();
+        let refs: Vec<(&str, i64, f64)> = values
+            .iter()
+            .map(|(s, r, v)| (s.as_str(), *r, *v))
+            .collect();
+        let ids: Vec<Uuid> = (0..11).map(|_| Uuid::new_v4()).collect();
+        for id in &ids[..10] {
+            cache.insert(*id, run(&cache, &refs));
+        }
+        assert_eq!(cache.held(), (10, 10 * per_run));
+        // Run 0 used last: it survives the eviction the eleventh run causes.
+        assert!(cache.get_many(&ids[..1])[0].is_some());
+        cache.insert(ids[10], run(&cache, &refs));
+        let (runs, held) = cache.held();
+        assert_eq!(held, runs * per_run);
+        assert!(held <= EVICT_TO, "held {held}");
+        let got = cache.get_many(&ids);
+        assert!(got[0].is_some() && got[10].is_some());
+        assert!(
+            got[1].is_none(),
+            "the least recently used run is dropped first"
+        );
+        assert_eq!(got.iter().filter(|r| r.is_some()).count(), runs);
+    }
+}
