@@ -20,6 +20,8 @@
 //! project again.
 
 mod common;
+#[path = "browser/series_explorer.rs"]
+mod series_explorer;
 
 use common::web::{Fixture, UploadFixture, GOODPUT_FLAGS};
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
