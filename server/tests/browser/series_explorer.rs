@@ -378,7 +378,7 @@ async fn drive_overlay(client: Client, f: UploadFixture) {
     .await;
     assert_eq!(selected, c1);
 
-    let width = js(&client, "return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, table: !!document.getElementById('points')};").await;
+    let width = js(&client, "return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, table: !!document.getElementById('points'), wide: [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth).slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ':' + Math.round(e.getBoundingClientRect().right))};").await;
     assert!(width["inner"].as_i64().unwrap() <= 390, "{width}");
     assert!(
         width["scroll"].as_i64().unwrap() <= width["inner"].as_i64().unwrap(),
