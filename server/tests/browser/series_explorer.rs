@@ -5,7 +5,9 @@
 
 use super::common::web::{Fixture, UploadFixture, GOODPUT_FLAGS};
 use super::{common, js, open, start_browser, until};
-use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+use fantoccini::actions::{
+    InputSource, MouseActions, PointerAction, TouchActions, MOUSE_BUTTON_LEFT,
+};
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -88,6 +90,36 @@ fn assert_close(got: &[f64], want: &[f64], what: &str) {
     }
 }
 
+/// The viewport position of point `i` of the chart's columns (main series).
+async fn point_at(client: &Client, i: usize) -> (f64, f64) {
+    let at = js(
+        client,
+        &format!(
+            r#"const {{u, columns: c}} = window.benchtrailChart; const r = u.over.getBoundingClientRect();
+               return [r.left + u.valToPos(c.xs[{i}], 'x'), r.top + u.valToPos(c.ys[{i}], 'y')];"#
+        ),
+    )
+    .await;
+    (
+        at[0].as_f64().unwrap().round(),
+        at[1].as_f64().unwrap().round(),
+    )
+}
+
+/// The tooltip's text once it shows point `i`.
+async fn tooltip_of(client: &Client, i: usize) -> String {
+    until("the tooltip to show the point", || async {
+        let t = js(
+            client,
+            r#"const t = document.getElementById('chart-tooltip');
+               return t && !t.hidden ? {i: t.dataset.index, text: t.textContent} : null;"#,
+        )
+        .await;
+        (t["i"] == json!(i.to_string())).then(|| t["text"].as_str().unwrap().to_string())
+    })
+    .await
+}
+
 #[tokio::test]
 async fn series_explorer_plots_the_api_and_keeps_its_view_in_the_url() {
     let Some(browser) = start_browser().await else {
@@ -150,6 +182,29 @@ async fn drive_explorer(client: Client, f: Fixture) {
             "legend {legend:?} lacks {key}"
         );
     }
+
+    // Hovering the third commit's point: its value with the unit, the commit date, and its
+    // change against the baseline band's mean in percent.
+    let (x, y) = point_at(&client, 3).await;
+    let hover = MouseActions::new("mouse".into())
+        .then(PointerAction::MoveTo {
+            duration: None,
+            x: x - 30.0,
+            y,
+        })
+        .then(PointerAction::MoveTo {
+            duration: Some(Duration::from_millis(100)),
+            x,
+            y,
+        });
+    client.perform_actions(hover).await.unwrap();
+    let text = tooltip_of(&client, 3).await;
+    let value = want_ys[3];
+    let pct = (value - band[0].2) / band[0].2.abs() * 100.0;
+    assert!(text.contains(&format!("{value} ms")), "{text}");
+    assert!(text.contains("2026-01-03 00:00 UTC"), "{text}");
+    assert!(text.contains(&format!("{pct:+.1} % vs baseline")), "{text}");
+    assert!(text.contains("Fuse kernels"), "{text}");
 
     // The band is painted: the pixel at the band's mean (dashed line aside: an edge of the
     // fill) at the third commit is tinted blue, not the white of the plot.
@@ -298,6 +353,42 @@ async fn drive_explorer(client: Client, f: Fixture) {
         (json!(true), json!(true)),
         "{s}"
     );
+
+    // On touch, the first tap shows the tooltip and stays; the second opens the run.
+    let (x, y) = point_at(&client, 3).await;
+    let tap = || {
+        TouchActions::new("finger".into())
+            .then(PointerAction::MoveTo {
+                duration: None,
+                x,
+                y,
+            })
+            .then(PointerAction::Down {
+                button: MOUSE_BUTTON_LEFT,
+            })
+            .then(PointerAction::Up {
+                button: MOUSE_BUTTON_LEFT,
+            })
+    };
+    client.perform_actions(tap()).await.unwrap();
+    tooltip_of(&client, 3).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        client
+            .current_url()
+            .await
+            .unwrap()
+            .path()
+            .starts_with("/projects/"),
+        "one tap navigated"
+    );
+    client.perform_actions(tap()).await.unwrap();
+    let run_path = format!("/runs/{}", points[3]["run_id"].as_str().unwrap());
+    until("the second tap to open the run", || async {
+        let url = client.current_url().await.ok()?;
+        (url.path() == run_path).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
