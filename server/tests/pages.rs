@@ -148,6 +148,7 @@ async fn series_page_shows_title_and_exact_points() {
     assert_eq!(chart["data-branch"], "main");
     assert_eq!(chart["data-window"], "10");
     assert!(html.contains(r#"<script src="/static/series_view.js" defer></script>"#));
+    assert!(html.contains(r#"<script src="/static/series_columns.js" defer></script>"#));
     // The table stays readable without JavaScript and scrolls in its own box on a phone.
     assert!(html.contains("<div class=\"table-scroll\">\n<table class=\"points\" id=\"points\">"));
 
@@ -370,12 +371,14 @@ async fn static_assets_are_embedded_with_types_and_cache_headers() {
     let r = get("/static/vendor/uplot/uPlot.min.css").await.unwrap();
     assert_eq!(r.headers()["content-type"], "text/css; charset=utf-8");
 
-    let r = get("/static/series_view.js").await.unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(
-        r.headers()["content-type"],
-        "text/javascript; charset=utf-8"
-    );
+    for script in ["/static/series_view.js", "/static/series_columns.js"] {
+        let r = get(script).await.unwrap();
+        assert_eq!(r.status(), 200, "{script}");
+        assert_eq!(
+            r.headers()["content-type"],
+            "text/javascript; charset=utf-8"
+        );
+    }
 
     let r = get("/static/series.js").await.unwrap();
     assert_eq!(r.status(), 200);

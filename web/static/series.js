@@ -1,25 +1,40 @@
-// benchtrail series chart: draws one series across commits with uPlot (vendored, global
-// `uPlot`). Plain script, no build step.
+// benchtrail series explorer: draws one series across commits with uPlot (vendored, global
+// `uPlot`). Plain script, no build step; the column arrays come from series_columns.js, the
+// view state in the URL and the baseline band's numbers from series_view.js.
 //
 // Reads the JSON API named in #chart[data-api] ({series, branch, points: [{commit_sha,
-// commit_subject, run_id, repeat_index, value, n, ...}]}), turns the points into uPlot's
-// column arrays (x = commit order index, so repeats of a commit share an x), and draws every
-// point plus a thin line through each commit's mean. Hovering shows a tooltip for the
-// nearest point (by x, then by y among repeats); clicking opens that point's run.
+// commit_time, commit_subject, run_id, repeat_index, value, n, ...}]}) and draws every point,
+// a thin line through each commit's mean, and under them the baseline band: mean ± 1σ of the
+// per-commit means of the #chart[data-window] earlier commits (the project's baseline window).
+// A legend below the chart names points, mean line, whiskers, band and overlay.
+//
+// Controls above the chart (built here, so the page without JavaScript keeps only the
+// table): x axis by commit order or commit date (a time axis), log scale, reset zoom (a drag
+// across the plot zooms into that x range), and an overlay select listing the same metric
+// and statistic in the project's other cells (GET /api/v1/projects/{p}/series?metric&stat);
+// the chosen series is drawn in orange with its own mean line. The whole view is in the
+// query string (x=time, log=1, from/to, overlay=<series id>): read on load, rewritten with
+// history.replaceState on every change, a zoom included.
+//
+// Hovering shows a tooltip for the nearest point (by x, then by y among repeats; main or
+// overlay, whichever is nearer): commit, subject, commit date, value with unit, n, change
+// against the baseline in percent, interval, alerts. A mouse click opens that point's run; on
+// touch the first tap shows the tooltip and a second tap on the same point opens the run.
 //
 // Confidence intervals of the points (p50/p99 series) come from the server's points table
 // (#points tr[data-ci-low][data-ci-high], same order as the API's points): each is drawn as a
 // teal whisker through its point and named in the tooltip.
 //
 // Alerts of the series on this branch are listed by the server in #series-alerts (one
-// li[data-x][data-kind][data-summary] each); they are marked on the chart at their commit:
-// a vertical line and a glyph per alert (▼ regression red, ▲ improvement green, ◆ trade-off
-// purple with a dashed line, ● others grey), and the tooltip of a commit lists its alerts'
-// one-sentence summaries.
+// li[data-x][data-commit-sha][data-kind][data-summary] each); they are marked on the chart at
+// their commit: a vertical line and a glyph per alert (▼ regression red, ▲ improvement green,
+// ◆ trade-off purple with a dashed line, ● others grey), and the tooltip of a commit lists
+// its alerts' one-sentence summaries.
 //
-// For tests and scripts, the chart container gets data-state="ready",
-// data-points=<count> and data-markers=<count> once drawn, and window.benchtrailChart holds
-// the uPlot instance, the columns and the markers ({x, kind, summary, status, id}).
+// For tests and scripts, the chart container gets data-state="ready", data-points=<count>,
+// data-markers=<count> and data-series=<1 or 2> once drawn, and window.benchtrailChart holds
+// the uPlot instance, the columns, the markers ({x, kind, summary, status, id}), the band
+// ({xs, lo, mid, hi}), the view, the full x range, whether y is logarithmic and the overlay.
 (function () {
   "use strict";
 
@@ -57,115 +72,6 @@
       out.push(d && d.ciLow !== undefined ? { low: Number(d.ciLow), high: Number(d.ciHigh), text: d.ciText } : null);
     }
     return out;
-  }
-
-  // Commit time (else the run's time) in seconds, uPlot's time unit.
-  function timeOf(p) {
-    var t = Date.parse(p.commit_time || p.run_at);
-    return isFinite(t) ? t / 1000 : null;
-  }
-
-  // The commits of the main series in API (commit) order, then those only the overlay has,
-  // each inserted before the first commit committed later than it.
-  function commitList(points, overlayPoints) {
-    var list = [], seen = new Set();
-    points.forEach(function (p) {
-      if (seen.has(p.commit_sha)) return;
-      seen.add(p.commit_sha);
-      list.push({ sha: p.commit_sha, time: timeOf(p), subject: p.commit_subject || "", commitTime: p.commit_time || null });
-    });
-    (overlayPoints || []).forEach(function (p) {
-      if (seen.has(p.commit_sha)) return;
-      seen.add(p.commit_sha);
-      var t = timeOf(p);
-      var entry = { sha: p.commit_sha, time: t, subject: p.commit_subject || "", commitTime: p.commit_time || null };
-      var pos = t == null ? -1 : list.findIndex(function (c) { return c.time != null && c.time > t; });
-      if (pos < 0) list.push(entry); else list.splice(pos, 0, entry);
-    });
-    return list;
-  }
-
-  // API points -> uPlot's aligned columns: one row per point of either series (the other
-  // series null there), sorted by x; x is the commit's index (commit order) or its commit
-  // time (time axis). Repeats of a commit share an x. Each series' mean per commit sits at
-  // its first row of that commit, nulls elsewhere.
-  function columns(points, overlayPoints, mode, baselineWindow) {
-    var commits = commitList(points, overlayPoints);
-    var index = new Map();
-    commits.forEach(function (cm, i) { index.set(cm.sha, i); });
-    var xOfCommit = function (sha) {
-      var i = index.get(sha);
-      return i === undefined ? null : mode === "time" ? commits[i].time : i;
-    };
-    var cis = readIntervals(points.length);
-    var rows = [];
-    points.forEach(function (p, i) { rows.push({ p: p, main: true, ci: cis[i], order: i }); });
-    (overlayPoints || []).forEach(function (p, i) { rows.push({ p: p, main: false, ci: null, order: points.length + i }); });
-    rows.forEach(function (r) { r.x = xOfCommit(r.p.commit_sha); });
-    rows = rows.filter(function (r) { return r.x != null; });
-    rows.sort(function (a, b) { return a.x - b.x || a.order - b.order; });
-
-    function perCommitMeans(main) {
-      var sums = new Map();
-      rows.forEach(function (r) {
-        if (r.main !== main) return;
-        var s = sums.get(r.p.commit_sha) || { sum: 0, count: 0 };
-        s.sum += r.p.value; s.count += 1;
-        sums.set(r.p.commit_sha, s);
-      });
-      return sums;
-    }
-    var mainSums = perCommitMeans(true), ovSums = perCommitMeans(false);
-    var c = { mode: mode, xs: [], ys: [], ovYs: [], shas: [], subjects: [], runIds: [], ns: [], repeats: [],
-      cis: [], means: [], ovMeans: [], commitTimes: [], main: [],
-      labels: commits.map(function (cm) { return cm.sha.slice(0, 10); }), commits: commits };
-    var firstMain = new Set(), firstOv = new Set();
-    rows.forEach(function (r) {
-      var p = r.p;
-      c.xs.push(r.x);
-      c.ys.push(r.main ? p.value : null);
-      c.ovYs.push(r.main ? null : p.value);
-      c.shas.push(p.commit_sha);
-      c.subjects.push(p.commit_subject || "");
-      c.runIds.push(p.run_id);
-      c.ns.push(p.n == null ? null : p.n);
-      c.repeats.push(p.repeat_index);
-      c.cis.push(r.ci);
-      c.commitTimes.push(p.commit_time || null);
-      c.main.push(r.main);
-      var firsts = r.main ? firstMain : firstOv, sums = r.main ? mainSums : ovSums;
-      var mean = null;
-      if (!firsts.has(p.commit_sha)) {
-        firsts.add(p.commit_sha);
-        var s = sums.get(p.commit_sha);
-        mean = s.sum / s.count;
-      }
-      (r.main ? c.means : c.ovMeans).push(mean);
-      (r.main ? c.ovMeans : c.means).push(null);
-    });
-
-    // The baseline band of the main series, per commit in commit order.
-    var mainCommits = [];
-    points.forEach(function (p) {
-      if (mainCommits.length && mainCommits[mainCommits.length - 1].sha === p.commit_sha) return;
-      if (mainCommits.some(function (m) { return m.sha === p.commit_sha; })) return;
-      var s = mainSums.get(p.commit_sha);
-      mainCommits.push({ sha: p.commit_sha, mean: s.sum / s.count });
-    });
-    var band = window.benchtrailSeriesView.baselineBand(mainCommits, baselineWindow);
-    c.band = { xs: [], lo: [], mid: [], hi: [], shas: [] };
-    c.baselineOf = new Map();
-    mainCommits.forEach(function (m, k) {
-      if (!band[k]) return;
-      c.band.xs.push(xOfCommit(m.sha));
-      c.band.lo.push(band[k].lo);
-      c.band.mid.push(band[k].mean);
-      c.band.hi.push(band[k].hi);
-      c.band.shas.push(m.sha);
-      c.baselineOf.set(m.sha, band[k].mean);
-    });
-    c.xOfCommit = xOfCommit;
-    return c;
   }
 
   // Among the points of series `s` sharing the hovered x (repeats of a commit), the one
@@ -452,7 +358,7 @@
     if (u) { u.destroy(); u = null; }
     var points = mainDoc.points;
     var ovPoints = overlayDoc ? overlayDoc.points : null;
-    var c = columns(points, ovPoints, view.x, baselineWindow);
+    var c = window.benchtrailSeriesColumns.columns(points, ovPoints, view.x, baselineWindow, readIntervals(points.length));
     c.markers = [];
     markerSource.forEach(function (m) {
       var x = m.sha ? c.xOfCommit(m.sha) : m.x;
