@@ -92,12 +92,19 @@
     });
 
     // The baseline band of the main series, per commit in commit order.
-    var mainCommits = [];
+    // Runs excluded from baselines do not count in the band, as in the analysis: a commit
+    // whose every run is excluded has no mean there (null).
+    var mainCommits = [], kept = new Map();
     points.forEach(function (p) {
-      if (mainCommits.length && mainCommits[mainCommits.length - 1].sha === p.commit_sha) return;
+      if (p.excluded) return;
+      var k = kept.get(p.commit_sha) || { sum: 0, count: 0 };
+      k.sum += p.value; k.count += 1;
+      kept.set(p.commit_sha, k);
+    });
+    points.forEach(function (p) {
       if (mainCommits.some(function (m) { return m.sha === p.commit_sha; })) return;
-      var s = mainSums.get(p.commit_sha);
-      mainCommits.push({ sha: p.commit_sha, mean: s.sum / s.count });
+      var k = kept.get(p.commit_sha);
+      mainCommits.push({ sha: p.commit_sha, mean: k ? k.sum / k.count : null });
     });
     var band = window.benchtrailSeriesView.baselineBand(mainCommits, baselineWindow);
     c.band = { xs: [], lo: [], mid: [], hi: [], shas: [] };

@@ -6,7 +6,8 @@
 //   be shared as a link; `branch` and any other parameter are kept as they are.
 // - baselineBand(commits, window): per commit, the rolling baseline the analysis compares
 //   against: mean and ±1σ (sample standard deviation) of the per-commit means of the up to
-//   `window` earlier commits (at least two, else no band there).
+//   `window` latest earlier commits with a mean (null: every run excluded); at least two,
+//   else no band there.
 (function () {
   "use strict";
 
@@ -42,11 +43,13 @@
     history.replaceState(history.state, "", window.location.pathname + (s ? "?" + s : "") + window.location.hash);
   }
 
-  // commits: [{mean}] in commit order. Returns [{mean, lo, hi} | null] aligned with them.
+  // commits: [{mean | null}] in commit order. Returns [{mean, lo, hi} | null] aligned with them.
   function baselineBand(commits, window) {
     var w = Math.max(1, window || 10);
     return commits.map(function (_, k) {
-      var prev = commits.slice(Math.max(0, k - w), k).map(function (c) { return c.mean; });
+      // The up to `w` latest earlier commits that have a mean (not wholly excluded).
+      var prev = [];
+      for (var j = k - 1; j >= 0 && prev.length < w; j--) if (commits[j].mean != null) prev.unshift(commits[j].mean);
       if (prev.length < 2) return null;
       var mean = prev.reduce(function (a, b) { return a + b; }, 0) / prev.length;
       var v = prev.reduce(function (a, b) { return a + (b - mean) * (b - mean); }, 0) / (prev.length - 1);
