@@ -18,8 +18,14 @@
 //! with a write token; then its alerts page shows, an alert is dismissed through its card's
 //! form with a reason, and the card shows its status, who and when; signing out hides the
 //! project again.
+//!
+//! The series explorer (`browser/series_explorer.rs`): plotted columns, baseline band and
+//! time axis equal the series API's; zoom, log scale, x axis and overlay live in the URL; an
+//! overlay draws a second series; the tooltip and touch taps; the page fits 390 px.
 
 mod common;
+#[path = "browser/series_explorer.rs"]
+mod series_explorer;
 
 use common::web::{Fixture, UploadFixture, GOODPUT_FLAGS};
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};

@@ -141,6 +141,16 @@ async fn series_page_shows_title_and_exact_points() {
     assert!(html.contains(
         r#"<script src="/static/vendor/uplot/uPlot.iife.min.js?v=1.6.32" defer></script>"#
     ));
+    // What the explorer script needs to fetch overlays and draw the baseline band: the
+    // project, the series, the branch and the project's baseline window (default 10).
+    assert_eq!(chart["data-project"], "demo");
+    assert_eq!(chart["data-series-id"], f.ttft_p50);
+    assert_eq!(chart["data-branch"], "main");
+    assert_eq!(chart["data-window"], "10");
+    assert!(html.contains(r#"<script src="/static/series_view.js" defer></script>"#));
+    assert!(html.contains(r#"<script src="/static/series_columns.js" defer></script>"#));
+    // The table stays readable without JavaScript and scrolls in its own box on a phone.
+    assert!(html.contains("<div class=\"table-scroll\">\n<table class=\"points\" id=\"points\">"));
 
     // Sibling statistics of the same metric, cell and configuration.
     assert!(html.contains("<strong>p50</strong>"));
@@ -360,6 +370,15 @@ async fn static_assets_are_embedded_with_types_and_cache_headers() {
 
     let r = get("/static/vendor/uplot/uPlot.min.css").await.unwrap();
     assert_eq!(r.headers()["content-type"], "text/css; charset=utf-8");
+
+    for script in ["/static/series_view.js", "/static/series_columns.js"] {
+        let r = get(script).await.unwrap();
+        assert_eq!(r.status(), 200, "{script}");
+        assert_eq!(
+            r.headers()["content-type"],
+            "text/javascript; charset=utf-8"
+        );
+    }
 
     let r = get("/static/series.js").await.unwrap();
     assert_eq!(r.status(), 200);
@@ -1222,4 +1241,34 @@ async fn a_project_without_runs_says_how_to_upload_the_first() {
     for absent in ["id=\"findings\"", "id=\"runs\"", "id=\"key-metrics\""] {
         assert!(!html.contains(absent), "{absent}: {html}");
     }
+}
+
+#[tokio::test]
+async fn series_page_names_the_project_s_baseline_window() {
+    use common::server::ADMIN_TOKEN;
+    let f = web::UploadFixture::start().await;
+    f.upload(
+        1,
+        "examples/history/goodput_baseline_s11_c4.json",
+        web::GOODPUT_FLAGS,
+    )
+    .await;
+    let path = "/api/v1/projects/demo/settings";
+    let (status, stored) = f.server.get(path).await;
+    assert_eq!(status, 200, "{stored}");
+    let mut doc = stored.get("settings").cloned().unwrap_or(stored);
+    doc["detection"]["engine"]["baseline_window"] = 4.into();
+    let (status, body) = f.server.send("PUT", path, ADMIN_TOKEN, &doc).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, listed) = f
+        .server
+        .get("/api/v1/projects/demo/series?metric=ttft&stat=p50&limit=1")
+        .await;
+    let id = listed["items"][0]["series_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let html = f.ok_page(&format!("/projects/demo/series/{id}")).await;
+    let chart = &tags(&html, "<div id=\"chart\"")[0];
+    assert_eq!(chart["data-window"], "4", "{html}");
 }

@@ -43,6 +43,18 @@ const ASSETS: &[Asset] = &[
         immutable: false,
     },
     Asset {
+        path: "series_view.js",
+        bytes: include_bytes!("../../../web/static/series_view.js"),
+        content_type: "text/javascript; charset=utf-8",
+        immutable: false,
+    },
+    Asset {
+        path: "series_columns.js",
+        bytes: include_bytes!("../../../web/static/series_columns.js"),
+        content_type: "text/javascript; charset=utf-8",
+        immutable: false,
+    },
+    Asset {
         path: "project.js",
         bytes: include_bytes!("../../../web/static/project.js"),
         content_type: "text/javascript; charset=utf-8",

@@ -297,7 +297,8 @@ async fn series_page(
             l.stat = format!("tool ({short})");
         }
     }
-    let profiles = state.store.settings(&project).await?.settings.slo_profiles;
+    let settings = state.store.settings(&project).await?.settings;
+    let profiles = settings.slo_profiles;
     let mut page = SeriesPage::new(
         &project,
         &series,
@@ -309,6 +310,7 @@ async fn series_page(
         },
         &profiles,
     );
+    page.baseline_window = settings.detection.engine.baseline_window;
     baselines::mark_pinned(&state.store, &project, &series.series_id, &mut page.points).await?;
     if let Some(text) = tool_text {
         page.series.profile_thresholds = text;

@@ -498,6 +498,9 @@ pub struct SeriesPage {
     pub alerts: Vec<(String, AlertView)>,
     /// Vendored uPlot version (cache-busting query).
     pub uplot_version: &'static str,
+    /// The project's baseline window (commits): the chart's baseline band is computed over
+    /// the same number of earlier commits as the analysis uses.
+    pub baseline_window: usize,
     /// The site header (who is signed in).
     pub header: SiteHeader,
 }
@@ -568,6 +571,7 @@ impl SeriesPage {
             other_profiles: links.other_profiles,
             alerts: Vec::new(),
             uplot_version: UPLOT_VERSION,
+            baseline_window: benchtrail_core::regression::Settings::default().baseline_window,
         }
     }
 }
