@@ -63,6 +63,9 @@ pub fn fault(result: &QualityResult) -> Option<(&'static str, String)> {
             return Some(("/stderr", format!("must be a finite number ≥ 0, found {s}")));
         }
     }
+    if result.samples.is_some_and(|n| n > i64::MAX as u64) {
+        return Some(("/samples", "must be at most 2^63 − 1".into()));
+    }
     None
 }
 
