@@ -73,7 +73,7 @@ pub struct UploadDocument {
     #[schema(max_items = 1024)]
     pub results: Vec<BenchResult>,
     /// Quality (accuracy) results of the run's model and configuration on evaluation tasks
-    /// ([`crate::quality::QualityResult`]): what `benchtrail upload --quality FILE` reads from
+    /// (`benchtrail_core::quality::QualityResult`): what `benchtrail upload --quality FILE` reads from
     /// benchtrail's quality document or lm-evaluation-harness's results JSON. At most 1024
     /// (`upload_limits::MAX_QUALITY_RESULTS`), one per task and metric. They make a quantization
     /// change comparable (`quantization_without_quality`).
