@@ -18,6 +18,7 @@ pub mod lenient_json;
 pub mod lenient_yaml;
 pub mod metric;
 pub mod pr_comments;
+pub mod quality;
 pub mod regression;
 pub mod report;
 pub mod result;

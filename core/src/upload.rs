@@ -49,7 +49,8 @@ pub struct UploadFile {
 /// file's name and SHA-256 and the inline `results`): sending the same upload again answers
 /// 200 with the same run id and stores nothing, while another `repeat_index` or other files or
 /// results make a new run. Files of one upload with identical content (or giving the same
-/// results) count once, with a `duplicate_file` warning.
+/// results) count once, with a `duplicate_file` warning. Quality results, when given, are part
+/// of the derived id too.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadDocument {
@@ -71,6 +72,14 @@ pub struct UploadDocument {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(max_items = 1024)]
     pub results: Vec<BenchResult>,
+    /// Quality (accuracy) results of the run's model and configuration on evaluation tasks
+    /// (`benchtrail_core::quality::QualityResult`): what `benchtrail upload --quality FILE` reads from
+    /// benchtrail's quality document or lm-evaluation-harness's results JSON. At most 1024
+    /// (`upload_limits::MAX_QUALITY_RESULTS`), one per task and metric. They make a quantization
+    /// change comparable (`quantization_without_quality`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 1024)]
+    pub quality: Vec<crate::quality::QualityResult>,
 }
 
 /// An upload read into results.
@@ -167,6 +176,7 @@ impl UploadDocument {
         self.check_bounds()?;
         self.check_run()?;
         self.check_text()?;
+        self.check_quality()?;
         if self.files.is_empty() && self.results.is_empty() {
             return Err(UploadError::at(
                 "/files",
@@ -413,7 +423,8 @@ impl UploadDocument {
     /// The id of a run uploaded without `run.id`: a UUID v5 over what tells one measurement
     /// from another: the project, the branch the run is stored on (the project's default
     /// branch when none is given), the commit (lower case), the pull-request number,
-    /// `run.repeat_index`, every file's name and SHA-256 in order, and the inline results. So
+    /// `run.repeat_index`, every file's name and SHA-256 in order, the inline results, and the
+    /// quality results when there are any. So
     /// an identical retry gets the same id (and is answered "already stored"), while another
     /// repeat (another `repeat_index`) or another measurement (other file content, other
     /// results) is a new run. Not part of it, as they describe a run rather than tell it
@@ -426,7 +437,7 @@ impl UploadDocument {
             .map(|f| serde_json::json!([f.name, crate::sha256_hex(f.content.as_bytes())]))
             .collect();
         let results = serde_json::to_value(&self.results).expect("results serialize");
-        let name = serde_json::json!([
+        let mut name = serde_json::json!([
             "benchtrail-run-id/1",
             project,
             branch,
@@ -435,8 +446,14 @@ impl UploadDocument {
             self.run.repeat_index,
             files,
             results,
-        ])
-        .to_string();
+        ]);
+        // Quality results count only when there are any, so that the ids of uploads without
+        // them (every upload before they existed) stay what they were.
+        if !self.quality.is_empty() {
+            let quality = serde_json::to_value(&self.quality).expect("quality serializes");
+            name.as_array_mut().expect("an array").push(quality);
+        }
+        let name = name.to_string();
         uuid::Uuid::new_v5(&RUN_ID_NAMESPACE, name.as_bytes())
     }
 }
@@ -538,11 +555,34 @@ impl UploadDocument {
             "cell": self.cell,
             "files": files,
             "results": self.results,
+            "quality": self.quality,
         });
         match crate::upload_limits::text_fault(&value, &mut String::new()) {
             Some(fault) => Err(fault),
             None => Ok(()),
         }
+    }
+}
+
+impl UploadDocument {
+    /// Each quality result well formed ([`crate::quality::fault`]) and one per task and metric.
+    fn check_quality(&self) -> Result<(), UploadError> {
+        for (i, q) in self.quality.iter().enumerate() {
+            if let Some((field, message)) = crate::quality::fault(q) {
+                return Err(UploadError::at(format!("/quality/{i}{field}"), message));
+            }
+        }
+        if let Some(i) = crate::quality::first_duplicate(&self.quality) {
+            let q = &self.quality[i];
+            return Err(UploadError::at(
+                format!("/quality/{i}/metric"),
+                format!(
+                    "task {:?} has metric {:?} twice: give each task's metric once",
+                    q.task, q.metric
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -692,6 +732,34 @@ mod tests {
             assert_ne!(*c, first, "change {i}");
             assert!(!changed[..i].contains(c), "change {i}");
         }
+    }
+
+    #[test]
+    fn quality_results_are_checked_and_count_in_the_derived_id() {
+        let base = json!({"run": {"commit": {"sha": "abcdef1"}},
+            "files": [{"name": "r.json", "content": FILE}]});
+        let mut v = base.clone();
+        v["quality"] = json!([{"task": "gsm8k", "metric": "exact_match", "value": 0.76,
+            "stderr": 0.01, "samples": 1319}]);
+        let d = doc(v.clone());
+        assert!(d.read().is_ok());
+        assert_eq!(d.quality[0].samples, Some(1319));
+        assert_ne!(
+            d.derived_run_id("demo", "main"),
+            doc(base.clone()).derived_run_id("demo", "main")
+        );
+        let mut bad = v.clone();
+        bad["quality"][0]["stderr"] = json!(-0.5);
+        assert_eq!(pointer_of(bad), "/quality/0/stderr");
+        let mut bad = v.clone();
+        bad["quality"][0]["task"] = json!("");
+        assert_eq!(pointer_of(bad), "/quality/0/task");
+        let mut twice = v.clone();
+        twice["quality"] = json!([v["quality"][0], v["quality"][0]]);
+        assert_eq!(pointer_of(twice), "/quality/1/metric");
+        let mut nul = v.clone();
+        nul["quality"][0]["metric"] = json!("a\u{0}");
+        assert_eq!(pointer_of(nul), "/quality/0/metric");
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub const MAX_PARSED_JSON_BYTES: u64 = 512 * 1024 * 1024;
 pub const MAX_FILE_NAME_CHARS: usize = 4096;
 /// Most results in one upload: those read from its files and its inline `results` together.
 pub const MAX_RESULTS: usize = 1024;
+/// Most quality results in one upload (`/quality`).
+pub const MAX_QUALITY_RESULTS: usize = 1024;
 /// Most tags of a run (`/run/tags`).
 pub const MAX_TAGS: usize = 128;
 /// Longest tag name, in characters.
@@ -182,6 +184,12 @@ impl UploadDocument {
             length(&pointer, value, MAX_TAG_VALUE_CHARS)?;
         }
         count("/files", "files", self.files.len(), MAX_FILES)?;
+        count(
+            "/quality",
+            "quality results",
+            self.quality.len(),
+            MAX_QUALITY_RESULTS,
+        )?;
         for (i, file) in self.files.iter().enumerate() {
             length(&format!("/files/{i}/name"), &file.name, MAX_FILE_NAME_CHARS)?;
             if file.content.len() > MAX_FILE_BYTES {

@@ -178,6 +178,13 @@ pub struct UploadArgs {
     /// Free run tag. Repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+    /// Quality (accuracy) results of the measured model and configuration, uploaded with the
+    /// run: benchtrail's `{"quality": [{"task": "gsm8k", "metric": "exact_match", "value":
+    /// 0.76, "stderr": 0.01, "samples": 1319}]}` or lm-evaluation-harness's results JSON
+    /// (`lm_eval --output_path`'s `results_*.json`). A quantization change without them is
+    /// warned about on comparison (`quantization_without_quality`).
+    #[arg(long, value_name = "FILE")]
+    pub quality: Option<std::path::PathBuf>,
     /// Print the files chosen and the normalized run instead of uploading it.
     #[arg(long)]
     pub dry_run: bool,

@@ -117,6 +117,9 @@ struct DryRun<'a> {
     files: &'a [DryRunFile<'a>],
     run: &'a benchtrail_core::RunMeta,
     results: &'a [benchtrail_core::BenchResult],
+    /// `--quality`'s results, when given.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    quality: &'a [benchtrail_core::quality::QualityResult],
 }
 
 /// A file of the upload as `--dry-run` lists it: its name and the format it was read as.
@@ -128,6 +131,7 @@ struct DryRunFile<'a> {
 
 /// `benchtrail upload`: builds the document (listing on `err` the files chosen from and
 /// skipped in folders); with `--dry-run` prints `{"files": [...], "run": ..., "results": [...]}`
+/// (and `"quality": [...]` with `--quality`)
 /// normalized, else uploads it and prints the run URL (or,
 /// with `--json`, `{"run_id", "url", "created", "results", "status"}`).
 ///
@@ -207,6 +211,7 @@ pub fn upload_with(
             files: &files,
             run: &document.run,
             results: &results,
+            quality: &document.quality,
         };
         writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
         return Ok(None);

@@ -98,6 +98,16 @@ pub fn build_document_with_stdin(
     let cell = parse_cells(&args.cell)?;
     let configuration = configuration(args, env, &mut notes)?;
     let run = run_meta(args, env, &mut notes)?;
+    let quality = match &args.quality {
+        None => Vec::new(),
+        Some(file) => {
+            let path = env.cwd.join(file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| anyhow::anyhow!("--quality: cannot read `{}`: {e}", path.display()))?;
+            benchtrail_core::adapters::lm_eval::read_quality_file(&text)
+                .map_err(|e| anyhow::anyhow!("--quality `{}`: {e}", path.display()))?
+        }
+    };
     Ok(Built {
         document: UploadDocument {
             run,
@@ -105,6 +115,7 @@ pub fn build_document_with_stdin(
             cell,
             files: gathered.files,
             results: Vec::new(),
+            quality,
         },
         notes,
         chosen: gathered.chosen,

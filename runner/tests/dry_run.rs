@@ -541,3 +541,45 @@ fn commit_time_and_subject_for_a_commit_not_in_the_checkout() {
         stderr(&out)
     );
 }
+
+#[test]
+fn quality_flag_reads_lm_eval_results_and_benchtrail_documents() {
+    let (repo, _, _) = git_repo();
+    let lm_eval = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/lm-eval/results_2026-11-30T10-12-44.json");
+    let doc = dry_run(repo.path(), &["--quality", lm_eval.to_str().unwrap()], &[]);
+    let quality = doc["quality"].as_array().unwrap();
+    assert_eq!(quality.len(), 7, "{doc}");
+    assert_eq!(
+        quality[3],
+        json!({"task": "gsm8k", "metric": "exact_match,strict-match",
+               "value": 0.7543593631539045, "stderr": 0.011857183603902226, "samples": 1319})
+    );
+    let own = repo.path().join("quality.json");
+    std::fs::write(
+        &own,
+        r#"{"quality": [{"task": "mmlu", "metric": "acc", "value": 0.68}]}"#,
+    )
+    .unwrap();
+    let doc = dry_run(repo.path(), &["--quality", "quality.json"], &[]);
+    assert_eq!(
+        doc["quality"],
+        json!([{"task": "mmlu", "metric": "acc", "value": 0.68}])
+    );
+    // Neither format: exit 2 naming the flag.
+    std::fs::write(&own, r#"{"tasks": []}"#).unwrap();
+    let file = fixture(FIXTURE);
+    let out = benchtrail(
+        repo.path(),
+        &[
+            "upload",
+            "--dry-run",
+            "--quality",
+            "quality.json",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--quality"), "{}", stderr(&out));
+}

@@ -113,6 +113,7 @@ pub fn prepare_with(
             .iter()
             .map(|r| prepare_result(project, settings, r))
             .collect(),
+        quality: doc.quality.clone(),
     })
 }
 

@@ -675,3 +675,81 @@ async fn a_change_the_history_cannot_decide_says_so_and_is_not_called_no_change(
     })
     .await;
 }
+
+/// A KV-cache dtype change between two runs named together: without a quality result the
+/// comparison warns in every paired cell (`quantization_without_quality`) and the verdict is at
+/// least `warn`; with the candidate's quality results covering the baseline's tasks (or any,
+/// when the baseline has none) it does not; with a task of the baseline's missing it does.
+#[tokio::test]
+async fn a_kv_cache_dtype_change_without_quality_results_warns_and_with_them_does_not() {
+    let spec = HistorySpec::fp8_case(3);
+    for_each_store(|db, store| {
+        let spec = spec.clone();
+        async move {
+            let server = TestServer::start(store).await;
+            let token = server.project_with_token("fp8", json!({})).await;
+            let base = upload_history(&server, &token, &spec, 9..10)
+                .await
+                .remove(0);
+            let mut fp8 = upload(&spec, 10);
+            fp8["configuration"]["quantization"] = json!({"kv_cache_dtype": "fp8"});
+            let gsm8k = json!({"task": "gsm8k", "metric": "exact_match", "value": 0.75});
+            let mmlu = json!({"task": "mmlu", "metric": "acc", "value": 0.68});
+            let mut stored = Vec::new();
+            for quality in [json!([]), json!([gsm8k])] {
+                let mut doc = fp8.clone();
+                doc["quality"] = quality;
+                let (status, r) = server.upload("fp8", &token, &doc).await;
+                assert_eq!(status, 201, "{db}: {r}");
+                stored.push(r["run_id"].as_str().unwrap().to_string());
+            }
+            let warnings =
+                |html: &Doc| html.count("p.confound[data-code=\"quantization_without_quality\"]");
+
+            let (status, html) =
+                page(&server, &format!("/compare?base={base}&head={}", stored[0])).await;
+            assert_eq!(status, 200, "{db}");
+            assert_eq!(warnings(&html), 3, "{db}: {}", html.0);
+            assert!(
+                html.text("p.confound[data-code=\"quantization_without_quality\"]")
+                    .contains("quantization.kv_cache_dtype: unset → fp8"),
+                "{db}"
+            );
+            let verdict = html.attr("#compare-verdict", "data-verdict");
+            assert!(verdict.is_some(), "{db}");
+            assert_ne!(verdict.as_deref(), Some("pass"), "{db}");
+
+            // The baseline has no quality result: any candidate result counts.
+            let (status, html) =
+                page(&server, &format!("/compare?base={base}&head={}", stored[1])).await;
+            assert_eq!(status, 200, "{db}");
+            assert_eq!(warnings(&html), 0, "{db}: {}", html.0);
+
+            // The fp8 run with gsm8k as baseline of an fp8 → auto change: the candidate must
+            // have gsm8k too.
+            let mut auto = upload(&spec, 10);
+            auto["configuration"]["quantization"] = json!({"kv_cache_dtype": "auto"});
+            let mut heads = Vec::new();
+            for quality in [json!([mmlu]), json!([mmlu, gsm8k])] {
+                let mut doc = auto.clone();
+                doc["quality"] = quality;
+                let (status, r) = server.upload("fp8", &token, &doc).await;
+                assert_eq!(status, 201, "{db}: {r}");
+                heads.push(r["run_id"].as_str().unwrap().to_string());
+            }
+            let (_, html) = page(
+                &server,
+                &format!("/compare?base={}&head={}", stored[1], heads[0]),
+            )
+            .await;
+            assert_eq!(warnings(&html), 3, "{db}: {}", html.0);
+            let (_, html) = page(
+                &server,
+                &format!("/compare?base={}&head={}", stored[1], heads[1]),
+            )
+            .await;
+            assert_eq!(warnings(&html), 0, "{db}: {}", html.0);
+        }
+    })
+    .await;
+}

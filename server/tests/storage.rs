@@ -125,6 +125,7 @@ fn new_run(
         tags_json: "{}".to_string(),
         files: Vec::new(),
         results: Vec::new(),
+        quality: Vec::new(),
     }
 }
 

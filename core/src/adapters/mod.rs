@@ -14,6 +14,7 @@ mod fields;
 mod genai_perf;
 mod guidellm;
 mod llmperf;
+pub mod lm_eval;
 mod native;
 mod pytorch_v3;
 mod sglang_serving;

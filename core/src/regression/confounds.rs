@@ -70,8 +70,11 @@ fn load_kind(cell: &WorkloadCell) -> &'static str {
 }
 
 /// Compares two full configurations and cells. `quality_result_attached`: whether the
-/// candidate comes with a quality (accuracy) result on the tasks; a quantization change
-/// without one is warned about, since speed does not prove correctness.
+/// candidate comes with a quality (accuracy) result on the tasks (the server decides it from
+/// the stored quality results of both runs with [`crate::quality::covers`]: every task of the
+/// baseline's, any when the baseline has none); a quantization change (weights or KV-cache
+/// dtype) without one is warned about (`quantization_without_quality`), since speed does not
+/// prove correctness.
 pub fn confounds(
     baseline: (&Configuration, &WorkloadCell),
     candidate: (&Configuration, &WorkloadCell),
@@ -148,9 +151,22 @@ pub fn confounds(
     if baseline.0.quantization != candidate.0.quantization && !quality_result_attached {
         warnings.push(Warning {
             code: "quantization_without_quality".into(),
-            message: "quantization changed and no quality result is attached: speed does not \
-                      prove correctness"
-                .into(),
+            message: format!(
+                "quantization changed ({}) and the candidate has no quality result for the \
+                 baseline's tasks: speed does not prove correctness (attach one with \
+                 `benchtrail upload --quality FILE`)",
+                differences
+                    .iter()
+                    .filter(|d| d.field.starts_with("quantization."))
+                    .map(|d| format!(
+                        "{}: {} → {}",
+                        d.field,
+                        show(&d.baseline),
+                        show(&d.candidate)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         });
     }
     ConfoundReport {

@@ -124,6 +124,10 @@ pub enum ReasonCode {
     /// A change for the worse of at least `fail_effect_pct` the test could not decide (too
     /// little history or too few repeats): the verdict is at least `warn`.
     Undecided,
+    /// Quantization (weights or KV-cache dtype) differs from the baseline's and the candidate
+    /// has no quality result for the baseline's tasks (`quantization_without_quality`): speed
+    /// does not prove correctness. At least `warn`.
+    QuantizationWithoutQuality,
 }
 
 impl ReasonCode {
@@ -151,6 +155,7 @@ impl ReasonCode {
             ReasonCode::OutputLenMismatch => "output_len_mismatch",
             ReasonCode::RequestedLenMismatch => "requested_len_mismatch",
             ReasonCode::Undecided => "undecided",
+            ReasonCode::QuantizationWithoutQuality => "quantization_without_quality",
         }
     }
 
@@ -239,6 +244,17 @@ pub struct QueuedAnalysis {
     pub next_attempt_at: chrono::DateTime<chrono::Utc>,
     /// A worker is analyzing it now.
     pub running: bool,
+}
+
+impl Verdict {
+    /// Adds a `warn` reason of `code` (about `cell`, when given), raising a `pass` verdict to
+    /// `warn`; a higher verdict stays. For what a comparison finds beyond the stored analysis,
+    /// e.g. [`ReasonCode::QuantizationWithoutQuality`] on the compare page.
+    pub fn add_warning(&mut self, code: ReasonCode, message: String, cell: Option<&str>) {
+        self.reasons
+            .push(Reason::new(VerdictLevel::Warn, code, message, cell));
+        self.verdict = self.verdict.max(VerdictLevel::Warn);
+    }
 }
 
 impl Reason {

@@ -55,7 +55,8 @@ pub(super) async fn upload(
             }
             if !same_upload(&existing, &run) {
                 return Err(ApiError::Conflict(format!(
-                    "run {id} is already stored with another commit or other files; \
+                    "run {id} is already stored with another commit, other files or other \
+                     quality results; \
                      a retry must resend the same upload (or use a new run id)"
                 )));
             }
@@ -168,7 +169,7 @@ fn content_disposition(name: &str) -> String {
 }
 
 /// True when a stored run and a new upload with its id are the same upload: same commit and
-/// byte-identical files in the same order. (Metadata such as tags may differ on a retry
+/// byte-identical files in the same order, and the same quality results. (Metadata such as tags may differ on a retry
 /// without changing what was measured.)
 fn same_upload(existing: &StoredRun, new: &crate::storage::NewRun) -> bool {
     existing.summary.commit_sha == new.commit_sha
@@ -178,6 +179,7 @@ fn same_upload(existing: &StoredRun, new: &crate::storage::NewRun) -> bool {
             .iter()
             .zip(&new.files)
             .all(|(a, b)| a.sha256 == b.sha256)
+        && existing.quality == new.quality
 }
 
 fn receipt(

@@ -160,7 +160,7 @@ pub(super) async fn compare_page(
     } else {
         Vec::new()
     };
-    let verdict = verdict_of(
+    let mut verdict = verdict_of(
         head.summary.id,
         &head.summary.commit_sha,
         Some(&analysis),
@@ -186,6 +186,11 @@ pub(super) async fn compare_page(
         .map(|r| r.configuration.clone())
         .collect();
     let head_groups = by_group(&head_results, &head_configs);
+    // A quantization change is vouched for by the candidate's quality results when they cover
+    // every task of the baseline's (any, when the baseline has none): `quality::covers`.
+    let quality_attached = base.as_ref().map_or(!head.quality.is_empty(), |(b, _, _)| {
+        benchtrail_core::quality::covers(&b.quality, &head.quality)
+    });
     let base_groups = base
         .as_ref()
         .map(|(_, r, keyed)| by_group(r, keyed))
@@ -216,8 +221,14 @@ pub(super) async fn compare_page(
                 Some(confounds(
                     (&b.configuration, &b.cell),
                     (&h.configuration, &h.cell),
-                    false,
+                    quality_attached,
                 ))
+            });
+            let unvouched = report.as_ref().and_then(|r| {
+                r.warnings
+                    .iter()
+                    .find(|w| w.code == "quantization_without_quality")
+                    .map(|w| (cell.cell.clone(), w.message.clone()))
             });
             // Per-request distributions of the same cell on both sides.
             let samples = |groups: &HashMap<(Value, String), BenchResult>| {
@@ -235,9 +246,21 @@ pub(super) async fn compare_page(
                     )
                 })
                 .collect();
-            CellView::new(i, cell, &meta, report.as_ref(), distributions)
+            (
+                CellView::new(i, cell, &meta, report.as_ref(), distributions),
+                unvouched,
+            )
         })
-        .collect();
+        .collect::<Vec<_>>();
+    // The comparison says so in the cell, and the verdict is at least `warn`.
+    let (cells, unvouched): (Vec<_>, Vec<_>) = cells.into_iter().unzip();
+    for (cell, message) in unvouched.into_iter().flatten() {
+        verdict.add_warning(
+            benchtrail_core::report::verdict::ReasonCode::QuantizationWithoutQuality,
+            message,
+            Some(&cell),
+        );
+    }
     let capacity = capacity_base
         .as_deref()
         .or(base.as_ref().map(|(_, r, _)| r.as_slice()))

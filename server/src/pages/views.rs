@@ -776,6 +776,9 @@ pub struct RunPage {
     pub run: RunView,
     /// Its files.
     pub files: Vec<FileRow>,
+    /// Its quality results, in upload order: task, metric, value, `± stderr` (empty when none)
+    /// and sample count (empty when unknown), as shown.
+    pub quality: Vec<[String; 5]>,
     /// Its results.
     pub results: Vec<ResultView>,
     /// Total number of warnings over all results (shown at the top).
@@ -893,6 +896,19 @@ impl RunPage {
                     size: f.size,
                     sha256: f.sha256.clone(),
                     short_sha256: f.sha256.chars().take(12).collect(),
+                })
+                .collect(),
+            quality: run
+                .quality
+                .iter()
+                .map(|q| {
+                    [
+                        q.task.clone(),
+                        q.metric.clone(),
+                        format!("{:.4}", q.value),
+                        q.stderr.map(|e| format!("± {e:.4}")).unwrap_or_default(),
+                        q.samples.map(|n| n.to_string()).unwrap_or_default(),
+                    ]
                 })
                 .collect(),
             warning_count: results.iter().map(|r| r.warnings.len()).sum(),

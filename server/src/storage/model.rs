@@ -177,6 +177,8 @@ pub struct NewRun {
     pub files: Vec<NewFile>,
     /// Results, in upload order.
     pub results: Vec<NewResult>,
+    /// Quality results, in upload order (`quality/{n}`; table `quality_results`).
+    pub quality: Vec<benchtrail_core::quality::QualityResult>,
 }
 
 /// The outcome of [`super::Store::insert_run`].
@@ -303,6 +305,10 @@ pub struct StoredRun {
     pub files: Vec<StoredFileInfo>,
     /// Its results.
     pub results: Vec<StoredResult>,
+    /// Its quality (accuracy) results on evaluation tasks, in upload order: one per task and
+    /// metric, each `{task, metric, value, stderr?, samples?}` in the evaluation tool's scale.
+    /// Empty when the upload had none.
+    pub quality: Vec<benchtrail_core::quality::QualityResult>,
     /// Its exclusion from baselines (`POST /api/v1/runs/{id}/exclusion`), or `null` when it
     /// is not excluded.
     pub exclusion: Option<super::RunExclusion>,

@@ -7,6 +7,7 @@
 use super::codec::*;
 use super::*;
 use benchtrail_core::metric::Interval;
+use benchtrail_core::quality::QualityResult;
 use benchtrail_core::settings::ProjectSettings;
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::migrate::Migrator;
@@ -322,6 +323,7 @@ impl Store {
             summary,
             files: self.run_files(&run_id).await?,
             results: self.run_results(&run_id).await?,
+            quality: self.run_quality(&run_id).await?,
             exclusion: self.run_exclusion(id).await?,
         }))
     }
@@ -537,6 +539,35 @@ impl Store {
         rows.iter().map(file_info).collect()
     }
 
+    /// A run's quality results in upload order.
+    async fn run_quality(&self, run_id: &str) -> Result<Vec<QualityResult>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT task, metric, value, stderr, samples FROM quality_results \
+             WHERE run_id = $1 ORDER BY idx",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let samples: Option<i64> = row.try_get("samples")?;
+                Ok(QualityResult {
+                    task: row.try_get("task")?,
+                    metric: row.try_get("metric")?,
+                    value: row.try_get("value")?,
+                    stderr: row.try_get("stderr")?,
+                    samples: samples
+                        .map(|n| {
+                            u64::try_from(n).map_err(|_| {
+                                StorageError::Corrupt(format!("quality_results.samples: {n}"))
+                            })
+                        })
+                        .transpose()?,
+                })
+            })
+            .collect()
+    }
+
     /// A run's results in upload order, each with its metrics.
     async fn run_results(&self, run_id: &str) -> Result<Vec<StoredResult>, StorageError> {
         let mut metrics = self.run_metrics(run_id).await?;
@@ -706,6 +737,26 @@ async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, S
     let mut series_written = HashSet::new();
     for (idx, result) in run.results.iter().enumerate() {
         insert_result(conn, run, &run_id, idx as i64, result, &mut series_written).await?;
+    }
+    for (idx, q) in run.quality.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO quality_results (run_id, idx, task, metric, value, stderr, samples) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&run_id)
+        .bind(idx as i64)
+        .bind(&q.task)
+        .bind(&q.metric)
+        .bind(q.value)
+        .bind(q.stderr)
+        .bind(q.samples.map(|n| i64::try_from(n).unwrap_or(i64::MAX)))
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| {
+            unique_as_conflict(e, || {
+                format!("quality result {idx} of run {run_id} repeats a task and metric")
+            })
+        })?;
     }
     Ok(Inserted::Created)
 }
