@@ -226,6 +226,9 @@ fn is_not_a_result_alone(path: &str) -> bool {
         || name == "inputs.json"
         || name == "phase_manifest.json"
         || path.contains("/warmup/")
+        // lm-evaluation-harness's quality (accuracy) results: read by `upload --quality`, not
+        // a benchmark result (tests/quality_results.rs).
+        || path.starts_with("testdata/lm-eval/")
         // Runs the same workload twice (records 3 and 4: 4096/1024 at rate inf): two results
         // of one cell in one upload, refused as ambiguous (tests/workload_identity.rs).
         || name == "datacrunch-h200-llama33-70b-offline-rate-infinity-2024-12.jsonl"
