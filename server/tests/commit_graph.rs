@@ -188,14 +188,8 @@ async fn a_history_uploaded_out_of_order_plots_and_baselines_by_ancestry() {
         }
         // The series page plots the same order (its points' commits, left to right).
         let page = server
-            .http
-            .get(server.url(&format!("/projects/demo/series/{series}")))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+            .text(&format!("/projects/demo/series/{series}"))
+            .await;
         let at = |c: char| {
             page.find(&sha(c)[..10])
                 .unwrap_or_else(|| panic!("{db}: {c} on the page"))
@@ -407,15 +401,7 @@ async fn commit_time_offsets_round_trip_through_the_api_and_the_run_page() {
             [json!("2026-11-02T10:00:00+01:00"), json!("2026-11-02T05:30:00.250-04:30"), json!("2026-11-02T12:00:00Z")],
             "{db}"
         );
-        let page = server
-            .http
-            .get(server.url(&format!("/runs/{}", id_of(&ids, 'b'))))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let page = server.text(&format!("/runs/{}", id_of(&ids, 'b'))).await;
         assert!(
             page.contains(r#"<time id="committed-at" datetime="2026-11-02T05:30:00-04:30">2026-11-02 05:30 -04:30</time>"#),
             "{db}: {page}"
@@ -465,15 +451,7 @@ async fn an_identical_reupload_answers_200_and_is_counted() {
         let (_, run) = server.get(&format!("/api/v1/runs/{run_id}")).await;
         assert_eq!(run["upload_count"], 2, "{db}");
         // The run page shows the count.
-        let page = server
-            .http
-            .get(server.url(&format!("/runs/{id}")))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let page = server.text(&format!("/runs/{id}")).await;
         assert!(
             page.contains(r#"<td id="upload-count">×3</td>"#),
             "{db}: {page}"

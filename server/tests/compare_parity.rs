@@ -106,15 +106,7 @@ async fn compare_offline_finds_the_fp8_tradeoff_the_server_finds_in_its_history(
             let served: RunAnalysis = serde_json::from_value(stored["analysis"].clone()).unwrap();
             assert_eq!(tradeoffs(&served), expected, "{db}");
             // The run page shows the same trade-off as one finding across the three cells.
-            let page = server
-                .http
-                .get(server.url(&format!("/runs/{run}")))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
+            let page = server.text(&format!("/runs/{run}")).await;
             assert!(
                 page.contains(&format!(
                     "<li class=\"grouped-finding\" data-kind=\"tradeoff\">{}</li>",
@@ -134,15 +126,7 @@ async fn compare_offline_finds_the_fp8_tradeoff_the_server_finds_in_its_history(
                 group.iter().all(|a| a["group"] == group[0]["group"]),
                 "{db}"
             );
-            let page = server
-                .http
-                .get(server.url("/projects/fp8/alerts"))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
+            let page = server.text("/projects/fp8/alerts").await;
             let line = format!(
                 "trade-off of output throughput at {} (main) in 3 cells: ",
                 &sha(10)[..10]

@@ -72,15 +72,7 @@ async fn quality_results_are_stored_with_the_run_and_served_back() {
         assert_eq!(run["quality"], json!([]), "{db}");
 
         // The run page has the table.
-        let page = server
-            .http
-            .get(server.url(&format!("/runs/{id}")))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let page = server.text(&format!("/runs/{id}")).await;
         assert!(page.contains(r#"<table id="quality">"#), "{db}");
         assert!(
             page.contains(r#"<tr data-task="gsm8k" data-metric="exact_match,strict-match"><td>gsm8k</td><td><code>exact_match,strict-match</code></td><td class="num">0.7544</td><td class="num">± 0.0119</td><td class="num">1319</td></tr>"#),

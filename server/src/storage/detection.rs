@@ -142,21 +142,8 @@ impl Store {
             let first = points.len();
             for series_id in series_ids {
                 for v in values.series(series_id) {
-                    let result = values.result(v.result_id).cloned().unwrap_or_default();
-                    points.push(HistoryPoint {
-                        series_id: series_id.clone(),
-                        result_id: v.result_id,
-                        run_id: run.id,
-                        commit_sha: run.commit_sha.clone(),
-                        branch: run.branch.clone(),
-                        seq: run.seq,
-                        value: v.value,
-                        completed: result.completed,
-                        failed: result.failed,
-                        num_prompts: result.num_prompts,
-                        excluded: run.excluded,
-                        lengths: result.lengths,
-                    });
+                    let result = values.result(v.result_id);
+                    points.push(run.point(series_id.clone(), v.result_id, v.value, result));
                 }
             }
             points[first..].sort_by_key(|p| p.result_id);
@@ -170,12 +157,8 @@ impl Store {
         &self,
         project_id: i64,
         commits: &[String],
-    ) -> Result<Vec<WindowRun>, StorageError> {
-        let mut q = SqlBuilder::new(
-            "SELECT r.seq, r.id, r.commit_sha, r.branch, \
-             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
-             FROM runs r WHERE r.project_id = ",
-        );
+    ) -> Result<Vec<HistoryRun>, StorageError> {
+        let mut q = SqlBuilder::new(&format!("{HISTORY_RUNS} r.project_id = "));
         q.bind(Arg::Int(project_id));
         q.push(" AND r.commit_sha IN (");
         q.bind_list(commits.iter().map(|c| Arg::Text(c.clone())));
@@ -184,16 +167,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?
             .iter()
-            .map(|row| {
-                let id: String = row.try_get("id")?;
-                Ok(WindowRun {
-                    seq: row.try_get("seq")?,
-                    id: parse_uuid("id", &id)?,
-                    commit_sha: row.try_get("commit_sha")?,
-                    branch: row.try_get("branch")?,
-                    excluded: row.try_get::<i64, _>("excluded")? > 0,
-                })
-            })
+            .map(history_run)
             .collect()
     }
 
@@ -288,21 +262,7 @@ impl Store {
                         "metric value of result {result_id}: no run {seq}"
                     ))
                 })?;
-                let result = results.get(&result_id).cloned().unwrap_or_default();
-                Ok(HistoryPoint {
-                    series_id,
-                    result_id,
-                    run_id: run.id,
-                    commit_sha: run.commit_sha.clone(),
-                    branch: run.branch.clone(),
-                    seq,
-                    value,
-                    completed: result.completed,
-                    failed: result.failed,
-                    num_prompts: result.num_prompts,
-                    excluded: run.excluded,
-                    lengths: result.lengths,
-                })
+                Ok(run.point(series_id, result_id, value, results.get(&result_id)))
             })
             .collect()
     }
@@ -317,24 +277,12 @@ impl Store {
         seqs.dedup();
         let mut runs = HashMap::with_capacity(seqs.len());
         for chunk in seqs.chunks(1000) {
-            let mut q = SqlBuilder::new(
-                "SELECT r.seq, r.id, r.commit_sha, r.branch, \
-                 (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
-                 FROM runs r WHERE r.seq IN (",
-            );
+            let mut q = SqlBuilder::new(&format!("{HISTORY_RUNS} r.seq IN ("));
             q.bind_list(chunk.iter().map(|s| Arg::Int(*s)));
             q.push(")");
             for row in q.query().fetch_all(&self.pool).await? {
-                let id: String = row.try_get("id")?;
-                runs.insert(
-                    row.try_get("seq")?,
-                    HistoryRun {
-                        id: parse_uuid("id", &id)?,
-                        commit_sha: row.try_get("commit_sha")?,
-                        branch: row.try_get("branch")?,
-                        excluded: row.try_get::<i64, _>("excluded")? > 0,
-                    },
-                );
+                let run = history_run(&row)?;
+                runs.insert(run.seq, run);
             }
         }
         Ok(runs)
@@ -813,12 +761,59 @@ fn analysis_of_row(run_id: Uuid, row: &sqlx::any::AnyRow) -> Result<RunAnalysis,
 /// the 150,000 values held at most.
 const WHOLE_HISTORY_FROM_MEMORY: usize = 128;
 
+/// What [`history_run`] decodes, up to the condition that picks the runs: a run's columns its
+/// history points carry, with its exclusion as it is now.
+const HISTORY_RUNS: &str = "SELECT r.seq, r.id, r.commit_sha, r.branch, \
+     (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
+     FROM runs r WHERE";
+
 /// What a run adds to each of its history points ([`Store::series_history_at`]).
 struct HistoryRun {
+    seq: i64,
     id: Uuid,
     commit_sha: String,
     branch: String,
     excluded: bool,
+}
+
+impl HistoryRun {
+    /// The point of `value` of `series_id` in result `result_id` of this run, with what the
+    /// result adds (`None`: nothing stored for it).
+    fn point(
+        &self,
+        series_id: String,
+        result_id: i64,
+        value: f64,
+        result: Option<&HistoryResult>,
+    ) -> HistoryPoint {
+        let result = result.cloned().unwrap_or_default();
+        HistoryPoint {
+            series_id,
+            result_id,
+            run_id: self.id,
+            commit_sha: self.commit_sha.clone(),
+            branch: self.branch.clone(),
+            seq: self.seq,
+            value,
+            completed: result.completed,
+            failed: result.failed,
+            num_prompts: result.num_prompts,
+            excluded: self.excluded,
+            lengths: result.lengths,
+        }
+    }
+}
+
+/// A row of [`HISTORY_RUNS`].
+fn history_run(row: &sqlx::any::AnyRow) -> Result<HistoryRun, StorageError> {
+    let id: String = row.try_get("id")?;
+    Ok(HistoryRun {
+        seq: row.try_get("seq")?,
+        id: parse_uuid("id", &id)?,
+        commit_sha: row.try_get("commit_sha")?,
+        branch: row.try_get("branch")?,
+        excluded: row.try_get::<i64, _>("excluded")? > 0,
+    })
 }
 
 /// What a result adds to each of its history points ([`Store::series_history_at`]).
@@ -828,13 +823,4 @@ pub(super) struct HistoryResult {
     pub(super) failed: Option<f64>,
     pub(super) num_prompts: Option<f64>,
     pub(super) lengths: benchtrail_core::regression::confounds::RunLengths,
-}
-
-/// A run of a window ([`Store::series_history_at`]): what its points carry of it.
-struct WindowRun {
-    seq: i64,
-    id: Uuid,
-    commit_sha: String,
-    branch: String,
-    excluded: bool,
 }

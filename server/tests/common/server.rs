@@ -207,6 +207,12 @@ impl TestServer {
         let status = r.status().as_u16();
         (status, r.json().await.unwrap_or(Value::Null))
     }
+
+    /// GETs a page (or any body) as text, whatever its status.
+    pub async fn text(&self, path: &str) -> String {
+        let r = self.http.get(self.url(path)).send().await.unwrap();
+        r.text().await.unwrap()
+    }
 }
 
 impl Drop for TestServer {
