@@ -10,7 +10,8 @@
 //
 // Controls above the chart (built here, so the page without JavaScript keeps only the
 // table): x axis by commit order or commit date (a time axis), log scale, reset zoom (a drag
-// across the plot zooms into that x range), and an overlay select listing the same metric
+// across the plot zooms into that x range), pan ("◀ earlier" / "later ▶" move a zoomed range
+// by half its width, stopping at the ends), and an overlay select listing the same metric
 // and statistic in the project's other cells (GET /api/v1/projects/{p}/series?metric&stat);
 // the chosen series is drawn in orange with its own mean line. The whole view is in the
 // query string (x=time, log=1, from/to, overlay=<series id>): read on load, rewritten with
@@ -536,6 +537,19 @@
       "?branch=" + encodeURIComponent(branch == null ? el.dataset.branch || "" : branch);
   }
 
+  // Moves the zoomed x range by half its width, earlier (-1) or later (+1), stopping at the
+  // ends of the data; the setScale hook writes the new range into the URL.
+  function pan(direction) {
+    if (!u) return;
+    var full = fullXRange(window.benchtrailChart.columns);
+    var min = u.scales.x.min, max = u.scales.x.max, w = max - min;
+    if (!(w < full[1] - full[0])) return;
+    var lo = min + direction * w / 2, hi = max + direction * w / 2;
+    if (lo < full[0]) { lo = full[0]; hi = lo + w; }
+    if (hi > full[1]) { hi = full[1]; lo = hi - w; }
+    u.setScale("x", { min: lo, max: hi });
+  }
+
   // The same change for every control: new view, URL, drawing.
   function changeView(patch) {
     Object.assign(view, patch);
@@ -555,6 +569,8 @@
     control('<label>X axis <select id="chart-x"><option value="commit">commit order</option><option value="time">commit date</option></select></label>');
     control('<label><input type="checkbox" id="chart-log"> log scale</label>');
     control('<button type="button" id="chart-reset">Reset zoom</button>');
+    control('<button type="button" id="chart-pan-earlier" title="Move the zoomed range earlier">◀ earlier</button> ' +
+      '<button type="button" id="chart-pan-later" title="Move the zoomed range later">later ▶</button>');
     control('<label>Overlay <select id="chart-overlay"><option value="none">none</option></select></label>');
     var xSel = document.getElementById("chart-x"), logBox = document.getElementById("chart-log");
     var ovSel = document.getElementById("chart-overlay");
@@ -564,6 +580,8 @@
     xSel.addEventListener("change", function () { changeView({ x: xSel.value, from: null, to: null }); });
     logBox.addEventListener("change", function () { changeView({ log: logBox.checked }); });
     document.getElementById("chart-reset").addEventListener("click", function () { changeView({ from: null, to: null }); });
+    document.getElementById("chart-pan-earlier").addEventListener("click", function () { pan(-1); });
+    document.getElementById("chart-pan-later").addEventListener("click", function () { pan(1); });
     ovSel.addEventListener("change", function () { setOverlay(ovSel.value); });
     if (contextBranch) {
       var ctxOpt = document.createElement("option");

@@ -1,5 +1,5 @@
 //! The series explorer in Chromium: what the chart plots (x/y columns, baseline band, time
-//! axis) equals what the series API answers; the view (zoom range, log scale, x axis,
+//! axis) equals what the series API answers; the view (zoom range, pan, log scale, x axis,
 //! overlay) is read from the URL on load and written back on every change, including a drag
 //! zoom; an overlay draws a second series; a pull request's branch is drawn against the
 //! default branch with its merge base marked; and the page fits a 390 px phone.
@@ -246,6 +246,29 @@ async fn drive_explorer(client: Client, f: Fixture) {
         search.contains("log=1") && search.contains("from=0.5") && search.contains("to=2.25"),
         "{search}"
     );
+
+    // Pan: half the zoomed width earlier, then stopped at the first commit, then later; the
+    // range in the URL follows.
+    for (button, want, url) in [
+        ("chart-pan-earlier", (-0.375, 1.375), "from=-0.375&to=1.375"),
+        ("chart-pan-earlier", (-0.5, 1.25), "from=-0.5&to=1.25"),
+        ("chart-pan-later", (0.375, 2.125), "from=0.375&to=2.125"),
+    ] {
+        client
+            .find(Locator::Id(button))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let s = until("the pan", || async {
+            let s = chart(&client, 1).await;
+            (s["min"].as_f64() == Some(want.0)).then_some(s)
+        })
+        .await;
+        assert_eq!(s["max"].as_f64(), Some(want.1), "{button}: {s}");
+        assert!(s["search"].as_str().unwrap().contains(url), "{button}: {s}");
+    }
 
     // Reset: every point again, no range in the URL.
     client
