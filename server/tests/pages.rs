@@ -1272,3 +1272,343 @@ async fn series_page_names_the_project_s_baseline_window() {
     let chart = &tags(&html, "<div id=\"chart\"")[0];
     assert_eq!(chart["data-window"], "4", "{html}");
 }
+
+/// The FP8 KV-cache history (10 baseline commits, then the change; three cells) uploaded to
+/// `demo` through the API; returns the candidate run.
+async fn seed_fp8(f: &web::UploadFixture) -> String {
+    let spec = benchtrail_core::regression::realistic::HistorySpec::fp8_case(3);
+    let mut head = String::new();
+    for i in 0..spec.commits {
+        let (status, r) = f
+            .server
+            .upload("demo", &f.token, &common::fp8::upload(&spec, i))
+            .await;
+        assert_eq!(status, 201, "{r}");
+        head = r["run_id"].as_str().unwrap().to_string();
+    }
+    head
+}
+
+/// The analysis API's series `metric stat` of group `cell`: (series id, delta %).
+fn analysis_series(
+    analysis: &serde_json::Value,
+    cell: &str,
+    metric: &str,
+    stat: &str,
+) -> (String, f64) {
+    let group = analysis["analysis"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["cell"] == cell)
+        .unwrap_or_else(|| panic!("no group {cell}"));
+    let s = group["report"]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["metric"] == metric && s["stat"] == stat)
+        .unwrap_or_else(|| panic!("no {metric} {stat} in {cell}"));
+    let delta = s["comparison"]["delta_pct"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{metric} {stat} of {cell} was not compared: {s}"));
+    (s["series_id"].as_str().unwrap().to_string(), delta)
+}
+
+/// The texts of the elements whose opening tag is exactly `open` (leaf elements).
+fn texts_after(html: &str, open: &str) -> Vec<String> {
+    html.split(open)
+        .skip(1)
+        .map(|rest| unescape(&rest[..rest.find('<').unwrap()]))
+        .collect()
+}
+
+/// The matrix color of a compare-page row: a finding's direction, strong; a tested change of
+/// at least the minimum effect that is not one, light (worse when it went up and `worse_up`);
+/// a smaller one, quiet.
+fn expected_tone(
+    row: &std::collections::HashMap<String, String>,
+    min_effect: f64,
+    worse_up: bool,
+) -> String {
+    let dir = row["class"]
+        .split(' ')
+        .find_map(|c| c.strip_prefix("dir-"))
+        .unwrap();
+    let delta: f64 = row["data-delta"].parse().unwrap();
+    match row["data-state"].as_str() {
+        "tradeoff" | "regression" | "improvement" => format!("tone-{dir}"),
+        "no_change" if delta.abs() < min_effect => "tone-quiet".into(),
+        "no_change" if (delta > 0.0) == worse_up => "tone-worse-light".into(),
+        "no_change" => "tone-better-light".into(),
+        other => panic!("an untested state in the FP8 history: {other}"),
+    }
+}
+
+/// `+7.40 %` as the pages print a signed change.
+fn signed_pct(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{v:.2} %")
+    } else {
+        format!("{v:.2} %")
+    }
+}
+
+#[tokio::test]
+async fn validation_matrix_and_run_page_show_the_analysis_change_per_cell_on_both_stores() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        let head = seed_fp8(&f).await;
+        let (status, analysis) = f.server.get(&format!("/api/v1/runs/{head}/analysis")).await;
+        assert_eq!(status, 200, "{db}: {analysis}");
+        let compare = f.ok_page(&format!("/compare?head={head}")).await;
+        let compare_rows = tags(&compare, "<tr class=\"compare-row ");
+        let (_, settings) = f.server.get("/api/v1/projects/demo/settings").await;
+        let min_effect = settings["detection"]["engine"]["min_effect_pct"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{settings}"));
+
+        // The run page links the matrix.
+        let run_html = f.ok_page(&format!("/runs/{head}")).await;
+        assert!(
+            run_html.contains(&format!(
+                "<a id=\"matrix-link\" href=\"/runs/{head}/matrix\">Validation matrix</a>"
+            )),
+            "{db}"
+        );
+
+        // Default: TTFT p50. No labels: one grid, the load axis as columns in numeric order.
+        let html = f.ok_page(&format!("/runs/{head}/matrix")).await;
+        let grids = tags(&html, "<section class=\"matrix\"");
+        assert_eq!(grids.len(), 1, "{db}: {html}");
+        assert_eq!(grids[0]["data-layout"], "load", "{db}");
+        assert_eq!(grids[0]["data-empty-slots"], "0", "{db}");
+        assert_eq!(
+            texts_after(&html, "<th scope=\"col\" class=\"column-label\">"),
+            [
+                "max_concurrency=1",
+                "max_concurrency=4",
+                "max_concurrency=16"
+            ],
+            "{db}"
+        );
+        assert_eq!(
+            texts_after(&html, "<th scope=\"row\" class=\"row-label\">"),
+            ["input_len=8000;output_len=1000"],
+            "{db}"
+        );
+        assert_eq!(
+            text_of(&html, "matrix-chosen").unwrap(),
+            "median TTFT",
+            "{db}"
+        );
+        assert!(html.contains("<option value=\"ttft\" selected>"), "{db}");
+        assert!(html.contains("<option value=\"p50\" selected>"), "{db}");
+        let cells = tags(&html, "<div class=\"matrix-cell ");
+        assert_eq!(cells.len(), 3, "{db}: {cells:?}");
+        for (cell, c) in cells.iter().zip([
+            "max_concurrency=1;",
+            "max_concurrency=4;",
+            "max_concurrency=16;",
+        ]) {
+            assert!(cell["data-cell"].starts_with(c), "{db}: {cell:?}");
+            let (series, delta) = analysis_series(&analysis, &cell["data-cell"], "ttft", "p50");
+            assert_eq!(
+                cell["data-delta"].parse::<f64>().unwrap(),
+                delta,
+                "{db}: {cell:?}"
+            );
+            let row = compare_rows
+                .iter()
+                .find(|r| r["data-series"] == series)
+                .unwrap();
+            assert_eq!(cell["data-state"], row["data-state"], "{db}: {cell:?}");
+            assert!(
+                cell["class"]
+                    .split(' ')
+                    .any(|c| c == expected_tone(row, min_effect, true)),
+                "{db}: {cell:?} {row:?}"
+            );
+            assert!(
+                html.contains(&format!(
+                    "<span class=\"delta\">{}</span>",
+                    signed_pct(delta)
+                )),
+                "{db}"
+            );
+            // The run page's row of the same series: baseline, change and state.
+            let at = run_html.find(&format!("data-series=\"{series}\"")).unwrap();
+            let tr = &run_html[at..at + run_html[at..].find("</tr>").unwrap()];
+            let td = &tags(tr, "<td class=\"num delta ")[0];
+            assert_eq!(
+                td["data-delta"].parse::<f64>().unwrap(),
+                delta,
+                "{db}: {tr}"
+            );
+            let state = &tags(tr, "<td class=\"state ")[0];
+            assert_eq!(state["data-state"], row["data-state"], "{db}: {tr}");
+            assert_eq!(
+                tags(tr, "<td class=\"num baseline\"")[0]["data-baseline"],
+                row["data-baseline"],
+                "{db}"
+            );
+        }
+        // The FP8 change raised median TTFT in every cell.
+        assert!(
+            cells
+                .iter()
+                .all(|c| c["data-delta"].parse::<f64>().unwrap() > 0.0),
+            "{db}"
+        );
+
+        // Another metric; a statistic it does not have falls back to its own, and says so.
+        let html = f
+            .ok_page(&format!(
+                "/runs/{head}/matrix?metric=output_throughput&stat=p50"
+            ))
+            .await;
+        assert_eq!(
+            text_of(&html, "matrix-notice").unwrap(),
+            "Output token throughput has no statistic p50 here: showing value.",
+            "{db}"
+        );
+        assert!(html.contains("<option value=\"value\" selected>"), "{db}");
+        let cells = tags(&html, "<div class=\"matrix-cell ");
+        assert_eq!(cells.len(), 3, "{db}");
+        for cell in &cells {
+            let (series, delta) =
+                analysis_series(&analysis, &cell["data-cell"], "output_throughput", "value");
+            assert_eq!(cell["data-delta"].parse::<f64>().unwrap(), delta, "{db}");
+            assert!(delta > 0.0, "{db}: throughput rose");
+            let row = compare_rows
+                .iter()
+                .find(|r| r["data-series"] == series)
+                .unwrap();
+            assert_eq!(cell["data-state"], row["data-state"], "{db}: {cell:?}");
+            assert!(
+                cell["class"]
+                    .split(' ')
+                    .any(|c| c == expected_tone(row, min_effect, false)),
+                "{db}: {cell:?} {row:?}"
+            );
+        }
+
+        // A run that does not exist, and an id that cannot be one: the 404 page.
+        for path in [
+            format!("/runs/{}/matrix", uuid::Uuid::new_v4()),
+            "/runs/nope/matrix".to_string(),
+        ] {
+            let r = f.server.http.get(f.server.url(&path)).send().await.unwrap();
+            assert_eq!(r.status(), 404, "{db}: {path}");
+        }
+        // A private project's run: 404 signed out, shown to a reader of the project.
+        let hidden = common::seed::seed(&f.server, "hidden", false).await;
+        let path = format!("/runs/{}/matrix", hidden.run_id);
+        let r = f.server.http.get(f.server.url(&path)).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{db}");
+        let reader = common::session::sign_in(&f.server, &hidden.read).await;
+        let (status, html) = reader.get(&f.server, &path).await;
+        assert_eq!(status, 200, "{db}: {html}");
+        assert!(html.contains("<section class=\"matrix\""), "{db}");
+    })
+    .await;
+}
+
+/// One result in benchtrail's own format of the standard matrix cell (scenario, prefix mode,
+/// load level), with its TTFT p50 (ms).
+fn labelled_result(scenario: &str, prefix: &str, level: &str, ttft: f64) -> serde_json::Value {
+    let concurrency = match level {
+        "low" => 1,
+        "typical" => 8,
+        _ => 32,
+    };
+    serde_json::json!({
+        "cell": {"scenario": scenario, "prefix_mode": prefix, "load_level": level,
+                 "load": {"max_concurrency": concurrency, "request_rate": "inf"}},
+        "configuration": {"hardware": {"accelerator": "NVIDIA H100 80GB HBM3"}, "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"}},
+        "metrics": [
+            {"name": "ttft", "stat": "p50", "unit": "ms", "value": ttft, "n": 200},
+            {"name": "output_throughput", "stat": "value", "unit": "tok/s", "value": 1000.0}
+        ]
+    })
+}
+
+#[tokio::test]
+async fn the_standard_matrix_lays_out_all_eighteen_cells_on_both_stores() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        // Ten baseline commits of 17 cells (long-output · reusable · near-capacity is never
+        // measured), then a candidate without short-chat · fresh · low whose long-doc-qa ·
+        // fresh · typical TTFT rose by 30 %.
+        let noise = [0.0, 1.5, -1.2, 0.4, -0.8, 1.1, -0.3, 0.9, -1.4, 0.6, 0.2];
+        let last = noise.len() - 1;
+        let mut head = String::new();
+        for (i, n) in noise.iter().enumerate() {
+            let mut results = Vec::new();
+            for s in ["short-chat", "long-doc-qa", "long-output"] {
+                for p in ["fresh", "reusable"] {
+                    for l in ["low", "typical", "near-capacity"] {
+                        if (s, p, l) == ("long-output", "reusable", "near-capacity")
+                            || (i == last && (s, p, l) == ("short-chat", "fresh", "low"))
+                        {
+                            continue;
+                        }
+                        let mut ttft = 100.0 + n;
+                        if i == last && (s, p, l) == ("long-doc-qa", "fresh", "typical") {
+                            ttft = 130.0;
+                        }
+                        results.push(labelled_result(s, p, l, ttft));
+                    }
+                }
+            }
+            let parents: Vec<String> = (i > 0).then(|| format!("{:040x}", 0x18_0000 + i - 1)).into_iter().collect();
+            let doc = serde_json::json!({
+                "run": {"commit": {"sha": format!("{:040x}", 0x18_0000 + i), "parents": parents,
+                                   "time": format!("2026-11-02T{i:02}:00:00Z")}, "branch": "main"},
+                "files": [{"name": "results.json", "content": serde_json::to_string(&results).unwrap()}],
+            });
+            let (status, r) = f.server.upload("demo", &f.token, &doc).await;
+            assert_eq!(status, 201, "{db}: {r}");
+            head = r["run_id"].as_str().unwrap().to_string();
+        }
+        let (_, analysis) = f.server.get(&format!("/api/v1/runs/{head}/analysis")).await;
+        let html = f.ok_page(&format!("/runs/{head}/matrix")).await;
+        let grids = tags(&html, "<section class=\"matrix\"");
+        assert_eq!(grids.len(), 1, "{db}");
+        assert_eq!(grids[0]["data-layout"], "standard", "{db}");
+        assert_eq!(grids[0]["data-empty-slots"], "1", "{db}");
+        assert_eq!(
+            texts_after(&html, "<th scope=\"col\" class=\"column-label\">"),
+            ["low", "typical", "near-capacity"],
+            "{db}"
+        );
+        assert_eq!(
+            texts_after(&html, "<th scope=\"row\" class=\"row-label\">"),
+            [
+                "short-chat · fresh", "short-chat · reusable", "long-doc-qa · fresh",
+                "long-doc-qa · reusable", "long-output · fresh", "long-output · reusable"
+            ],
+            "{db}"
+        );
+        // 18 slots: 16 measured, 1 missing from the candidate, 1 never measured.
+        let cells = tags(&html, "<div class=\"matrix-cell ");
+        assert_eq!(cells.len(), 18, "{db}");
+        let count = |state: &str| cells.iter().filter(|c| c["data-state"] == state).count();
+        assert_eq!(count("regression"), 1, "{db}: {cells:?}");
+        assert_eq!(count("no_change"), 15, "{db}: {cells:?}");
+        assert_eq!(count("missing"), 1, "{db}: {cells:?}");
+        assert_eq!(count("not_measured"), 1, "{db}: {cells:?}");
+        // In grid order: the missing cell is the first slot, the empty one the last.
+        assert_eq!(cells[0]["data-state"], "missing", "{db}");
+        assert!(cells[0]["data-cell"].starts_with("scenario=short-chat;prefix_mode=fresh;load_level=low;"), "{db}");
+        assert_eq!(cells[17]["data-state"], "not_measured", "{db}");
+        let regressed = cells.iter().find(|c| c["data-state"] == "regression").unwrap();
+        assert!(regressed["data-cell"].starts_with("scenario=long-doc-qa;prefix_mode=fresh;load_level=typical;"), "{db}");
+        assert_eq!(cells.iter().position(|c| c["data-state"] == "regression"), Some(7), "{db}");
+        let (_, delta) = analysis_series(&analysis, &regressed["data-cell"], "ttft", "p50");
+        assert_eq!(regressed["data-delta"].parse::<f64>().unwrap(), delta, "{db}");
+        assert!(regressed["class"].contains("tone-worse"), "{db}");
+        assert!(html.contains(&format!("<span class=\"delta\">{}</span> <span class=\"mark\">▲ worse</span><br><span class=\"state-word\">regression</span>", signed_pct(delta))), "{db}: {html}");
+    })
+    .await;
+}
+
