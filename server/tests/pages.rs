@@ -1612,3 +1612,128 @@ async fn the_standard_matrix_lays_out_all_eighteen_cells_on_both_stores() {
     .await;
 }
 
+/// The alert ids listed in `html` (one `data-alert-id` per card), in order.
+fn listed_alerts(html: &str) -> Vec<String> {
+    tags(html, "<li class=\"alert ")
+        .into_iter()
+        .map(|a| a["data-alert-id"].clone())
+        .collect()
+}
+
+/// The ids of `alerts` (API items), sorted.
+fn ids(alerts: &[&serde_json::Value]) -> Vec<String> {
+    let mut v: Vec<String> = alerts
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn alerts_page_filters_and_sets_other_branches_apart_on_both_stores() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        seed_dashboard(&f).await;
+        // A pull request of the candidate's change, branched at commit 3.
+        let mut doc = common::server::upload_doc(
+            &format!("{:040x}", 11),
+            "2026-11-01T11:00:00Z",
+            &["examples/history/goodput_candidate_s21_c4.json"],
+        );
+        doc["run"]["branch"] = serde_json::json!("pr/7");
+        doc["run"]["pull_request"] = serde_json::json!({"number": 7, "merge_base": format!("{:040x}", 3)});
+        doc["configuration"] = serde_json::json!({"benchmark": {"command": format!("vllm bench serve --model mock-llm {} --save-detailed", web::GOODPUT_FLAGS)}});
+        let (status, receipt) = f.server.upload("demo", &f.token, &doc).await;
+        assert_eq!(status, 201, "{db}: {receipt}");
+        let all = f.server.alerts("demo", "?limit=100").await;
+        let on = |b: &str| all.iter().filter(|a| a["branch"] == b).collect::<Vec<_>>();
+        let (main, feature) = (on("main"), on("pr/7"));
+        assert!(!main.is_empty() && !feature.is_empty(), "{db}: {all:?}");
+        // feature/x has no merge base and no parent: no baseline, so no alert.
+        assert_eq!(main.len() + feature.len(), all.len(), "{db}");
+
+        // Unfiltered: the base branch by status, then the pull request in its own section.
+        let html = f.ok_page("/projects/demo/alerts").await;
+        let split = html.find("id=\"other-branches\"").expect("other branches section");
+        let (base_html, other_html) = html.split_at(split);
+        assert_eq!(sorted(listed_alerts(base_html)), ids(&main), "{db}");
+        assert_eq!(sorted(listed_alerts(other_html)), ids(&feature), "{db}");
+        for s in ["open", "acknowledged", "dismissed", "resolved"] {
+            let n = main.iter().filter(|a| a["status"] == s).count();
+            let section = &tags(&html, &format!("<section class=\"alert-status\" id=\"status-{s}\""))[0];
+            assert_eq!(section["data-count"], n.to_string(), "{db}: {s}");
+        }
+        let branches = tags(&html, "<section class=\"branch-alerts\"");
+        assert_eq!(branches.len(), 1, "{db}");
+        assert_eq!(branches[0]["data-branch"], "pr/7", "{db}");
+        assert_eq!(branches[0]["data-count"], feature.len().to_string(), "{db}");
+        assert!(text_of(&html, "filter-summary").is_none(), "{db}");
+
+        // Each filter, alone and together: exactly the API's alerts, the values kept in the form.
+        let tradeoff = all.iter().find(|a| a["kind"] == "tradeoff").unwrap();
+        let cell = tradeoff["cell"].as_str().unwrap();
+        let metric = tradeoff["metric"].as_str().unwrap();
+        let cases: Vec<(String, Vec<&serde_json::Value>)> = vec![
+            ("kind=tradeoff".into(), all.iter().filter(|a| a["kind"] == "tradeoff").collect()),
+            ("status=open".into(), all.iter().filter(|a| a["status"] == "open").collect()),
+            (format!("metric={metric}"), all.iter().filter(|a| a["metric"] == metric).collect()),
+            (
+                format!("cell={}", urlencode(cell)),
+                all.iter().filter(|a| a["cell"] == cell).collect(),
+            ),
+            ("branch=pr%2F7".into(), feature.clone()),
+            ("branch=main&status=resolved".into(), main.iter().copied().filter(|a| a["status"] == "resolved").collect()),
+            (
+                "status=open&kind=regression&branch=".into(),
+                all.iter().filter(|a| a["status"] == "open" && a["kind"] == "regression").collect(),
+            ),
+        ];
+        for (query, expected) in &cases {
+            let html = f.ok_page(&format!("/projects/demo/alerts?{query}")).await;
+            assert_eq!(sorted(listed_alerts(&html)), ids(expected), "{db}: {query}");
+            assert_eq!(text_of(&html, "shown-count").unwrap(), expected.len().to_string(), "{db}: {query}");
+        }
+        let html = f.ok_page("/projects/demo/alerts?branch=pr%2F7&kind=tradeoff&metric=output_throughput").await;
+        assert!(!html.contains("id=\"base-branch\""), "{db}: another branch hides the base branch");
+        assert!(html.contains("<input type=\"text\" name=\"branch\" id=\"filter-branch\" value=\"pr/7\""), "{db}");
+        assert!(html.contains("<input type=\"text\" name=\"metric\" id=\"filter-metric\" value=\"output_throughput\""), "{db}");
+        assert!(html.contains("<option value=\"tradeoff\" selected>trade-off</option>"), "{db}");
+        assert!(html.contains("<a href=\"/projects/demo/alerts\" id=\"clear-filters\">Clear filters</a>"), "{db}");
+        let html = f.ok_page("/projects/demo/alerts?branch=main").await;
+        assert!(!html.contains("id=\"other-branches\""), "{db}");
+        let html = f.ok_page("/projects/demo/alerts?status=dismissed").await;
+        let sections = tags(&html, "<section class=\"alert-status\"");
+        assert_eq!(sections.len(), 1, "{db}");
+        assert_eq!(sections[0]["data-status"], "dismissed", "{db}");
+        assert!(html.contains("<option value=\"dismissed\" selected>Dismissed</option>"), "{db}");
+        // A value the form never sends: 400, saying what is accepted.
+        let r = f.server.http.get(f.server.url("/projects/demo/alerts?status=closed")).send().await.unwrap();
+        let (status, body) = (r.status(), r.text().await.unwrap());
+        assert_eq!(status, 400, "{db}: {body}");
+        assert_eq!(
+            text_of(&body, "error-message").unwrap(),
+            "Unknown status “closed”: open, acknowledged, dismissed or resolved.",
+            "{db}"
+        );
+        let html = f.ok_page("/projects/demo/alerts?metric=nothing").await;
+        assert_eq!(text_of(&html, "shown-count").unwrap(), "0", "{db}");
+    })
+    .await;
+}
+
+/// `s` percent-encoded for a query value.
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
