@@ -1737,3 +1737,39 @@ fn urlencode(s: &str) -> String {
         .collect()
 }
 
+#[tokio::test]
+async fn empty_states_say_what_to_do_next() {
+    let f = web::UploadFixture::start().await;
+    // A project without alerts: the alerts page says when they come, and links the project.
+    let html = f.ok_page("/projects/demo/alerts").await;
+    assert!(html.contains("id=\"no-alerts\""), "{html}");
+    assert!(
+        html.contains("See the <a href=\"/projects/demo\">project's runs and series</a>."),
+        "{html}"
+    );
+    // A series on a branch without points: the upload command for that branch, back links.
+    let run = f
+        .upload(
+            1,
+            "examples/history/baseline_completions_c1_isl512_osl128.json",
+            "",
+        )
+        .await;
+    let (_, stored) = f.server.get(&format!("/api/v1/runs/{run}")).await;
+    let series = stored["results"][0]["metrics"][0]["series_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let html = f
+        .ok_page(&format!("/projects/demo/series/{series}?branch=pr%2F7"))
+        .await;
+    assert_eq!(
+        text_of(&html, "no-points-command").unwrap(),
+        "benchtrail upload --project demo --branch pr/7 --hardware auto --config engine-config.json results/*.json"
+    );
+    assert!(html.contains(&format!("<a href=\"/projects/demo/series/{series}\" id=\"no-points-back\">← This series on main</a>")), "{html}");
+    assert!(
+        html.contains("<a href=\"/projects/demo\" id=\"no-points-project\">"),
+        "{html}"
+    );
+}
