@@ -1384,16 +1384,16 @@ async fn validation_matrix_and_run_page_show_the_analysis_change_per_cell_on_bot
         assert_eq!(grids[0]["data-empty-slots"], "0", "{db}");
         assert_eq!(
             texts_after(&html, "<th scope=\"col\" class=\"column-label\">"),
-            [
-                "max_concurrency=1",
-                "max_concurrency=4",
-                "max_concurrency=16"
-            ],
+            ["1", "4", "16"],
+            "{db}"
+        );
+        assert!(
+            html.contains("<th scope=\"col\" class=\"axes\">workload ╲ max_concurrency</th>"),
             "{db}"
         );
         assert_eq!(
             texts_after(&html, "<th scope=\"row\" class=\"row-label\">"),
-            ["input_len=8000;output_len=1000"],
+            ["input_len=8000; output_len=1000"],
             "{db}"
         );
         assert_eq!(

@@ -104,7 +104,7 @@ pub struct Layout {
     pub column_axis: String,
     /// Row labels, in order.
     pub rows: Vec<String>,
-    /// Column labels, in order.
+    /// Column labels, in order (the load's value alone when the axis is one field).
     pub columns: Vec<String>,
     /// (row, column) of each cell, in the input order.
     pub places: Vec<(usize, usize)>,
@@ -220,13 +220,22 @@ pub fn layout(cells: &[&str]) -> Layout {
     } else {
         "load"
     };
+    // One load field: the axis names it, each column gives its value.
+    let column_labels = columns
+        .iter()
+        .map(|c| match column_axis {
+            "load" => c.replace(';', "; "),
+            axis => c.strip_prefix(&format!("{axis}=")).unwrap_or(c).to_string(),
+        })
+        .collect();
     let all: Vec<&str> = rows.iter().map(String::as_str).collect();
+    // `; ` between fields, so a long label wraps between them.
     let row_labels = rows
         .iter()
         .map(|r| match (rows.len(), r.is_empty()) {
             (_, true) => "every cell".to_string(),
-            (1, false) => r.clone(),
-            _ => cell_label(r, &all),
+            (1, false) => r.replace(';', "; "),
+            _ => cell_label(r, &all).replace(';', "; "),
         })
         .collect();
     Layout {
@@ -234,7 +243,7 @@ pub fn layout(cells: &[&str]) -> Layout {
         row_axis: "workload".into(),
         column_axis: column_axis.into(),
         rows: row_labels,
-        columns,
+        columns: column_labels,
         places,
     }
 }
@@ -683,8 +692,8 @@ mod tests {
         assert_eq!(
             l.rows,
             [
-                "input_len=512;output_len=128",
-                "input_len=8000;output_len=1000"
+                "input_len=512; output_len=128",
+                "input_len=8000; output_len=1000"
             ]
         );
         assert_eq!(l.places, [(1, 2), (1, 0), (0, 1)]);
