@@ -1513,63 +1513,13 @@ async fn validation_matrix_and_run_page_show_the_analysis_change_per_cell_on_bot
     .await;
 }
 
-/// One result in benchtrail's own format of the standard matrix cell (scenario, prefix mode,
-/// load level), with its TTFT p50 (ms).
-fn labelled_result(scenario: &str, prefix: &str, level: &str, ttft: f64) -> serde_json::Value {
-    let concurrency = match level {
-        "low" => 1,
-        "typical" => 8,
-        _ => 32,
-    };
-    serde_json::json!({
-        "cell": {"scenario": scenario, "prefix_mode": prefix, "load_level": level,
-                 "load": {"max_concurrency": concurrency, "request_rate": "inf"}},
-        "configuration": {"hardware": {"accelerator": "NVIDIA H100 80GB HBM3"}, "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"}},
-        "metrics": [
-            {"name": "ttft", "stat": "p50", "unit": "ms", "value": ttft, "n": 200},
-            {"name": "output_throughput", "stat": "value", "unit": "tok/s", "value": 1000.0}
-        ]
-    })
-}
-
 #[tokio::test]
 async fn the_standard_matrix_lays_out_all_eighteen_cells_on_both_stores() {
     common::db::for_each_store(|db, store| async move {
         let f = web::UploadFixture::start_on(store).await;
-        // Ten baseline commits of 17 cells (long-output · reusable · near-capacity is never
-        // measured), then a candidate without short-chat · fresh · low whose long-doc-qa ·
-        // fresh · typical TTFT rose by 30 %.
-        let noise = [0.0, 1.5, -1.2, 0.4, -0.8, 1.1, -0.3, 0.9, -1.4, 0.6, 0.2];
-        let last = noise.len() - 1;
-        let mut head = String::new();
-        for (i, n) in noise.iter().enumerate() {
-            let mut results = Vec::new();
-            for s in ["short-chat", "long-doc-qa", "long-output"] {
-                for p in ["fresh", "reusable"] {
-                    for l in ["low", "typical", "near-capacity"] {
-                        if (s, p, l) == ("long-output", "reusable", "near-capacity")
-                            || (i == last && (s, p, l) == ("short-chat", "fresh", "low"))
-                        {
-                            continue;
-                        }
-                        let mut ttft = 100.0 + n;
-                        if i == last && (s, p, l) == ("long-doc-qa", "fresh", "typical") {
-                            ttft = 130.0;
-                        }
-                        results.push(labelled_result(s, p, l, ttft));
-                    }
-                }
-            }
-            let parents: Vec<String> = (i > 0).then(|| format!("{:040x}", 0x18_0000 + i - 1)).into_iter().collect();
-            let doc = serde_json::json!({
-                "run": {"commit": {"sha": format!("{:040x}", 0x18_0000 + i), "parents": parents,
-                                   "time": format!("2026-11-02T{i:02}:00:00Z")}, "branch": "main"},
-                "files": [{"name": "results.json", "content": serde_json::to_string(&results).unwrap()}],
-            });
-            let (status, r) = f.server.upload("demo", &f.token, &doc).await;
-            assert_eq!(status, 201, "{db}: {r}");
-            head = r["run_id"].as_str().unwrap().to_string();
-        }
+        // Ten baseline commits of 17 cells, then a candidate missing one cell whose
+        // long-doc-qa · fresh · typical TTFT rose by 30 % (`common::matrix18`).
+        let head = common::matrix18::seed(&f.server, "demo", &f.token).await;
         let (_, analysis) = f.server.get(&format!("/api/v1/runs/{head}/analysis")).await;
         let html = f.ok_page(&format!("/runs/{head}/matrix")).await;
         let grids = tags(&html, "<section class=\"matrix\"");

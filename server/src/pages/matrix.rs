@@ -324,7 +324,10 @@ impl MatrixCell {
                 true,
             ),
         };
-        let mark = if r.mark.is_empty() && tone.ends_with("-light") {
+        // A change too small to matter gets no arrow: only the number says which way.
+        let mark = if tone == "quiet" {
+            ""
+        } else if r.mark.is_empty() && tone.ends_with("-light") {
             // Not a finding: the arrow follows the value, the word the metric's direction.
             match (lean, delta.unwrap_or(0.0) > 0.0) {
                 ("worse", true) => "▲ worse",
@@ -574,13 +577,7 @@ pub(super) async fn matrix_page(
                     .missing_cells
                     .iter()
                     .filter(|g| g.series_key == series_key)
-                    .map(|g| {
-                        MatrixCell::absent(
-                            &g.cell,
-                            "missing",
-                            "missing: in the baseline, not in this run",
-                        )
-                    }),
+                    .map(|g| MatrixCell::absent(&g.cell, "missing", "missing from this run")),
             );
             let keys: Vec<&str> = placed.iter().map(|c| c.cell.as_str()).collect();
             let l = layout(&keys);

@@ -86,6 +86,11 @@ pub(super) async fn drive_screenshots(client: Client, f: UploadFixture) {
         assert_eq!(status, 201, "{r}");
         fp8_head = r["run_id"].as_str().unwrap().to_string();
     }
+    let matrix_token = f
+        .server
+        .project_with_token("matrix", json!({"name": "Standard matrix", "public": true}))
+        .await;
+    let matrix_head = super::common::matrix18::seed(&f.server, "matrix", &matrix_token).await;
     let (_, base, head) = super::common::aiperf::seed(&f.server, "capacity", true).await;
     f.server
         .project_with_token("empty", json!({"name": "Nothing yet", "public": true}))
@@ -108,6 +113,11 @@ pub(super) async fn drive_screenshots(client: Client, f: UploadFixture) {
         ),
         ("run", format!("/runs/{candidate}"), "#verdict"),
         ("matrix", format!("/runs/{fp8_head}/matrix"), "table.matrix"),
+        (
+            "matrix-standard",
+            format!("/runs/{matrix_head}/matrix"),
+            "table.matrix",
+        ),
         ("config", format!("/configs/{fingerprint}"), "h1"),
         (
             "compare",
