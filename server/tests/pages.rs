@@ -261,6 +261,17 @@ async fn run_page_shows_metadata_files_results_and_warnings() {
 async fn config_page_shows_every_section_and_the_recorded_commands() {
     let f = Fixture::start().await;
     let html = f.ok_page(&format!("/configs/{}", f.fingerprint_a)).await;
+    // Its project, in the breadcrumb and in a line; the private project's name never.
+    assert!(
+        html.contains(&format!(
+            "<nav class=\"crumbs\"><a class=\"brand\" href=\"/\">benchtrail</a> / <a href=\"/projects/demo\">{}</a> / configuration</nav>",
+            escaped("Demo <Serving>")
+        )),
+        "{html}"
+    );
+    let used_by = tags(&html, "<a href=\"/projects/demo\" data-project=");
+    assert_eq!(used_by.len(), 1, "{html}");
+    assert_eq!(used_by[0]["data-project"], "demo");
     assert_eq!(text_of(&html, "launch-command").unwrap(), LAUNCH_COMMAND);
     assert_eq!(text_of(&html, "benchmark-command").unwrap(), BENCH_COMMAND);
     assert!(

@@ -430,6 +430,11 @@ async fn config_page(
         return Err(not_found());
     }
     let mut page = ConfigPage::new(&config);
+    page.projects = projects
+        .iter()
+        .filter(|p| visitor.may_read(p))
+        .map(ProjectView::new)
+        .collect();
     page.header = visitor.header();
     Ok(Html(page.render()?))
 }

@@ -996,6 +996,9 @@ pub struct ConfigPage {
     pub pretty_json: String,
     /// First stored.
     pub created_at: String,
+    /// The projects using it that the visitor may see, by slug (the breadcrumb names the
+    /// project when there is one).
+    pub projects: Vec<ProjectView>,
     /// The site header (who is signed in).
     pub header: SiteHeader,
 }
@@ -1033,6 +1036,7 @@ impl ConfigPage {
         let text = |ptr: &str| c.pointer(ptr).and_then(Value::as_str).map(str::to_string);
         ConfigPage {
             header: SiteHeader::default(),
+            projects: Vec::new(),
             fingerprint: config.fingerprint.clone(),
             short_fingerprint: config.fingerprint.chars().take(12).collect(),
             sections,
