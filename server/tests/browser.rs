@@ -1004,6 +1004,7 @@ async fn drive_csp(client: Client, f: UploadFixture) {
             "#chart canvas",
         ),
         (format!("/runs/{}", runs[3]), "#run-id"),
+        (format!("/runs/{}/matrix", runs[3]), "table.matrix"),
         ("/projects/demo/alerts".to_string(), "main"),
         ("/projects/demo".to_string(), "main"),
         ("/".to_string(), "main"),

@@ -678,14 +678,7 @@ mod tests {
         let l = layout(&cells);
         assert!(!l.standard);
         assert_eq!(l.column_axis, "max_concurrency");
-        assert_eq!(
-            l.columns,
-            [
-                "max_concurrency=1",
-                "max_concurrency=4",
-                "max_concurrency=16"
-            ]
-        );
+        assert_eq!(l.columns, ["1", "4", "16"]);
         assert_eq!(
             l.rows,
             [
@@ -694,6 +687,26 @@ mod tests {
             ]
         );
         assert_eq!(l.places, [(1, 2), (1, 0), (0, 1)]);
+    }
+
+    #[test]
+    fn a_rate_sweep_has_rate_columns_and_both_limits_name_both() {
+        let l = layout(&[
+            "request_rate=5;burstiness=1;input_len=512",
+            "request_rate=2.5;burstiness=1;input_len=512",
+        ]);
+        assert_eq!(l.column_axis, "request_rate");
+        assert_eq!(l.columns, ["2.5", "5"]);
+        assert_eq!(l.rows, ["burstiness=1; input_len=512"]);
+        let l = layout(&[
+            "max_concurrency=8;request_rate=2;input_len=512",
+            "input_len=512",
+        ]);
+        assert_eq!(l.column_axis, "load");
+        assert_eq!(
+            l.columns,
+            ["max_concurrency=8; request_rate=2", "no load recorded"]
+        );
     }
 
     #[test]

@@ -1,15 +1,17 @@
 //! Every kind of page in one browser session, at 1280 × 800 and at 390 × 844 (a phone): a PNG
 //! of each is written to `target/screenshots/` (kept out of git: `target/` is ignored), the
 //! first screen as `{page}-{width}.png` and up to five more, scrolled a screen at a time, as
-//! `{page}-{width}-{k}.png`, for people to look at; and at 390 px no page is wider than the screen
-//! (`document.documentElement.scrollWidth <= 390`).
+//! `{page}-{width}-{k}.png`, for people to look at; at 390 px no page is wider than the
+//! screen (`document.documentElement.scrollWidth <= 390`); and no page breaks its
+//! Content-Security-Policy.
 //!
 //! The data: the trade-off history on `demo` (four commits of the real goodput files, then
-//! the candidate once more on `feature/x`), the FP8 KV-cache history on `fp8` (three cells),
-//! the AIPerf load sweeps on `capacity` (for the compare report) and a project without runs.
+//! the candidate once more as pull request 7), the FP8 KV-cache history on `fp8` (three
+//! cells), the 18-cell standard matrix on `matrix`, the AIPerf load sweeps on `capacity` (for
+//! the compare report) and a project without runs.
 
 use super::common::web::{UploadFixture, GOODPUT_FLAGS};
-use super::{js, open, TRADEOFF_FILES};
+use super::{csp_violations, js, open, TRADEOFF_FILES};
 use fantoccini::Client;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -139,6 +141,8 @@ pub(super) async fn drive_screenshots(client: Client, f: UploadFixture) {
     let dir = folder();
     std::fs::create_dir_all(&dir).unwrap();
     let mut too_wide = Vec::new();
+    let mut csp = Vec::new();
+    let _ = csp_violations(&client).await;
     for (width, height) in [(1280u32, 800u32), (390, 844)] {
         for (name, path, css) in &pages {
             client.set_window_size(width, height).await.unwrap();
@@ -163,6 +167,10 @@ pub(super) async fn drive_screenshots(client: Client, f: UploadFixture) {
                 let png = client.screenshot().await.unwrap();
                 std::fs::write(dir.join(format!("{name}-{width}-{k}.png")), png).unwrap();
             }
+            let refused = csp_violations(&client).await;
+            if !refused.is_empty() {
+                csp.push(format!("{name} ({path}): {refused:?}"));
+            }
             if width == 390 && size["scroll"].as_i64().unwrap() > 390 {
                 // Name the widest elements that no scrolling box clips.
                 let culprits = js(&client, WIDE_ELEMENTS).await;
@@ -170,6 +178,10 @@ pub(super) async fn drive_screenshots(client: Client, f: UploadFixture) {
             }
         }
     }
+    assert!(
+        csp.is_empty(),
+        "Content-Security-Policy violations: {csp:#?}"
+    );
     assert!(
         too_wide.is_empty(),
         "pages wider than 390 px: {too_wide:#?} (screenshots in {})",
