@@ -1625,6 +1625,14 @@ async fn alerts_page_filters_and_sets_other_branches_apart_on_both_stores() {
         let (base_html, other_html) = html.split_at(split);
         assert_eq!(sorted(listed_alerts(base_html)), ids(&main), "{db}");
         assert_eq!(sorted(listed_alerts(other_html)), ids(&feature), "{db}");
+        // There, open alerts first: statuses in triage order.
+        let rank = |s: &str| ["open", "acknowledged", "dismissed", "resolved"].iter().position(|x| *x == s);
+        let statuses: Vec<_> = tags(other_html, "<li class=\"alert ")
+            .iter()
+            .map(|a| rank(&a["data-status"]))
+            .collect();
+        assert!(statuses.windows(2).all(|w| w[0] <= w[1]), "{db}: {statuses:?}");
+        assert_eq!(statuses[0], Some(0), "{db}: the pull request's trade-off is open");
         for s in ["open", "acknowledged", "dismissed", "resolved"] {
             let n = main.iter().filter(|a| a["status"] == s).count();
             let section = &tags(&html, &format!("<section class=\"alert-status\" id=\"status-{s}\""))[0];

@@ -284,8 +284,8 @@ pub struct AlertsPage {
     /// resolved (only the status filtered on, when one is); empty when the branch filter names
     /// another branch.
     pub sections: Vec<StatusSection>,
-    /// The alerts of every other branch (pull requests), one section per branch, newest
-    /// alert first.
+    /// The alerts of every other branch (pull requests), one section per branch, the branch
+    /// with the newest alert first.
     pub other_branches: Vec<BranchSection>,
     /// More alerts of other branches exist than are listed.
     pub other_more: bool,
@@ -312,7 +312,8 @@ pub struct BranchSection {
     pub anchor: String,
     /// Its alerts as findings across cells.
     pub groups: Vec<AlertGroupView>,
-    /// Its alerts, newest first (each card says its status).
+    /// Its alerts by status (open first), newest first within one (each card says its
+    /// status).
     pub alerts: Vec<AlertView>,
 }
 
@@ -468,12 +469,15 @@ pub(super) async fn alerts_page(
             }
         }
         for (i, b) in order.into_iter().enumerate() {
-            let items: Vec<Alert> = page
+            let mut items: Vec<Alert> = page
                 .items
                 .iter()
                 .filter(|a| a.branch == b)
                 .cloned()
                 .collect();
+            // What needs a look first: open, acknowledged, dismissed, resolved (newest first
+            // within each).
+            items.sort_by_key(|a| AlertStatus::ALL.iter().position(|s| *s == a.status));
             let mut alerts = Vec::with_capacity(items.len());
             for a in &items {
                 alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
