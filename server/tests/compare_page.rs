@@ -753,3 +753,61 @@ async fn a_kv_cache_dtype_change_without_quality_results_warns_and_with_them_doe
     })
     .await;
 }
+
+/// A +15 % TTFT step after 12 single-run commits at run-to-run CV 2 %: the regression is
+/// decided on the TTFT family's index, and every TTFT row the finding names says so before
+/// its own test and p-value, so the p beside the series' own interval is not read as the
+/// deciding one. On both stores.
+#[tokio::test]
+async fn a_row_decided_by_the_family_index_names_that_test_before_its_own() {
+    use benchtrail_core::regression::realistic::Change;
+    let mut spec = HistorySpec::chat(41, 13, 1, 0.02);
+    spec.step = Some((12, Change::ttft_step(15.0, spec.workload.cells.len())));
+    for_each_store(|db, store| {
+        let spec = spec.clone();
+        async move {
+            let server = TestServer::start(store).await;
+            let token = server.project_with_token("fp8", json!({})).await;
+            let runs = upload_history(&server, &token, &spec, 0..spec.commits).await;
+            let head = runs.last().unwrap();
+            let (_, stored) = server.get(&format!("/api/v1/runs/{head}/analysis")).await;
+            let served: RunAnalysis = serde_json::from_value(stored["analysis"].clone()).unwrap();
+            let (status, html) = page(&server, &format!("/compare?head={head}")).await;
+            assert_eq!(status, 200, "{db}");
+            let tables = html.rows();
+            let mut checked = 0;
+            for g in &served.groups {
+                let rows = &tables[&g.cell];
+                let family = g
+                    .report
+                    .findings
+                    .iter()
+                    .filter(|f| f.test == Test::FamilyIndex && f.metric == "ttft");
+                for f in family {
+                    let p = benchtrail_core::regression::p_phrase(f.p_value.unwrap());
+                    for id in &f.series_ids {
+                        let own = g
+                            .report
+                            .series
+                            .iter()
+                            .find(|s| &s.series_id == id)
+                            .and_then(|s| s.comparison.as_ref())
+                            .unwrap();
+                        let row = rows.iter().find(|r| &r.series == id).unwrap();
+                        let want = format!(
+                            "decided by the family index (this metric's statistics in this cell, combined), {p}; this series: prediction interval on commit means, {}",
+                            benchtrail_core::regression::p_phrase(own.outcome.p_value.unwrap())
+                        );
+                        assert_eq!(own.outcome.test, Test::PredictionInterval, "{db}");
+                        assert!(row.test.starts_with(&want), "{db}: {} vs {want}", row.test);
+                        assert_eq!(row.state, "regression", "{db}: {row:?}");
+                        checked += 1;
+                    }
+                }
+            }
+            // Every cell's TTFT moved: at least one statistic per cell named.
+            assert!(checked >= served.groups.len(), "{db}: {checked} rows checked");
+        }
+    })
+    .await;
+}

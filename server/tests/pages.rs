@@ -1742,3 +1742,133 @@ async fn empty_states_say_what_to_do_next() {
         "{html}"
     );
 }
+
+/// The series page of one cell's `ttft p50` in the FP8 history (three cells of one
+/// configuration): one metric link per metric the cell measured, each to that metric's p50
+/// series (or its only statistic, `value`, for throughputs), and one cell link per cell in
+/// numeric order (1, 4, 16; not the text order 1, 16, 4), the shown one in bold. On both
+/// stores.
+#[tokio::test]
+async fn series_page_links_the_cell_s_other_metrics_and_the_other_cells() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        let spec = benchtrail_core::regression::realistic::HistorySpec::fp8_case(3);
+        for i in 0..2 {
+            let (status, r) = f
+                .server
+                .upload("demo", &f.token, &common::fp8::upload(&spec, i))
+                .await;
+            assert_eq!(status, 201, "{r}");
+        }
+        // Every series of the project, page by page.
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let path = match &cursor {
+                Some(c) => format!("/api/v1/projects/demo/series?limit=500&cursor={c}"),
+                None => "/api/v1/projects/demo/series?limit=500".to_string(),
+            };
+            let (status, page) = f.server.get(&path).await;
+            assert_eq!(status, 200, "{page}");
+            items.extend(page["items"].as_array().unwrap().iter().cloned());
+            match page["next_cursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        let listed = serde_json::Value::Array(items.clone());
+        let all: Vec<&serde_json::Value> = items.iter().collect();
+        let cell_of = |s: &serde_json::Value| s["cell_key"].as_str().unwrap().to_string();
+        let ttft_p50: Vec<&serde_json::Value> = all
+            .iter()
+            .copied()
+            .filter(|s| s["metric"] == "ttft" && s["stat"] == "p50" && s["slo_profile"].is_null())
+            .collect();
+        assert_eq!(ttft_p50.len(), 3, "{listed}");
+        let shown = ttft_p50
+            .iter()
+            .find(|s| cell_of(s).contains("max_concurrency=4;"))
+            .unwrap();
+        let id = shown["series_id"].as_str().unwrap();
+        let html = f.ok_page(&format!("/projects/demo/series/{id}")).await;
+
+        // Metric links: one per metric of the shown cell, each to its p50 (else `value`) series.
+        let nav = |html: &str, nav_id: &str| -> String {
+            let start = html
+                .find(&format!("id=\"{nav_id}\""))
+                .unwrap_or_else(|| panic!("no #{nav_id}: {html}"));
+            let end = start + html[start..].find("</nav>").unwrap();
+            html[start..end].to_string()
+        };
+        let metrics_nav = nav(&html, "metric-links");
+        let same_cell: Vec<&serde_json::Value> = all
+            .iter()
+            .copied()
+            .filter(|s| cell_of(s) == cell_of(shown) && s["series_key"] == shown["series_key"])
+            .collect();
+        let mut metrics: Vec<&str> = same_cell
+            .iter()
+            .map(|s| s["metric"].as_str().unwrap())
+            .collect();
+        metrics.sort();
+        metrics.dedup();
+        assert!(metrics.len() >= 7, "{metrics:?}");
+        let linked: Vec<String> = tags(&metrics_nav, "<a href=")
+            .iter()
+            .map(|a| a["href"].clone())
+            .collect();
+        assert_eq!(linked.len(), metrics.len() - 1, "{metrics_nav}");
+        for metric in metrics.iter().filter(|m| **m != "ttft") {
+            let of_metric: Vec<&&serde_json::Value> = same_cell
+                .iter()
+                .filter(|s| s["metric"] == *metric && s["slo_profile"].is_null())
+                .collect();
+            let want = of_metric
+                .iter()
+                .find(|s| s["stat"] == "p50")
+                .or_else(|| of_metric.iter().find(|s| s["stat"] == "value"))
+                .unwrap_or_else(|| panic!("{metric}: {of_metric:?}"));
+            let href = format!(
+                "/projects/demo/series/{}?branch=main",
+                want["series_id"].as_str().unwrap()
+            );
+            assert!(linked.contains(&href), "{metric}: {href} not in {linked:?}");
+        }
+        assert!(
+            metrics_nav.contains("<strong>Time to first token</strong>"),
+            "{metrics_nav}"
+        );
+
+        // Cell links: the three cells in numeric order, the shown one in bold.
+        let cells_nav = nav(&html, "cell-links");
+        let order: Vec<usize> = [
+            "max_concurrency=1<",
+            "max_concurrency=4<",
+            "max_concurrency=16<",
+        ]
+        .iter()
+        .map(|c| {
+            cells_nav
+                .find(c)
+                .unwrap_or_else(|| panic!("{c}: {cells_nav}"))
+        })
+        .collect();
+        assert!(order[0] < order[1] && order[1] < order[2], "{cells_nav}");
+        assert!(
+            cells_nav.contains("<strong>max_concurrency=4</strong>"),
+            "{cells_nav}"
+        );
+        for s in ttft_p50
+            .iter()
+            .filter(|s| s["series_id"] != shown["series_id"])
+        {
+            let href = format!(
+                "/projects/demo/series/{}?branch=main",
+                s["series_id"].as_str().unwrap()
+            );
+            assert!(cells_nav.contains(&href), "{href}: {cells_nav}");
+        }
+        println!("{db}: metric and cell links checked");
+    })
+    .await;
+}

@@ -16,6 +16,12 @@
 // query string (x=time, log=1, from/to, overlay=<series id>): read on load, rewritten with
 // history.replaceState on every change, a zoom included.
 //
+// On a branch other than the project's default one (#chart[data-default-branch]), the default
+// branch's points of the same series are the overlay unless the URL names another
+// (overlay=@<branch> is "this series on that branch", overlay=none draws none), and the
+// branch's merge base (#chart[data-merge-base]) is marked with a dotted vertical line at its
+// commit on the default branch, so a PR's single point is seen against main's history.
+//
 // Hovering shows a tooltip for the nearest point (by x, then by y among repeats; main or
 // overlay, whichever is nearer): commit, subject, commit date, value with unit, n, change
 // against the baseline in percent, interval, alerts. A mouse click opens that point's run; on
@@ -144,6 +150,30 @@
     ctx.restore();
   }
 
+  var MERGE_BASE_COLOR = "#3d4a5c";
+
+  // The merge base's commit on the default branch: a dotted line across the plot, labelled.
+  function drawMergeBase(u, mb) {
+    if (!mb || mb.x == null) return;
+    var ctx = u.ctx, dpr = devicePixelRatio;
+    var x = Math.round(u.valToPos(mb.x, "x", true));
+    ctx.save();
+    ctx.strokeStyle = MERGE_BASE_COLOR;
+    ctx.fillStyle = MERGE_BASE_COLOR;
+    ctx.lineWidth = 1.5 * dpr;
+    ctx.setLineDash([2 * dpr, 3 * dpr]);
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.font = (11 * dpr) + "px sans-serif";
+    // At the top, beside the line: the points sit lower, near the baseline's level.
+    ctx.textBaseline = "top";
+    ctx.fillText("merge base", x + 4 * dpr, u.bbox.top + 4 * dpr);
+    ctx.restore();
+  }
+
   function drawMarkers(u, markers) {
     var ctx = u.ctx;
     ctx.save();
@@ -251,6 +281,14 @@
   }
 
   var view = window.benchtrailSeriesView.readView(window.location.search);
+  // On a branch other than the default one, the default branch is the overlay unless the URL
+  // says otherwise (view.overlay null: the default; "none": no overlay).
+  var contextBranch = el.dataset.defaultBranch || null;
+  var defaultOverlay = contextBranch ? "@" + contextBranch : null;
+  function chosenOverlay() {
+    if (view.overlay == null) return defaultOverlay;
+    return view.overlay === "none" ? null : view.overlay;
+  }
   var mainDoc = null, overlayDoc = null, u = null;
   var markerSource = readMarkers();
   var controls = document.getElementById("chart-controls");
@@ -279,8 +317,14 @@
     legendItem("mean", "━", MEAN_COLOR, "mean per commit");
     if (c.cis.some(Boolean)) legendItem("whiskers", "┃", CI_COLOR, "confidence interval (whiskers)");
     if (c.band.xs.length) legendItem("band", "▇", BAND_LINE, "baseline: mean ± 1σ of the previous " + baselineWindow + " commits");
-    if (overlayDoc) legendItem("overlay", "●", OVERLAY_COLOR, "overlay: cell " + overlayDoc.series.cell_key);
+    if (overlayDoc) legendItem("overlay", "●", OVERLAY_COLOR, "overlay: " + overlayName());
+    if (c.mergeBase && c.mergeBase.x != null) legendItem("merge-base", "┆", MERGE_BASE_COLOR, "merge base " + c.mergeBase.sha.slice(0, 10) + " on " + contextBranch);
     legendEl.hidden = false;
+  }
+
+  // What the overlay is, in words: "branch main" or "cell max_concurrency=4;…".
+  function overlayName() {
+    return overlayDoc.overlayBranch ? "branch " + overlayDoc.overlayBranch : "cell " + overlayDoc.series.cell_key;
   }
 
   function showTooltip(u, c, tooltip) {
@@ -314,7 +358,8 @@
     sha.textContent = c.shas[i].slice(0, 10);
     head.appendChild(sha);
     if (c.repeats[i] !== 0) head.appendChild(document.createTextNode(" · repeat " + c.repeats[i]));
-    if (s === OV_POINTS) head.appendChild(document.createTextNode(" · overlay " + overlayDoc.series.cell_key));
+    if (s === OV_POINTS) head.appendChild(document.createTextNode(" · overlay " + overlayName()));
+    if (c.mergeBase && c.mergeBase.sha === c.shas[i]) head.appendChild(document.createTextNode(" · merge base"));
     if (c.subjects[i]) line("subject", c.subjects[i]);
     if (c.commitTimes[i]) line("date", formatDate(c.commitTimes[i]));
     var val = line("", null);
@@ -365,6 +410,9 @@
       if (x != null) c.markers.push(Object.assign({}, m, { x: x }));
     });
     var markers = c.markers;
+    // The merge base, when the overlay is the default branch that holds it.
+    c.mergeBase = overlayDoc && overlayDoc.overlayBranch === contextBranch && el.dataset.mergeBase
+      ? { sha: el.dataset.mergeBase, x: c.xOfCommit(el.dataset.mergeBase) } : null;
     var ext = valueExtent(c);
     // A log axis cannot show zero or negative values: then the toggle is off and disabled.
     var logOk = ext.lo > 0;
@@ -435,7 +483,7 @@
         setCursor: [function (u) { hovered = showTooltip(u, c, tooltip); }],
         // The band under everything, intervals and markers over the points.
         drawAxes: [function (u) { drawBand(u, c); }],
-        draw: [function (u) { drawIntervals(u, c); drawMarkers(u, markers); }],
+        draw: [function (u) { drawIntervals(u, c); drawMarkers(u, markers); drawMergeBase(u, c.mergeBase); }],
         // A zoom writes its range into the URL; the full range clears it.
         setScale: [function (u, key) {
           if (key !== "x") return;
@@ -465,7 +513,9 @@
     window.benchtrailChart = {
       u: u, columns: c, markers: markers, ciColor: CI_COLOR, band: c.band, view: view,
       fullRange: full, log: log,
-      overlay: overlayDoc ? { seriesId: overlayDoc.series.series_id, cell: overlayDoc.series.cell_key } : null,
+      overlay: overlayDoc ? { seriesId: overlayDoc.series.series_id, cell: overlayDoc.series.cell_key,
+        branch: overlayDoc.overlayBranch || null } : null,
+      mergeBase: c.mergeBase,
       glyph: function (k) { return glyphPos(u, markers, k); },
     };
     el.dataset.points = String(points.length);
@@ -481,9 +531,9 @@
     });
   }
 
-  function seriesApi(id) {
+  function seriesApi(id, branch) {
     return "/api/v1/projects/" + encodeURIComponent(el.dataset.project) + "/series/" + encodeURIComponent(id) +
-      "?branch=" + encodeURIComponent(el.dataset.branch || "");
+      "?branch=" + encodeURIComponent(branch == null ? el.dataset.branch || "" : branch);
   }
 
   // The same change for every control: new view, URL, drawing.
@@ -505,7 +555,7 @@
     control('<label>X axis <select id="chart-x"><option value="commit">commit order</option><option value="time">commit date</option></select></label>');
     control('<label><input type="checkbox" id="chart-log"> log scale</label>');
     control('<button type="button" id="chart-reset">Reset zoom</button>');
-    control('<label>Overlay <select id="chart-overlay"><option value="">none</option></select></label>');
+    control('<label>Overlay <select id="chart-overlay"><option value="none">none</option></select></label>');
     var xSel = document.getElementById("chart-x"), logBox = document.getElementById("chart-log");
     var ovSel = document.getElementById("chart-overlay");
     xSel.value = view.x;
@@ -514,7 +564,14 @@
     xSel.addEventListener("change", function () { changeView({ x: xSel.value, from: null, to: null }); });
     logBox.addEventListener("change", function () { changeView({ log: logBox.checked }); });
     document.getElementById("chart-reset").addEventListener("click", function () { changeView({ from: null, to: null }); });
-    ovSel.addEventListener("change", function () { setOverlay(ovSel.value || null); });
+    ovSel.addEventListener("change", function () { setOverlay(ovSel.value); });
+    if (contextBranch) {
+      var ctxOpt = document.createElement("option");
+      ctxOpt.value = defaultOverlay;
+      ctxOpt.textContent = "branch " + contextBranch;
+      ovSel.appendChild(ctxOpt);
+      ovSel.value = defaultOverlay;
+    }
     controls.hidden = false;
     // The same metric and statistic in the project's other cells (and configurations).
     var h = document.getElementById("series-title").dataset;
@@ -528,17 +585,22 @@
         o.textContent = s.cell_key;
         ovSel.appendChild(o);
       });
-      if (view.overlay) ovSel.value = view.overlay;
+      ovSel.value = chosenOverlay() || "none";
       ovSel.dataset.state = "ready";
     }).catch(function () { ovSel.dataset.state = "error"; });
   }
 
-  function setOverlay(id) {
-    view.overlay = id;
+  // `choice`: a series id, "@<branch>" (this series on that branch) or "none"/"" (none). The
+  // URL keeps it unless it is the page's default overlay.
+  function setOverlay(choice) {
+    var id = choice && choice !== "none" ? choice : null;
+    view.overlay = id === defaultOverlay ? null : id || (defaultOverlay ? "none" : null);
     window.benchtrailSeriesView.writeView(view);
     if (!id) { overlayDoc = null; draw(); return; }
     setStatus("loading", "Loading the overlay…");
-    getJson(seriesApi(id)).then(function (doc) { overlayDoc = doc; draw(); })
+    var onBranch = id.charAt(0) === "@" ? id.slice(1) : null;
+    var url = onBranch != null ? seriesApi(el.dataset.seriesId, onBranch) : seriesApi(id);
+    getJson(url).then(function (doc) { doc.overlayBranch = onBranch; overlayDoc = doc; draw(); })
       .catch(function (e) { overlayDoc = null; draw(); setStatus("ready", "Could not load the overlay: " + e.message); });
   }
 
@@ -553,7 +615,8 @@
       }
       buildControls();
       window.addEventListener("resize", function () { if (u) u.setSize({ width: chartWidth(), height: HEIGHT }); });
-      if (view.overlay) setOverlay(view.overlay); else draw();
+      var first = chosenOverlay();
+      if (first) setOverlay(first); else draw();
     })
     .catch(function (e) { setStatus("error", "Could not load the chart: " + e.message); });
 })();

@@ -2,8 +2,8 @@
 // drawing (series.js) so each file has one purpose. Exposes window.benchtrailSeriesView:
 //
 // - readView(search) / writeView(view): the whole chart view in the page's query string
-//   (x=commit|time, log=1, from/to = the zoomed x range, overlay=<series id>), so a view can
-//   be shared as a link; `branch` and any other parameter are kept as they are.
+//   (x=commit|time, log=1, from/to = the zoomed x range, overlay=<series id>, @<branch> for
+//   this series on another branch, or none), so a view can be shared as a link; `branch` and any other parameter are kept as they are.
 // - baselineBand(commits, window): per commit, the rolling baseline the analysis compares
 //   against: mean and ±1σ (sample standard deviation) of the per-commit means of the up to
 //   `window` latest earlier commits with a mean (null: every run excluded); at least two,

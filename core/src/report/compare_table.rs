@@ -99,6 +99,20 @@ pub struct CompareRow {
     pub n: Option<(usize, usize)>,
     /// Why the series was not tested, typed.
     pub untested: Option<Untested>,
+    /// When the row's state was decided by another test than its own comparison's (a
+    /// regression or improvement found on the metric family's combined index, which names
+    /// this series among the statistics that moved): that test and its p-value. `test` and
+    /// `p_value` above stay this series' own, so a reader sees which p belongs to which test.
+    pub decided_by: Option<Decision>,
+}
+
+/// The test that decided a finding, and its p-value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Decision {
+    /// The finding's test (`family_index` for a change of the combined family index).
+    pub test: Test,
+    /// Its two-sided p-value, when it has one.
+    pub p_value: Option<f64>,
 }
 
 /// One group (configuration and cell) of the analysis.
@@ -149,6 +163,22 @@ pub fn compare_table(analysis: &RunAnalysis, values: &SideValues) -> CompareTabl
                 .map(|f| (f.kind, f.summary.clone()))
                 .collect();
             listed.sort_by_key(|(k, _)| *k != FindingKind::Tradeoff);
+            // The test of each tested (non-trade-off) finding, for the series it names: the
+            // first finding naming a series decided it.
+            let mut decided: HashMap<&str, Decision> = HashMap::new();
+            for f in g
+                .report
+                .findings
+                .iter()
+                .filter(|f| f.kind != FindingKind::Tradeoff && !f.test.is_untested())
+            {
+                for id in &f.series_ids {
+                    decided.entry(id.as_str()).or_insert(Decision {
+                        test: f.test,
+                        p_value: f.p_value,
+                    });
+                }
+            }
             let baseline_commits: BTreeSet<String> = g
                 .report
                 .series
@@ -172,7 +202,14 @@ pub fn compare_table(analysis: &RunAnalysis, values: &SideValues) -> CompareTabl
                     .report
                     .series
                     .iter()
-                    .map(|s| row(s, in_tradeoff.contains(s.series_id.as_str()), values))
+                    .map(|s| {
+                        let mut r = row(s, in_tradeoff.contains(s.series_id.as_str()), values);
+                        r.decided_by = decided
+                            .get(s.series_id.as_str())
+                            .copied()
+                            .filter(|d| r.test.is_some() && r.test != Some(d.test));
+                        r
+                    })
                     .collect(),
             }
         })
@@ -206,6 +243,7 @@ fn row(s: &SeriesReport, in_tradeoff: bool, values: &SideValues) -> CompareRow {
         better: None,
         n: None,
         untested: s.untested,
+        decided_by: None,
     };
     match &s.comparison {
         Some(c) => {

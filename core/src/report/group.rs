@@ -228,7 +228,7 @@ impl CommitContext<'_> {
         samples: &HashMap<i64, RequestSamples>,
     ) -> (GroupInput, GroupInput) {
         let max = self.det.engine.per_request_max_per_side;
-        let metric_of: HashMap<&str, &str> = series
+        let metric_of: rustc_hash::FxHashMap<&str, &str> = series
             .iter()
             .map(|s| (s.series_id.as_str(), s.metric.as_str()))
             .collect();
@@ -244,7 +244,8 @@ impl CommitContext<'_> {
         // confirmation read values only.
         // The points of each (series, commit), in history order: one pass, so building the
         // input is linear in the history rather than series × commits × points.
-        let mut by_commit: HashMap<(&str, &str), Vec<&HistoryPoint>> = HashMap::new();
+        let mut by_commit: rustc_hash::FxHashMap<(&str, &str), Vec<&HistoryPoint>> =
+            rustc_hash::FxHashMap::default();
         for p in points {
             by_commit
                 .entry((p.series_id.as_str(), p.commit_sha.as_str()))

@@ -188,6 +188,8 @@ async fn analyze_one(
     let mut previous: Vec<String> = Vec::new();
     // Every group's input first: the cells of one configuration are decided together.
     let mut prepared = Vec::new();
+    // The groups of one configuration mostly read the same window: its runs once.
+    let mut window_runs = crate::storage::WindowRuns::default();
     for (key, series) in &groups {
         let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();
         let pinned = series.iter().find_map(|s| pins.get(&s.series_id));
@@ -213,6 +215,7 @@ async fn analyze_one(
             &ids,
             &named,
             pinned_commit,
+            &mut window_runs,
             &mut timing,
         )
         .await?;
@@ -397,6 +400,7 @@ async fn read_window(
     ids: &[String],
     named: &[&str],
     pinned: Option<&str>,
+    window_runs: &mut crate::storage::WindowRuns,
     timing: &mut PhaseTimes,
 ) -> Result<(Vec<benchtrail_core::report::HistoryPoint>, group::Plan), StorageError> {
     let mut newest = window::initial_window(ctx.det);
@@ -404,7 +408,7 @@ async fn read_window(
         let w = ctx.history_window(newest, named.iter().copied());
         timing.lap("window");
         let points = store
-            .series_history_at(project_id, ids, w.commits.as_deref(), ctx.graph)
+            .series_history_in(project_id, ids, w.commits.as_deref(), ctx.graph, window_runs)
             .await?;
         timing.lap("history");
         let plan = ctx.plan(&points, pinned);

@@ -568,27 +568,54 @@ fn state_text(s: RowState) -> &'static str {
 /// says why it is one).
 fn test_text(r: &CompareRow) -> String {
     if let Some(t) = r.test.filter(|_| r.untested.is_none()) {
-        let name = match t {
+        let name = test_name(t);
+        let n =
+            r.n.map(|(b, c)| format!(", {b} baseline / {c} candidate values"))
+                .unwrap_or_default();
+        let own = match r.p_value {
+            Some(p) => format!("{name}, {}{n}", benchtrail_core::regression::p_phrase(p)),
+            None => format!("{name}{n}"),
+        };
+        // The state came from another test (the family's combined index): name it first, so
+        // the p beside this series' own interval is not read as the deciding one.
+        return match r.decided_by {
+            Some(d) => {
+                let p = d
+                    .p_value
+                    .map(|p| format!(", {}", benchtrail_core::regression::p_phrase(p)))
+                    .unwrap_or_default();
+                format!(
+                    "decided by the {}{p}; this series: {own}",
+                    test_name(d.test)
+                )
+            }
+            None => own,
+        };
+    }
+    untested_text(r.untested)
+}
+
+/// A test's name as the page says it.
+fn test_name(t: Test) -> &'static str {
+    {
+        match t {
             Test::WelchT => "Welch's t",
             Test::PredictionInterval => "prediction interval on commit means",
             Test::PinnedT => "t against the pinned level",
             Test::ZeroSpread => "zero spread: decided on the effect",
             Test::EffectOnly => "effect only",
-            Test::FamilyIndex => "family index",
+            Test::FamilyIndex => "family index (this metric's statistics in this cell, combined)",
             Test::EDivisive => "E-Divisive",
             Test::Tradeoff => "trade-off",
             Test::Missing => "missing",
             Test::MannWhitneyU => "Mann–Whitney U",
-        };
-        let n =
-            r.n.map(|(b, c)| format!(", {b} baseline / {c} candidate values"))
-                .unwrap_or_default();
-        return match r.p_value {
-            Some(p) => format!("{name}, {}{n}", benchtrail_core::regression::p_phrase(p)),
-            None => format!("{name}{n}"),
-        };
+        }
     }
-    match r.untested {
+}
+
+/// Why a series was not tested, as the page says it (empty for a tested one).
+fn untested_text(untested: Option<Untested>) -> String {
+    match untested {
         Some(Untested::OneValuePerSide) => "not tested: one value per side".into(),
         Some(Untested::TooFewBaselineCommits { have, need }) => {
             format!("not tested: {have} of {need} baseline commits")

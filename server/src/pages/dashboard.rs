@@ -14,11 +14,12 @@
 
 use super::alerts::{self, alert_groups, AlertGroupView};
 use super::format::{self, display_number, exact};
+use super::series::tool_thresholds;
 use super::session::{SiteHeader, Visitor};
 use super::views::{
     ambiguous_series, group_series, split_ambiguous_rows, ConfigGroup, ProjectView, RunRow,
 };
-use super::{tool_thresholds, visible_project, PageError, PageResult};
+use super::{visible_project, PageError, PageResult};
 use crate::app::AppState;
 use crate::storage::{AlertFilter, AlertStatus, Project, RecentValue, RunSummary, Store};
 use askama::Template;

@@ -31,6 +31,7 @@ pub mod dashboard;
 pub mod format;
 pub mod matrix;
 pub mod run_deltas;
+mod series;
 pub mod session;
 pub mod sign_in;
 pub mod triage;
@@ -39,12 +40,11 @@ mod views;
 use crate::app::AppState;
 use crate::storage::{Project, StorageError};
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use serde::Deserialize;
 use session::{ErrorPageText, SiteHeader, Visitor};
 use uuid::Uuid;
 
@@ -63,7 +63,10 @@ pub fn routes() -> Router<AppState> {
         .route("/alerts/{id}/triage", post(triage::triage))
         .route("/projects/{project}", get(dashboard::project_page))
         .route("/projects/{project}/alerts", get(alerts::alerts_page))
-        .route("/projects/{project}/series/{series_id}", get(series_page))
+        .route(
+            "/projects/{project}/series/{series_id}",
+            get(series::series_page),
+        )
         .route("/runs/{id}", get(run_page))
         .route("/runs/{id}/matrix", get(matrix::matrix_page))
         .route("/compare", get(compare::compare_page))
@@ -208,172 +211,6 @@ async fn index(State(state): State<AppState>, visitor: Visitor) -> PageResult {
         header: visitor.header(),
     };
     Ok(Html(page.render()?))
-}
-
-/// Query of the series page.
-#[derive(Debug, Deserialize)]
-struct SeriesQuery {
-    /// Branch to plot; the project's default branch when absent or empty.
-    branch: Option<String>,
-}
-
-/// `GET /projects/{project}/series/{series_id}?branch=B`: chart and table of one series.
-async fn series_page(
-    State(state): State<AppState>,
-    visitor: Visitor,
-    Path((slug, series_id)): Path<(String, String)>,
-    Query(query): Query<SeriesQuery>,
-) -> PageResult {
-    let project = visible_project(&state, &visitor, &slug).await?;
-    let not_found = || {
-        PageError::NotFound(format!(
-            "There is no series “{series_id}” in project “{slug}”."
-        ))
-    };
-    let series = state
-        .store
-        .series(&series_id)
-        .await?
-        .filter(|s| s.project == project.slug)
-        .ok_or_else(not_found)?;
-    let branch = query
-        .branch
-        .filter(|b| !b.is_empty())
-        .unwrap_or_else(|| project.default_branch.clone());
-    let points = state
-        .store
-        .series_points(&series.series_id, &branch)
-        .await?;
-    // Sibling statistics: same configuration, cell and metric. The cell filter is a substring
-    // match, so the exact key is checked here.
-    let sibling_filter = crate::storage::SeriesFilter {
-        metric: Some(series.metric.clone()),
-        cell: Some(series.cell_key.clone()),
-        ..Default::default()
-    };
-    let siblings = state
-        .store
-        .list_series(project.id, &sibling_filter, None, 100)
-        .await?
-        .items;
-    let same_place: Vec<_> = siblings
-        .into_iter()
-        .filter(|s| s.series_key == series.series_key && s.cell_key == series.cell_key)
-        .collect();
-    // Statistics under the same SLO profile; the same statistic under the other profiles
-    // (goodput under different profiles are different series).
-    // (Another series of the same profile and statistic — the tool's goodput under other
-    // thresholds — is reached through the profile links instead.)
-    let mut stat_links: Vec<_> = same_place
-        .iter()
-        .filter(|s| s.slo_profile == series.slo_profile)
-        .filter(|s| s.series_id == series.series_id || s.stat != series.stat)
-        .map(|s| StatLink {
-            current: s.series_id == series.series_id,
-            stat: s.stat.to_string(),
-            series_id: s.series_id.clone(),
-        })
-        .collect();
-    stat_links.sort_by_key(|s| format::stat_order(&s.stat));
-    let mut profile_links: Vec<_> = same_place
-        .iter()
-        .filter(|s| s.stat == series.stat && s.slo_profile.is_some())
-        .map(|s| StatLink {
-            current: s.series_id == series.series_id,
-            stat: s.slo_profile.clone().unwrap_or_default(),
-            series_id: s.series_id.clone(),
-        })
-        .collect();
-    profile_links.sort_by_cached_key(|s| format::profile_order(Some(&s.stat)));
-    // The tool's own goodput has one series per set of thresholds: name each by them.
-    let tool = benchtrail_core::slo::TOOL_PROFILE;
-    let mut tool_text = None;
-    if series.slo_profile.as_deref() == Some(tool) {
-        tool_text = tool_thresholds(&state, &project, &series.series_id).await?;
-    }
-    if profile_links.iter().filter(|l| l.stat == tool).count() > 1 {
-        for l in profile_links.iter_mut().filter(|l| l.stat == tool) {
-            let text = tool_thresholds(&state, &project, &l.series_id).await?;
-            let text = text.unwrap_or_else(|| "thresholds unknown".into());
-            let short = text
-                .strip_prefix("the tool's own: ")
-                .unwrap_or("thresholds unknown");
-            l.stat = format!("tool ({short})");
-        }
-    }
-    let settings = state.store.settings(&project).await?.settings;
-    let profiles = settings.slo_profiles;
-    let mut page = SeriesPage::new(
-        &project,
-        &series,
-        branch,
-        &points,
-        SeriesLinks {
-            siblings: stat_links,
-            other_profiles: profile_links,
-        },
-        &profiles,
-    );
-    page.baseline_window = settings.detection.engine.baseline_window;
-    baselines::mark_pinned(&state.store, &project, &series.series_id, &mut page.points).await?;
-    if let Some(text) = tool_text {
-        page.series.profile_thresholds = text;
-    }
-    page.header = visitor.header();
-    // Alerts of this series on the branch shown, each at the x of its commit when plotted.
-    let series_alerts: Vec<_> = state
-        .store
-        .series_alerts(&series.series_id)
-        .await?
-        .into_iter()
-        .filter(|a| a.branch == page.branch)
-        .collect();
-    page.alerts = alerts::alert_views(&series_alerts, &project, &state.store)
-        .await?
-        .into_iter()
-        .map(|a| {
-            let x = page
-                .points
-                .iter()
-                .find(|p| p.commit_sha == a.commit_sha)
-                .map(|p| p.x.to_string())
-                .unwrap_or_default();
-            (x, a)
-        })
-        .collect();
-    Ok(Html(page.render()?))
-}
-
-/// The thresholds a series of the tool's own goodput was computed under, as text (from the
-/// facts of a result holding it): one profile name (`tool`) covers one series per set of
-/// thresholds. `None` when the series has no stored value.
-async fn tool_thresholds(
-    state: &AppState,
-    project: &Project,
-    series_id: &str,
-) -> Result<Option<String>, PageError> {
-    let history = state
-        .store
-        .series_history(project.id, &[series_id.to_string()])
-        .await?;
-    let Some(point) = history.first() else {
-        return Ok(None);
-    };
-    let Some(run) = state.store.run(point.run_id).await? else {
-        return Ok(None);
-    };
-    Ok(run
-        .results
-        .iter()
-        .find(|r| r.metrics.iter().any(|m| m.series_id == series_id))
-        .map(|r| {
-            profile_thresholds(
-                benchtrail_core::slo::TOOL_PROFILE,
-                &[],
-                Some(&r.facts),
-                Some(&r.warnings),
-            )
-        }))
 }
 
 /// `GET /runs/{id}`: run metadata, files and results.

@@ -471,6 +471,39 @@ pub struct SeriesLinks {
     pub siblings: Vec<StatLink>,
     /// The same metric and statistic under the other SLO profiles (`stat` holds the profile).
     pub other_profiles: Vec<StatLink>,
+    /// One per metric of the same configuration and cell (the series' own included).
+    pub metrics: Vec<NeighbourLink>,
+    /// One per cell of the configuration with the same metric and statistic (the series'
+    /// own included); empty when the configuration has one cell.
+    pub cells: Vec<NeighbourLink>,
+}
+
+/// A link from a series page to a related series: another metric, or another cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeighbourLink {
+    /// What the link reads: `TPOT`, `max_concurrency=16`.
+    pub label: String,
+    /// The series it opens.
+    pub series_id: String,
+    /// True for the series shown.
+    pub current: bool,
+    /// Shown inline; the others are folded under "more metrics".
+    pub primary: bool,
+}
+
+/// What a series page on a branch other than the project's default branch shows besides the
+/// branch's points: the default branch's points of the same series, drawn as context, and
+/// where the branch forked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchContext {
+    /// The project's default branch.
+    pub default_branch: String,
+    /// The merge base the branch's newest run stated (full SHA), if it stated one.
+    pub merge_base: Option<String>,
+    /// Its short form.
+    pub merge_base_short: Option<String>,
+    /// Its link on the repository's site, when the project names a repository.
+    pub merge_base_url: Option<String>,
 }
 
 /// `/projects/{project}/series/{series_id}`.
@@ -491,6 +524,14 @@ pub struct SeriesPage {
     pub siblings: Vec<StatLink>,
     /// The same metric and statistic under the other SLO profiles (`stat` holds the profile).
     pub other_profiles: Vec<StatLink>,
+    /// The other metrics of the configuration and cell.
+    pub metric_links: Vec<NeighbourLink>,
+    /// Some metric links are folded under "more metrics".
+    pub more_metrics: bool,
+    /// The configuration's other cells.
+    pub cell_links: Vec<NeighbourLink>,
+    /// On a branch other than the default one: the default branch's context.
+    pub context: Option<BranchContext>,
     /// True when some points have a confidence interval (the table gets its column).
     pub has_ci: bool,
     /// Alerts of the series on this branch, oldest first, each with the x of its commit in
@@ -569,6 +610,10 @@ impl SeriesPage {
             points: rows,
             siblings: links.siblings,
             other_profiles: links.other_profiles,
+            more_metrics: links.metrics.iter().any(|l| !l.primary && !l.current),
+            metric_links: links.metrics,
+            cell_links: links.cells,
+            context: None,
             alerts: Vec::new(),
             uplot_version: UPLOT_VERSION,
             baseline_window: benchtrail_core::regression::Settings::default().baseline_window,

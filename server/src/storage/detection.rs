@@ -81,6 +81,22 @@ impl Store {
         commits: Option<&[String]>,
         graph: &CommitGraph,
     ) -> Result<Vec<HistoryPoint>, StorageError> {
+        let mut runs = WindowRuns::default();
+        self.series_history_in(project_id, series_ids, commits, graph, &mut runs)
+            .await
+    }
+
+    /// [`Store::series_history_at`] for one of several reads of the same analysis: the runs
+    /// of a window are read once per analysis, however many of its groups read the same
+    /// window (the cells of one configuration mostly do), and kept in `runs`.
+    pub async fn series_history_in(
+        &self,
+        project_id: i64,
+        series_ids: &[String],
+        commits: Option<&[String]>,
+        graph: &CommitGraph,
+        runs: &mut WindowRuns,
+    ) -> Result<Vec<HistoryPoint>, StorageError> {
         if series_ids.is_empty() || commits.is_some_and(|c| c.is_empty()) {
             return Ok(Vec::new());
         }
@@ -98,7 +114,10 @@ impl Store {
             commits => commits,
         };
         let mut points = match commits {
-            Some(commits) => self.window_history(project_id, series_ids, commits).await?,
+            Some(commits) => {
+                self.window_history(project_id, series_ids, commits, runs)
+                    .await?
+            }
             None => self.whole_history(project_id, series_ids).await?,
         };
         // Stable: within a commit, the read order (run time, upload order, result id) stays.
@@ -116,8 +135,18 @@ impl Store {
         project_id: i64,
         series_ids: &[String],
         commits: &[String],
+        memo: &mut WindowRuns,
     ) -> Result<Vec<HistoryPoint>, StorageError> {
-        let runs = self.window_runs(project_id, commits).await?;
+        let mut key = commits.to_vec();
+        key.sort_unstable();
+        let runs = match memo.0.get(&key) {
+            Some(runs) => std::sync::Arc::clone(runs),
+            None => {
+                let runs = std::sync::Arc::new(self.window_runs(project_id, commits).await?);
+                memo.0.insert(key, std::sync::Arc::clone(&runs));
+                runs
+            }
+        };
         let ids: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
         let mut cached = self.run_values.get_many(&ids);
         let missing: Vec<Uuid> = ids
@@ -768,6 +797,13 @@ const HISTORY_RUNS: &str = "SELECT r.seq, r.id, r.commit_sha, r.branch, \
      FROM runs r WHERE";
 
 /// What a run adds to each of its history points ([`Store::series_history_at`]).
+/// The runs of the windows one analysis has read ([`Store::series_history_in`]), by the
+/// window's commits (sorted): read once per analysis, with their exclusion as it was then.
+/// Start one per analysis; never keep it across analyses (an exclusion changes runs).
+#[derive(Debug, Default)]
+pub struct WindowRuns(HashMap<Vec<String>, std::sync::Arc<Vec<HistoryRun>>>);
+
+#[derive(Debug)]
 struct HistoryRun {
     seq: i64,
     id: Uuid,

@@ -50,7 +50,7 @@ pub(super) const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.paren
      (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id) AS result_count";
 
 /// Columns decoded by [`series_info`]; `s` is `series`, `p` its project.
-const SERIES_COLUMNS: &str =
+pub(super) const SERIES_COLUMNS: &str =
     "s.series_id, p.slug, s.series_key_json, s.cell_key, s.cell_json, s.metric, s.stat, s.slo_profile, s.unit, s.direction";
 
 /// A connection pool to SQLite or Postgres with the schema applied.
@@ -1169,7 +1169,7 @@ fn stored_interval(row: &AnyRow) -> Result<Option<Interval>, StorageError> {
     )
 }
 
-fn series_info(row: &AnyRow) -> Result<SeriesInfo, StorageError> {
+pub(super) fn series_info(row: &AnyRow) -> Result<SeriesInfo, StorageError> {
     let key: String = row.try_get("series_key_json")?;
     let cell: String = row.try_get("cell_json")?;
     let stat: String = row.try_get("stat")?;

@@ -1,7 +1,8 @@
 //! The series explorer in Chromium: what the chart plots (x/y columns, baseline band, time
 //! axis) equals what the series API answers; the view (zoom range, log scale, x axis,
 //! overlay) is read from the URL on load and written back on every change, including a drag
-//! zoom; an overlay draws a second series; and the page fits a 390 px phone.
+//! zoom; an overlay draws a second series; a pull request's branch is drawn against the
+//! default branch with its merge base marked; and the page fits a 390 px phone.
 
 use super::common::web::{Fixture, UploadFixture, GOODPUT_FLAGS};
 use super::{common, js, open, start_browser, until};
@@ -11,6 +12,9 @@ use fantoccini::actions::{
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 use std::time::Duration;
+
+/// Characters of a short commit SHA on the pages.
+const SHORT_SHA: usize = 10;
 
 /// GETs a JSON API path of `server`.
 async fn api(server: &common::server::TestServer, path: &str) -> Value {
@@ -480,7 +484,7 @@ async fn drive_overlay(client: Client, f: UploadFixture) {
 
     // Choosing no overlay leaves one series and clears the URL parameter.
     client
-        .find(Locator::Css("#chart-overlay option[value='']"))
+        .find(Locator::Css("#chart-overlay option[value='none']"))
         .await
         .unwrap()
         .click()
@@ -488,4 +492,132 @@ async fn drive_overlay(client: Client, f: UploadFixture) {
         .unwrap();
     let s = chart(&client, 1).await;
     assert!(!s["search"].as_str().unwrap().contains("overlay="), "{s}");
+}
+
+#[tokio::test]
+async fn a_pull_request_branch_is_drawn_against_main_with_its_merge_base() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = UploadFixture::start().await;
+    let client = browser.client.clone();
+    browser.run(drive_branch_context(client, fixture)).await;
+}
+
+/// Three commits on `main`, then a pull request's commit on `pr-7` whose merge base is main's
+/// second commit. Its series page draws the PR's point and, as the overlay, main's points of
+/// the same series (the values the API has on main), the merge base at main's second commit
+/// (x = 1 in commit order: main's commits come first by commit time), named in the legend and
+/// the page; choosing no overlay keeps `overlay=none` in the URL, and a reload keeps it off.
+async fn drive_branch_context(client: Client, f: UploadFixture) {
+    for (i, path) in super::TRADEOFF_FILES[..3].iter().enumerate() {
+        f.upload(i + 1, path, GOODPUT_FLAGS).await;
+    }
+    let merge_base = format!("{:040x}", 2);
+    f.upload_with(4, super::TRADEOFF_FILES[3], GOODPUT_FLAGS, |doc| {
+        doc["run"]["branch"] = json!("pr-7");
+        doc["run"]["commit"]["parents"] = json!([merge_base.clone()]);
+        doc["run"]["pull_request"] = json!({"number": 7, "merge_base": merge_base.clone()});
+    })
+    .await;
+    let list = api(
+        &f.server,
+        "/api/v1/projects/demo/series?metric=ttft&stat=p50&limit=500",
+    )
+    .await;
+    let id = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["slo_profile"].is_null())
+        .unwrap()["series_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let values = |doc: &Value| -> Vec<f64> {
+        doc["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["value"].as_f64().unwrap())
+            .collect()
+    };
+    let main = values(&api(&f.server, &format!("/api/v1/projects/demo/series/{id}")).await);
+    let pr = values(
+        &api(
+            &f.server,
+            &format!("/api/v1/projects/demo/series/{id}?branch=pr-7"),
+        )
+        .await,
+    );
+    assert_eq!((main.len(), pr.len()), (3, 1));
+
+    client.set_window_size(1280, 800).await.unwrap();
+    let page = f
+        .server
+        .url(&format!("/projects/demo/series/{id}?branch=pr-7"));
+    open(&client, &page, "#chart canvas").await;
+    let s = chart(&client, 2).await;
+    let got = |key: &str| -> Vec<f64> {
+        s[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect()
+    };
+    assert_close(&got("ys"), &pr, "the branch's points");
+    assert_close(&got("ovYs"), &main, "main's points as context");
+    assert_eq!(floats(&s["xs"]), vec![0.0, 1.0, 2.0, 3.0], "{s}");
+    let b = js(
+        &client,
+        "const b = window.benchtrailChart; return {overlay: b.overlay, mergeBase: b.mergeBase};",
+    )
+    .await;
+    assert_eq!(b["overlay"]["branch"], json!("main"), "{b}");
+    assert_eq!(b["mergeBase"], json!({"sha": merge_base, "x": 1}), "{b}");
+    let legend: Vec<Value> = s["legend"].as_array().unwrap().clone();
+    assert!(
+        legend.contains(&json!("merge-base")) && legend.contains(&json!("overlay")),
+        "{s}"
+    );
+    let text = js(
+        &client,
+        "return document.getElementById('branch-context').textContent;",
+    )
+    .await;
+    let text = text.as_str().unwrap();
+    let squashed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        squashed.starts_with(&format!(
+            "Branch pr-7 forked from main at {} (its merge base).",
+            &merge_base[..SHORT_SHA]
+        )),
+        "{squashed}"
+    );
+    let selected = until("the overlay list", || async {
+        let v = js(&client, "const s = document.getElementById('chart-overlay'); return s.dataset.state === 'ready' ? s.value : null;").await;
+        v.as_str().map(str::to_string)
+    })
+    .await;
+    assert_eq!(selected, "@main");
+    super::screenshot(&client, "series-pull-request").await;
+
+    // No overlay: one series, and the choice survives a reload.
+    client
+        .find(Locator::Css("#chart-overlay option[value='none']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let s = chart(&client, 1).await;
+    assert!(
+        s["search"].as_str().unwrap().contains("overlay=none"),
+        "{s}"
+    );
+    let again = format!("{page}&overlay=none");
+    open(&client, &again, "#chart canvas").await;
+    let s = chart(&client, 1).await;
+    assert_eq!(floats(&s["xs"]), vec![0.0], "{s}");
 }

@@ -420,9 +420,22 @@ impl UploadFixture {
     /// time `i` hours after 2026-11-01) on `main`, recording a `vllm bench serve` command with
     /// `flags`; returns the run id.
     pub async fn upload(&self, i: usize, path: &str, flags: &str) -> String {
+        self.upload_with(i, path, flags, |_| {}).await
+    }
+
+    /// [`UploadFixture::upload`] with the upload document changed by `edit` first (another
+    /// branch, a pull request's merge base, parents).
+    pub async fn upload_with(
+        &self,
+        i: usize,
+        path: &str,
+        flags: &str,
+        edit: impl FnOnce(&mut Value),
+    ) -> String {
         let time = format!("2026-11-01T{i:02}:00:00Z");
         let mut doc = super::server::upload_doc(&format!("{i:040x}"), &time, &[path]);
         doc["configuration"] = json!({"benchmark": {"command": format!("vllm bench serve --model mock-llm {flags} --save-detailed")}});
+        edit(&mut doc);
         let (status, receipt) = self.server.upload("demo", &self.token, &doc).await;
         assert_eq!(status, 201, "{path}: {receipt}");
         receipt["run_id"].as_str().unwrap().to_string()
