@@ -408,7 +408,13 @@ async fn read_window(
         let w = ctx.history_window(newest, named.iter().copied());
         timing.lap("window");
         let points = store
-            .series_history_in(project_id, ids, w.commits.as_deref(), ctx.graph, window_runs)
+            .series_history_in(
+                project_id,
+                ids,
+                w.commits.as_deref(),
+                ctx.graph,
+                window_runs,
+            )
             .await?;
         timing.lap("history");
         let plan = ctx.plan(&points, pinned);
