@@ -111,7 +111,7 @@ pub(super) async fn drive_screenshots(client: Client, f: UploadFixture) {
         (
             "series-no-points",
             format!("/projects/demo/series/{series}?branch=nope"),
-            "#no-points",
+            "#chart[data-state]:not([data-state=loading])",
         ),
         ("run", format!("/runs/{candidate}"), "#verdict"),
         ("matrix", format!("/runs/{fp8_head}/matrix"), "table.matrix"),
