@@ -19,11 +19,16 @@
 //! form with a reason, and the card shows its status, who and when; signing out hides the
 //! project again.
 //!
+//! Screenshots (`browser/screenshots.rs`): every kind of page at 1280 × 800 and 390 × 844,
+//! written to `target/screenshots/`; none is wider than 390 px on the phone.
+//!
 //! The series explorer (`browser/series_explorer.rs`): plotted columns, baseline band and
 //! time axis equal the series API's; zoom, log scale, x axis and overlay live in the URL; an
 //! overlay draws a second series; the tooltip and touch taps; the page fits 390 px.
 
 mod common;
+#[path = "browser/screenshots.rs"]
+mod screenshots;
 #[path = "browser/series_explorer.rs"]
 mod series_explorer;
 
@@ -999,6 +1004,7 @@ async fn drive_csp(client: Client, f: UploadFixture) {
             "#chart canvas",
         ),
         (format!("/runs/{}", runs[3]), "#run-id"),
+        (format!("/runs/{}/matrix", runs[3]), "table.matrix"),
         ("/projects/demo/alerts".to_string(), "main"),
         ("/projects/demo".to_string(), "main"),
         ("/".to_string(), "main"),
@@ -1471,4 +1477,16 @@ async fn drive_dashboard(client: Client, f: UploadFixture) {
     })
     .await;
     assert_eq!(cleared["cells"], 2, "{cleared}");
+}
+
+#[tokio::test]
+async fn every_page_is_screenshot_at_desktop_and_phone_width_and_fits_the_phone() {
+    let Some(browser) = start_browser().await else {
+        return;
+    };
+    let fixture = UploadFixture::start().await;
+    let client = browser.client.clone();
+    browser
+        .run(screenshots::drive_screenshots(client, fixture))
+        .await;
 }

@@ -81,6 +81,7 @@ fn page_probes(p: &str, series: &str, run: &str) -> Vec<Probe> {
         ("GET", format!("/projects/{p}/alerts"), None),
         ("GET", format!("/projects/{p}/series/{series}"), None),
         ("GET", format!("/runs/{run}"), None),
+        ("GET", format!("/runs/{run}/matrix"), None),
         ("GET", format!("/compare?head={run}"), None),
     ]
 }

@@ -261,6 +261,17 @@ async fn run_page_shows_metadata_files_results_and_warnings() {
 async fn config_page_shows_every_section_and_the_recorded_commands() {
     let f = Fixture::start().await;
     let html = f.ok_page(&format!("/configs/{}", f.fingerprint_a)).await;
+    // Its project, in the breadcrumb and in a line; the private project's name never.
+    assert!(
+        html.contains(&format!(
+            "<nav class=\"crumbs\"><a class=\"brand\" href=\"/\">benchtrail</a> / <a href=\"/projects/demo\">{}</a> / configuration</nav>",
+            escaped("Demo <Serving>")
+        )),
+        "{html}"
+    );
+    let used_by = tags(&html, "<a href=\"/projects/demo\" data-project=");
+    assert_eq!(used_by.len(), 1, "{html}");
+    assert_eq!(used_by[0]["data-project"], "demo");
     assert_eq!(text_of(&html, "launch-command").unwrap(), LAUNCH_COMMAND);
     assert_eq!(text_of(&html, "benchmark-command").unwrap(), BENCH_COMMAND);
     assert!(
@@ -1271,6 +1282,465 @@ async fn series_page_names_the_project_s_baseline_window() {
     let html = f.ok_page(&format!("/projects/demo/series/{id}")).await;
     let chart = &tags(&html, "<div id=\"chart\"")[0];
     assert_eq!(chart["data-window"], "4", "{html}");
+}
+
+/// The FP8 KV-cache history (10 baseline commits, then the change; three cells) uploaded to
+/// `demo` through the API; returns the candidate run.
+async fn seed_fp8(f: &web::UploadFixture) -> String {
+    let spec = benchtrail_core::regression::realistic::HistorySpec::fp8_case(3);
+    let mut head = String::new();
+    for i in 0..spec.commits {
+        let (status, r) = f
+            .server
+            .upload("demo", &f.token, &common::fp8::upload(&spec, i))
+            .await;
+        assert_eq!(status, 201, "{r}");
+        head = r["run_id"].as_str().unwrap().to_string();
+    }
+    head
+}
+
+/// The analysis API's series `metric stat` of group `cell`: (series id, delta %).
+fn analysis_series(
+    analysis: &serde_json::Value,
+    cell: &str,
+    metric: &str,
+    stat: &str,
+) -> (String, f64) {
+    let group = analysis["analysis"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["cell"] == cell)
+        .unwrap_or_else(|| panic!("no group {cell}"));
+    let s = group["report"]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["metric"] == metric && s["stat"] == stat)
+        .unwrap_or_else(|| panic!("no {metric} {stat} in {cell}"));
+    let delta = s["comparison"]["delta_pct"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{metric} {stat} of {cell} was not compared: {s}"));
+    (s["series_id"].as_str().unwrap().to_string(), delta)
+}
+
+/// The texts of the elements whose opening tag is exactly `open` (leaf elements).
+fn texts_after(html: &str, open: &str) -> Vec<String> {
+    html.split(open)
+        .skip(1)
+        .map(|rest| unescape(&rest[..rest.find('<').unwrap()]))
+        .collect()
+}
+
+/// The matrix color of a compare-page row: a finding's direction, strong; a tested change of
+/// at least the minimum effect that is not one, light (worse when it went up and `worse_up`);
+/// a smaller one, quiet.
+fn expected_tone(
+    row: &std::collections::HashMap<String, String>,
+    min_effect: f64,
+    worse_up: bool,
+) -> String {
+    let dir = row["class"]
+        .split(' ')
+        .find_map(|c| c.strip_prefix("dir-"))
+        .unwrap();
+    let delta: f64 = row["data-delta"].parse().unwrap();
+    match row["data-state"].as_str() {
+        "tradeoff" | "regression" | "improvement" => format!("tone-{dir}"),
+        "no_change" if delta.abs() < min_effect => "tone-quiet".into(),
+        "no_change" if (delta > 0.0) == worse_up => "tone-worse-light".into(),
+        "no_change" => "tone-better-light".into(),
+        other => panic!("an untested state in the FP8 history: {other}"),
+    }
+}
+
+/// `+7.40 %` as the pages print a signed change.
+fn signed_pct(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{v:.2} %")
+    } else {
+        format!("{v:.2} %")
+    }
+}
+
+#[tokio::test]
+async fn validation_matrix_and_run_page_show_the_analysis_change_per_cell_on_both_stores() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        let head = seed_fp8(&f).await;
+        let (status, analysis) = f.server.get(&format!("/api/v1/runs/{head}/analysis")).await;
+        assert_eq!(status, 200, "{db}: {analysis}");
+        let compare = f.ok_page(&format!("/compare?head={head}")).await;
+        let compare_rows = tags(&compare, "<tr class=\"compare-row ");
+        let (_, settings) = f.server.get("/api/v1/projects/demo/settings").await;
+        let min_effect = settings["detection"]["engine"]["min_effect_pct"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{settings}"));
+
+        // The run page links the matrix.
+        let run_html = f.ok_page(&format!("/runs/{head}")).await;
+        assert!(
+            run_html.contains(&format!(
+                "<a id=\"matrix-link\" href=\"/runs/{head}/matrix\">Validation matrix</a>"
+            )),
+            "{db}"
+        );
+
+        // Default: TTFT p50. No labels: one grid, the load axis as columns in numeric order.
+        let html = f.ok_page(&format!("/runs/{head}/matrix")).await;
+        let grids = tags(&html, "<section class=\"matrix\"");
+        assert_eq!(grids.len(), 1, "{db}: {html}");
+        assert_eq!(grids[0]["data-layout"], "load", "{db}");
+        assert_eq!(grids[0]["data-empty-slots"], "0", "{db}");
+        assert_eq!(
+            texts_after(&html, "<th scope=\"col\" class=\"column-label\">"),
+            ["1", "4", "16"],
+            "{db}"
+        );
+        assert!(
+            html.contains("<th scope=\"col\" class=\"axes\">workload ╲ max_concurrency</th>"),
+            "{db}"
+        );
+        assert_eq!(
+            texts_after(&html, "<th scope=\"row\" class=\"row-label\">"),
+            ["input_len=8000; output_len=1000"],
+            "{db}"
+        );
+        assert_eq!(
+            text_of(&html, "matrix-chosen").unwrap(),
+            "median TTFT",
+            "{db}"
+        );
+        assert!(html.contains("<option value=\"ttft\" selected>"), "{db}");
+        assert!(html.contains("<option value=\"p50\" selected>"), "{db}");
+        let cells = tags(&html, "<div class=\"matrix-cell ");
+        assert_eq!(cells.len(), 3, "{db}: {cells:?}");
+        for (cell, c) in cells.iter().zip([
+            "max_concurrency=1;",
+            "max_concurrency=4;",
+            "max_concurrency=16;",
+        ]) {
+            assert!(cell["data-cell"].starts_with(c), "{db}: {cell:?}");
+            let (series, delta) = analysis_series(&analysis, &cell["data-cell"], "ttft", "p50");
+            assert_eq!(
+                cell["data-delta"].parse::<f64>().unwrap(),
+                delta,
+                "{db}: {cell:?}"
+            );
+            let row = compare_rows
+                .iter()
+                .find(|r| r["data-series"] == series)
+                .unwrap();
+            assert_eq!(cell["data-state"], row["data-state"], "{db}: {cell:?}");
+            assert!(
+                cell["class"]
+                    .split(' ')
+                    .any(|c| c == expected_tone(row, min_effect, true)),
+                "{db}: {cell:?} {row:?}"
+            );
+            assert!(
+                html.contains(&format!(
+                    "<span class=\"delta\">{}</span>",
+                    signed_pct(delta)
+                )),
+                "{db}"
+            );
+            // The run page's row of the same series: baseline, change and state.
+            let at = run_html.find(&format!("data-series=\"{series}\"")).unwrap();
+            let tr = &run_html[at..at + run_html[at..].find("</tr>").unwrap()];
+            let td = &tags(tr, "<td class=\"num delta ")[0];
+            assert_eq!(
+                td["data-delta"].parse::<f64>().unwrap(),
+                delta,
+                "{db}: {tr}"
+            );
+            let state = &tags(tr, "<td class=\"state ")[0];
+            assert_eq!(state["data-state"], row["data-state"], "{db}: {tr}");
+            assert_eq!(
+                tags(tr, "<td class=\"num baseline\"")[0]["data-baseline"],
+                row["data-baseline"],
+                "{db}"
+            );
+        }
+        // The FP8 change raised median TTFT in every cell.
+        assert!(
+            cells
+                .iter()
+                .all(|c| c["data-delta"].parse::<f64>().unwrap() > 0.0),
+            "{db}"
+        );
+
+        // Another metric; a statistic it does not have falls back to its own, and says so.
+        let html = f
+            .ok_page(&format!(
+                "/runs/{head}/matrix?metric=output_throughput&stat=p50"
+            ))
+            .await;
+        assert_eq!(
+            text_of(&html, "matrix-notice").unwrap(),
+            "Output token throughput has no statistic p50 here: showing value.",
+            "{db}"
+        );
+        assert!(html.contains("<option value=\"value\" selected>"), "{db}");
+        let cells = tags(&html, "<div class=\"matrix-cell ");
+        assert_eq!(cells.len(), 3, "{db}");
+        for cell in &cells {
+            let (series, delta) =
+                analysis_series(&analysis, &cell["data-cell"], "output_throughput", "value");
+            assert_eq!(cell["data-delta"].parse::<f64>().unwrap(), delta, "{db}");
+            assert!(delta > 0.0, "{db}: throughput rose");
+            let row = compare_rows
+                .iter()
+                .find(|r| r["data-series"] == series)
+                .unwrap();
+            assert_eq!(cell["data-state"], row["data-state"], "{db}: {cell:?}");
+            assert!(
+                cell["class"]
+                    .split(' ')
+                    .any(|c| c == expected_tone(row, min_effect, false)),
+                "{db}: {cell:?} {row:?}"
+            );
+        }
+
+        // A run that does not exist, and an id that cannot be one: the 404 page.
+        for path in [
+            format!("/runs/{}/matrix", uuid::Uuid::new_v4()),
+            "/runs/nope/matrix".to_string(),
+        ] {
+            let r = f.server.http.get(f.server.url(&path)).send().await.unwrap();
+            assert_eq!(r.status(), 404, "{db}: {path}");
+        }
+        // A private project's run: 404 signed out, shown to a reader of the project.
+        let hidden = common::seed::seed(&f.server, "hidden", false).await;
+        let path = format!("/runs/{}/matrix", hidden.run_id);
+        let r = f.server.http.get(f.server.url(&path)).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{db}");
+        let reader = common::session::sign_in(&f.server, &hidden.read).await;
+        let (status, html) = reader.get(&f.server, &path).await;
+        assert_eq!(status, 200, "{db}: {html}");
+        assert!(html.contains("<section class=\"matrix\""), "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_standard_matrix_lays_out_all_eighteen_cells_on_both_stores() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        // Ten baseline commits of 17 cells, then a candidate missing one cell whose
+        // long-doc-qa · fresh · typical TTFT rose by 30 % (`common::matrix18`).
+        let head = common::matrix18::seed(&f.server, "demo", &f.token).await;
+        let (_, analysis) = f.server.get(&format!("/api/v1/runs/{head}/analysis")).await;
+        let html = f.ok_page(&format!("/runs/{head}/matrix")).await;
+        let grids = tags(&html, "<section class=\"matrix\"");
+        assert_eq!(grids.len(), 1, "{db}");
+        assert_eq!(grids[0]["data-layout"], "standard", "{db}");
+        assert_eq!(grids[0]["data-empty-slots"], "1", "{db}");
+        assert_eq!(
+            texts_after(&html, "<th scope=\"col\" class=\"column-label\">"),
+            ["low", "typical", "near-capacity"],
+            "{db}"
+        );
+        assert_eq!(
+            texts_after(&html, "<th scope=\"row\" class=\"row-label\">"),
+            [
+                "short-chat · fresh", "short-chat · reusable", "long-doc-qa · fresh",
+                "long-doc-qa · reusable", "long-output · fresh", "long-output · reusable"
+            ],
+            "{db}"
+        );
+        // 18 slots: 16 measured, 1 missing from the candidate, 1 never measured.
+        let cells = tags(&html, "<div class=\"matrix-cell ");
+        assert_eq!(cells.len(), 18, "{db}");
+        let count = |state: &str| cells.iter().filter(|c| c["data-state"] == state).count();
+        assert_eq!(count("regression"), 1, "{db}: {cells:?}");
+        assert_eq!(count("no_change"), 15, "{db}: {cells:?}");
+        assert_eq!(count("missing"), 1, "{db}: {cells:?}");
+        assert_eq!(count("not_measured"), 1, "{db}: {cells:?}");
+        // In grid order: the missing cell is the first slot, the empty one the last.
+        assert_eq!(cells[0]["data-state"], "missing", "{db}");
+        assert!(cells[0]["data-cell"].starts_with("scenario=short-chat;prefix_mode=fresh;load_level=low;"), "{db}");
+        assert_eq!(cells[17]["data-state"], "not_measured", "{db}");
+        let regressed = cells.iter().find(|c| c["data-state"] == "regression").unwrap();
+        assert!(regressed["data-cell"].starts_with("scenario=long-doc-qa;prefix_mode=fresh;load_level=typical;"), "{db}");
+        assert_eq!(cells.iter().position(|c| c["data-state"] == "regression"), Some(7), "{db}");
+        let (_, delta) = analysis_series(&analysis, &regressed["data-cell"], "ttft", "p50");
+        assert_eq!(regressed["data-delta"].parse::<f64>().unwrap(), delta, "{db}");
+        assert!(regressed["class"].contains("tone-worse"), "{db}");
+        assert!(html.contains(&format!("<span class=\"delta\">{}</span> <span class=\"mark\">▲ worse</span><br><span class=\"state-word\">regression</span>", signed_pct(delta))), "{db}: {html}");
+    })
+    .await;
+}
+
+/// The alert ids listed in `html` (one `data-alert-id` per card), in order.
+fn listed_alerts(html: &str) -> Vec<String> {
+    tags(html, "<li class=\"alert ")
+        .into_iter()
+        .map(|a| a["data-alert-id"].clone())
+        .collect()
+}
+
+/// The ids of `alerts` (API items), sorted.
+fn ids(alerts: &[&serde_json::Value]) -> Vec<String> {
+    let mut v: Vec<String> = alerts
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn alerts_page_filters_and_sets_other_branches_apart_on_both_stores() {
+    common::db::for_each_store(|db, store| async move {
+        let f = web::UploadFixture::start_on(store).await;
+        seed_dashboard(&f).await;
+        // A pull request of the candidate's change, branched at commit 3.
+        let mut doc = common::server::upload_doc(
+            &format!("{:040x}", 11),
+            "2026-11-01T11:00:00Z",
+            &["examples/history/goodput_candidate_s21_c4.json"],
+        );
+        doc["run"]["branch"] = serde_json::json!("pr/7");
+        doc["run"]["pull_request"] = serde_json::json!({"number": 7, "merge_base": format!("{:040x}", 3)});
+        doc["configuration"] = serde_json::json!({"benchmark": {"command": format!("vllm bench serve --model mock-llm {} --save-detailed", web::GOODPUT_FLAGS)}});
+        let (status, receipt) = f.server.upload("demo", &f.token, &doc).await;
+        assert_eq!(status, 201, "{db}: {receipt}");
+        let all = f.server.alerts("demo", "?limit=100").await;
+        let on = |b: &str| all.iter().filter(|a| a["branch"] == b).collect::<Vec<_>>();
+        let (main, feature) = (on("main"), on("pr/7"));
+        assert!(!main.is_empty() && !feature.is_empty(), "{db}: {all:?}");
+        // feature/x has no merge base and no parent: no baseline, so no alert.
+        assert_eq!(main.len() + feature.len(), all.len(), "{db}");
+
+        // Unfiltered: the base branch by status, then the pull request in its own section.
+        let html = f.ok_page("/projects/demo/alerts").await;
+        let split = html.find("id=\"other-branches\"").expect("other branches section");
+        let (base_html, other_html) = html.split_at(split);
+        assert_eq!(sorted(listed_alerts(base_html)), ids(&main), "{db}");
+        assert_eq!(sorted(listed_alerts(other_html)), ids(&feature), "{db}");
+        // There, open alerts first: statuses in triage order.
+        let rank = |s: &str| ["open", "acknowledged", "dismissed", "resolved"].iter().position(|x| *x == s);
+        let statuses: Vec<_> = tags(other_html, "<li class=\"alert ")
+            .iter()
+            .map(|a| rank(&a["data-status"]))
+            .collect();
+        assert!(statuses.windows(2).all(|w| w[0] <= w[1]), "{db}: {statuses:?}");
+        assert_eq!(statuses[0], Some(0), "{db}: the pull request's trade-off is open");
+        for s in ["open", "acknowledged", "dismissed", "resolved"] {
+            let n = main.iter().filter(|a| a["status"] == s).count();
+            let section = &tags(&html, &format!("<section class=\"alert-status\" id=\"status-{s}\""))[0];
+            assert_eq!(section["data-count"], n.to_string(), "{db}: {s}");
+        }
+        let branches = tags(&html, "<section class=\"branch-alerts\"");
+        assert_eq!(branches.len(), 1, "{db}");
+        assert_eq!(branches[0]["data-branch"], "pr/7", "{db}");
+        assert_eq!(branches[0]["data-count"], feature.len().to_string(), "{db}");
+        assert!(text_of(&html, "filter-summary").is_none(), "{db}");
+
+        // Each filter, alone and together: exactly the API's alerts, the values kept in the form.
+        let tradeoff = all.iter().find(|a| a["kind"] == "tradeoff").unwrap();
+        let cell = tradeoff["cell"].as_str().unwrap();
+        let metric = tradeoff["metric"].as_str().unwrap();
+        let cases: Vec<(String, Vec<&serde_json::Value>)> = vec![
+            ("kind=tradeoff".into(), all.iter().filter(|a| a["kind"] == "tradeoff").collect()),
+            ("status=open".into(), all.iter().filter(|a| a["status"] == "open").collect()),
+            (format!("metric={metric}"), all.iter().filter(|a| a["metric"] == metric).collect()),
+            (
+                format!("cell={}", urlencode(cell)),
+                all.iter().filter(|a| a["cell"] == cell).collect(),
+            ),
+            ("branch=pr%2F7".into(), feature.clone()),
+            ("branch=main&status=resolved".into(), main.iter().copied().filter(|a| a["status"] == "resolved").collect()),
+            (
+                "status=open&kind=regression&branch=".into(),
+                all.iter().filter(|a| a["status"] == "open" && a["kind"] == "regression").collect(),
+            ),
+        ];
+        for (query, expected) in &cases {
+            let html = f.ok_page(&format!("/projects/demo/alerts?{query}")).await;
+            assert_eq!(sorted(listed_alerts(&html)), ids(expected), "{db}: {query}");
+            assert_eq!(text_of(&html, "shown-count").unwrap(), expected.len().to_string(), "{db}: {query}");
+        }
+        let html = f.ok_page("/projects/demo/alerts?branch=pr%2F7&kind=tradeoff&metric=output_throughput").await;
+        assert!(!html.contains("id=\"base-branch\""), "{db}: another branch hides the base branch");
+        assert!(html.contains("<input type=\"text\" name=\"branch\" id=\"filter-branch\" value=\"pr/7\""), "{db}");
+        assert!(html.contains("<input type=\"text\" name=\"metric\" id=\"filter-metric\" value=\"output_throughput\""), "{db}");
+        assert!(html.contains("<option value=\"tradeoff\" selected>trade-off</option>"), "{db}");
+        assert!(html.contains("<a href=\"/projects/demo/alerts\" id=\"clear-filters\">Clear filters</a>"), "{db}");
+        let html = f.ok_page("/projects/demo/alerts?branch=main").await;
+        assert!(!html.contains("id=\"other-branches\""), "{db}");
+        let html = f.ok_page("/projects/demo/alerts?status=dismissed").await;
+        let sections = tags(&html, "<section class=\"alert-status\"");
+        assert_eq!(sections.len(), 1, "{db}");
+        assert_eq!(sections[0]["data-status"], "dismissed", "{db}");
+        assert!(html.contains("<option value=\"dismissed\" selected>Dismissed</option>"), "{db}");
+        // A value the form never sends: 400, saying what is accepted.
+        let r = f.server.http.get(f.server.url("/projects/demo/alerts?status=closed")).send().await.unwrap();
+        let (status, body) = (r.status(), r.text().await.unwrap());
+        assert_eq!(status, 400, "{db}: {body}");
+        assert_eq!(
+            text_of(&body, "error-message").unwrap(),
+            "Unknown status “closed”: open, acknowledged, dismissed or resolved.",
+            "{db}"
+        );
+        let html = f.ok_page("/projects/demo/alerts?metric=nothing").await;
+        assert_eq!(text_of(&html, "shown-count").unwrap(), "0", "{db}");
+    })
+    .await;
+}
+
+/// `s` percent-encoded for a query value.
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn empty_states_say_what_to_do_next() {
+    let f = web::UploadFixture::start().await;
+    // A project without alerts: the alerts page says when they come, and links the project.
+    let html = f.ok_page("/projects/demo/alerts").await;
+    assert!(html.contains("id=\"no-alerts\""), "{html}");
+    assert!(
+        html.contains("See the <a href=\"/projects/demo\">project's runs and series</a>."),
+        "{html}"
+    );
+    // A series on a branch without points: the upload command for that branch, back links.
+    let run = f
+        .upload(
+            1,
+            "examples/history/baseline_completions_c1_isl512_osl128.json",
+            "",
+        )
+        .await;
+    let (_, stored) = f.server.get(&format!("/api/v1/runs/{run}")).await;
+    let series = stored["results"][0]["metrics"][0]["series_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let html = f
+        .ok_page(&format!("/projects/demo/series/{series}?branch=pr%2F7"))
+        .await;
+    assert_eq!(
+        text_of(&html, "no-points-command").unwrap(),
+        "benchtrail upload --project demo --branch pr/7 --hardware auto --config engine-config.json results/*.json"
+    );
+    assert!(html.contains(&format!("<a href=\"/projects/demo/series/{series}\" id=\"no-points-back\">← This series on main</a>")), "{html}");
+    assert!(
+        html.contains("<a href=\"/projects/demo\" id=\"no-points-project\">"),
+        "{html}"
+    );
 }
 
 /// The series page of one cell's `ttft p50` in the FP8 history (three cells of one

@@ -101,6 +101,7 @@ async fn private_pages(server: &TestServer, s: &Seeded) -> Vec<String> {
         format!("/projects/{}/alerts", s.slug),
         format!("/projects/{}/series/{}", s.slug, s.series_id),
         format!("/runs/{}", s.run_id),
+        format!("/runs/{}/matrix", s.run_id),
         format!("/compare?head={}", s.run_id),
         format!("/configs/{fingerprint}"),
     ]

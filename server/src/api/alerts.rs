@@ -91,6 +91,7 @@ pub(super) async fn list(
         metric: q.metric,
         branch: q.branch,
         commit: q.commit,
+        ..Default::default()
     };
     super::check_cursor(q.cursor.as_deref(), super::CursorKind::Sequence)?;
     Ok(Json(

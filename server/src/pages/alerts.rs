@@ -14,8 +14,9 @@ use super::{visible_project, PageError, PageResult};
 use crate::app::AppState;
 use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Project, Store, StoredRun};
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::Html;
+use serde::Deserialize;
 use std::collections::HashMap;
 
 /// Alerts listed per status on the alerts page (newest first); older ones stay reachable from
@@ -277,12 +278,83 @@ pub(super) fn alert_groups(alerts: &[Alert]) -> Vec<AlertGroupView> {
 pub struct AlertsPage {
     /// The project.
     pub project: ProjectView,
-    /// One section per status: open, acknowledged, dismissed, resolved.
+    /// The project's default branch (the base branch of its pull requests).
+    pub base_branch: String,
+    /// The base branch's alerts, one section per status: open, acknowledged, dismissed,
+    /// resolved (only the status filtered on, when one is); empty when the branch filter names
+    /// another branch.
     pub sections: Vec<StatusSection>,
+    /// The alerts of every other branch (pull requests), one section per branch, the branch
+    /// with the newest alert first.
+    pub other_branches: Vec<BranchSection>,
+    /// More alerts of other branches exist than are listed.
+    pub other_more: bool,
+    /// The filters as given (kept in the form).
+    pub filters: AlertFilters,
+    /// Status options of the form: (value, label, selected).
+    pub status_options: Vec<(String, String, bool)>,
+    /// Kind options of the form: (value, label, selected).
+    pub kind_options: Vec<(String, String, bool)>,
+    /// Alerts listed, over every section.
+    pub shown: usize,
     /// The triage forms, for a visitor with `write` on the project.
     pub triage: Option<TriageForms>,
     /// The site header (who is signed in).
     pub header: SiteHeader,
+}
+
+/// The alerts of one branch other than the base branch.
+#[derive(Debug, Clone)]
+pub struct BranchSection {
+    /// The branch.
+    pub branch: String,
+    /// Anchor id (`branch-0`).
+    pub anchor: String,
+    /// Its alerts as findings across cells.
+    pub groups: Vec<AlertGroupView>,
+    /// Its alerts by status (open first), newest first within one (each card says its
+    /// status).
+    pub alerts: Vec<AlertView>,
+}
+
+/// The alerts page's filters (`?status=&kind=&metric=&cell=&branch=&commit=`), as given;
+/// empty means any.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AlertFilters {
+    /// `open`, `acknowledged`, `dismissed` or `resolved`.
+    #[serde(default)]
+    pub status: String,
+    /// `regression`, `improvement`, `tradeoff`, `change_point` or `missing`.
+    #[serde(default)]
+    pub kind: String,
+    /// Headline metric (`ttft`, `output_throughput`, ...).
+    #[serde(default)]
+    pub metric: String,
+    /// Cell key, exactly.
+    #[serde(default)]
+    pub cell: String,
+    /// Branch.
+    #[serde(default)]
+    pub branch: String,
+    /// Candidate commit (full SHA).
+    #[serde(default)]
+    pub commit: String,
+}
+
+impl AlertFilters {
+    /// Whether any filter is set.
+    pub fn any(&self) -> bool {
+        [
+            &self.status,
+            &self.kind,
+            &self.metric,
+            &self.cell,
+            &self.branch,
+            &self.commit,
+        ]
+        .iter()
+        .any(|f| !f.trim().is_empty())
+    }
 }
 
 /// Heading and meaning of a status.
@@ -300,42 +372,145 @@ fn status_text(s: AlertStatus) -> (&'static str, &'static str) {
     }
 }
 
-/// `GET /projects/{project}/alerts`: the project's alerts by status.
+/// Every kind, in the form's order.
+const KINDS: [AlertKind; 5] = [
+    AlertKind::Regression,
+    AlertKind::Tradeoff,
+    AlertKind::Improvement,
+    AlertKind::ChangePoint,
+    AlertKind::Missing,
+];
+
+/// `GET /projects/{project}/alerts?status=&kind=&metric=&cell=&branch=&commit=`: the
+/// project's alerts, the base branch's by status and every other branch's (pull requests)
+/// apart, filtered by what the address gives (a GET form on the page).
 pub(super) async fn alerts_page(
     State(state): State<AppState>,
     visitor: Visitor,
     Path(slug): Path<String>,
+    Query(filters): Query<AlertFilters>,
 ) -> PageResult {
     let project = visible_project(&state, &visitor, &slug).await?;
-    let mut sections = Vec::new();
+    let given = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
+    let status = match given(&filters.status) {
+        Some(s) => Some(AlertStatus::parse(&s).ok_or_else(|| {
+            PageError::BadRequest(format!(
+                "Unknown status “{s}”: open, acknowledged, dismissed or resolved."
+            ))
+        })?),
+        None => None,
+    };
+    let kind = match given(&filters.kind) {
+        Some(k) => Some(AlertKind::parse(&k).ok_or_else(|| {
+            PageError::BadRequest(format!(
+                "Unknown kind “{k}”: regression, improvement, tradeoff, change_point or missing."
+            ))
+        })?),
+        None => None,
+    };
+    let branch = given(&filters.branch);
+    let base = project.default_branch.clone();
+    let filter = AlertFilter {
+        status,
+        kind,
+        metric: given(&filters.metric),
+        cell: given(&filters.cell),
+        commit: given(&filters.commit),
+        ..Default::default()
+    };
     let mut labels = SeriesLabels::default();
-    for status in AlertStatus::ALL {
-        let filter = AlertFilter {
-            status: Some(status),
-            ..Default::default()
+    let mut sections = Vec::new();
+    if branch.as_ref().is_none_or(|b| *b == base) {
+        for s in AlertStatus::ALL
+            .into_iter()
+            .filter(|s| status.is_none_or(|f| f == *s))
+        {
+            let f = AlertFilter {
+                status: Some(s),
+                branch: Some(base.clone()),
+                ..filter.clone()
+            };
+            let page = state
+                .store
+                .list_alerts(project.id, &f, None, ALERTS_PER_STATUS)
+                .await?;
+            let mut alerts = Vec::with_capacity(page.items.len());
+            for a in &page.items {
+                alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
+            }
+            let (title, meaning) = status_text(s);
+            sections.push(StatusSection {
+                status: s.as_str().to_string(),
+                title: title.to_string(),
+                meaning: meaning.to_string(),
+                groups: alert_groups(&page.items),
+                alerts,
+                more: page.next_cursor.is_some(),
+            });
+        }
+    }
+    let mut other_branches: Vec<BranchSection> = Vec::new();
+    let mut other_more = false;
+    if branch.as_ref() != Some(&base) {
+        let f = AlertFilter {
+            branch: branch.clone(),
+            not_branch: Some(base.clone()),
+            ..filter.clone()
         };
         let page = state
             .store
-            .list_alerts(project.id, &filter, None, ALERTS_PER_STATUS)
+            .list_alerts(project.id, &f, None, ALERTS_PER_STATUS)
             .await?;
-        let mut alerts = Vec::with_capacity(page.items.len());
+        other_more = page.next_cursor.is_some();
+        let mut order: Vec<&str> = Vec::new();
         for a in &page.items {
-            alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
+            if !order.contains(&a.branch.as_str()) {
+                order.push(&a.branch);
+            }
         }
-        let (title, meaning) = status_text(status);
-        sections.push(StatusSection {
-            status: status.as_str().to_string(),
-            title: title.to_string(),
-            meaning: meaning.to_string(),
-            groups: alert_groups(&page.items),
-            alerts,
-            more: page.next_cursor.is_some(),
-        });
+        for (i, b) in order.into_iter().enumerate() {
+            let mut items: Vec<Alert> = page
+                .items
+                .iter()
+                .filter(|a| a.branch == b)
+                .cloned()
+                .collect();
+            // What needs a look first: open, acknowledged, dismissed, resolved (newest first
+            // within each).
+            items.sort_by_key(|a| AlertStatus::ALL.iter().position(|s| *s == a.status));
+            let mut alerts = Vec::with_capacity(items.len());
+            for a in &items {
+                alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
+            }
+            other_branches.push(BranchSection {
+                branch: b.to_string(),
+                anchor: format!("branch-{i}"),
+                groups: alert_groups(&items),
+                alerts,
+            });
+        }
     }
+    let option = |value: &str, label: &str, chosen: &str| {
+        (value.to_string(), label.to_string(), value == chosen)
+    };
     let page = AlertsPage {
         triage: TriageForms::for_visitor(&visitor, &project, ReturnTo::Alerts),
         project: ProjectView::new(&project),
+        base_branch: base,
+        shown: sections.iter().map(|s| s.alerts.len()).sum::<usize>()
+            + other_branches.iter().map(|b| b.alerts.len()).sum::<usize>(),
         sections,
+        other_branches,
+        other_more,
+        status_options: AlertStatus::ALL
+            .iter()
+            .map(|s| option(s.as_str(), status_text(*s).0, filters.status.trim()))
+            .collect(),
+        kind_options: KINDS
+            .iter()
+            .map(|k| option(k.as_str(), kind_label(*k), filters.kind.trim()))
+            .collect(),
+        filters,
         header: visitor.header(),
     };
     Ok(Html(page.render()?))

@@ -355,7 +355,7 @@ pub(super) async fn compare_report_page(
 
 /// The run with this id and its project, if `visitor` may see them (else the same 404 as a
 /// run that does not exist).
-async fn visible_run(
+pub(super) async fn visible_run(
     state: &AppState,
     visitor: &Visitor,
     id: &str,
@@ -378,7 +378,7 @@ async fn results_of(state: &AppState, run: &StoredRun) -> Result<Vec<BenchResult
 
 /// Each series' value in `run` (the mean when several results of the run hold it), and its
 /// unit and profile.
-fn collect_values(
+pub(super) fn collect_values(
     run: &StoredRun,
     values: &mut HashMap<String, f64>,
     meta: &mut HashMap<String, SeriesMeta>,
@@ -401,7 +401,7 @@ fn collect_values(
 
 /// The newest run (by upload) of the baseline commits `analysis`'s tests used, on the
 /// project's default branch; `None` when nothing was tested.
-async fn newest_baseline_run(
+pub(super) async fn newest_baseline_run(
     state: &AppState,
     project: &Project,
     analysis: &RunAnalysis,

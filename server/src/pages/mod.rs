@@ -29,6 +29,8 @@ mod compare;
 pub mod compare_view;
 pub mod dashboard;
 pub mod format;
+pub mod matrix;
+pub mod run_deltas;
 mod series;
 pub mod session;
 pub mod sign_in;
@@ -49,7 +51,8 @@ use uuid::Uuid;
 pub use views::*;
 
 /// Page and static-asset routes: `/`, `/projects/{project}` ([`dashboard`]), `/projects/{project}/alerts`,
-/// `/projects/{project}/series/{series_id}`, `/runs/{id}`, `/compare?head=&base=`,
+/// `/projects/{project}/series/{series_id}`, `/runs/{id}`, `/runs/{id}/matrix` ([`matrix`]),
+/// `/compare?head=&base=`,
 /// `/configs/{fingerprint}`, `/static/...`; `/sign-in` (GET, POST), `/sign-out` (POST) and
 /// `/alerts/{id}/triage` (POST).
 pub fn routes() -> Router<AppState> {
@@ -65,6 +68,7 @@ pub fn routes() -> Router<AppState> {
             get(series::series_page),
         )
         .route("/runs/{id}", get(run_page))
+        .route("/runs/{id}/matrix", get(matrix::matrix_page))
         .route("/compare", get(compare::compare_page))
         .route("/compare/report", get(compare::compare_report_page))
         .route("/configs/{fingerprint}", get(config_page))
@@ -230,6 +234,9 @@ async fn run_page(
     page.alerts = alerts::alert_views(&run_alerts, &project, &state.store).await?;
     page.triage = triage::TriageForms::for_visitor(&visitor, &project, triage::ReturnTo::Run(uuid));
     page.baselines = baselines::run_baselines(&state.store, &project, &run).await?;
+    if let Some(deltas) = run_deltas::run_deltas(&state, &project, &run).await? {
+        page.set_deltas(&deltas);
+    }
     page.header = visitor.header();
     Ok(Html(page.render()?))
 }
@@ -260,6 +267,11 @@ async fn config_page(
         return Err(not_found());
     }
     let mut page = ConfigPage::new(&config);
+    page.projects = projects
+        .iter()
+        .filter(|p| visitor.may_read(p))
+        .map(ProjectView::new)
+        .collect();
     page.header = visitor.header();
     Ok(Html(page.render()?))
 }

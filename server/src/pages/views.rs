@@ -686,6 +686,9 @@ pub struct MetricCell {
     pub ci: Option<CiView>,
     /// The series it belongs to.
     pub series_id: String,
+    /// Baseline, change and state from the run's stored analysis (as the compare page shows
+    /// the row), when the run was analyzed and the series is in its analysis.
+    pub vs_baseline: Option<super::compare_view::RowView>,
 }
 
 impl MetricCell {
@@ -702,6 +705,7 @@ impl MetricCell {
             profile: m.slo_profile.clone().unwrap_or_default(),
             ci: m.ci.as_ref().map(CiView::new),
             series_id: m.series_id.clone(),
+            vs_baseline: None,
         }
     }
 }
@@ -842,11 +846,25 @@ pub struct RunPage {
     pub acknowledged: Option<(String, String)>,
     /// The triage forms of its alerts, for a visitor with `write` on the project.
     pub triage: Option<super::triage::TriageForms>,
+    /// The newest run of the baseline commits its analysis tested against (the baseline
+    /// column's values of the untested series come from it).
+    pub baseline_run: Option<super::compare_view::RunLink>,
     /// The site header (who is signed in).
     pub header: SiteHeader,
 }
 
 impl RunPage {
+    /// Sets each metric's baseline, change and state from `deltas` (the run's analysis).
+    pub fn set_deltas(&mut self, deltas: &super::run_deltas::RunDeltas) {
+        let rows = deltas.rows();
+        for m in self.results.iter_mut().flat_map(|r| &mut r.metrics) {
+            m.vs_baseline = rows.get(&m.series_id).cloned();
+        }
+        self.baseline_run = deltas
+            .baseline_run
+            .as_ref()
+            .map(super::compare_view::RunLink::new);
+    }
     /// The page of a stored run; `profiles` are the project's SLO profiles (for the
     /// thresholds of goodput).
     pub fn new(project: &Project, run: &StoredRun, profiles: &[SloProfile]) -> RunPage {
@@ -913,6 +931,7 @@ impl RunPage {
             .collect();
         RunPage {
             header: SiteHeader::default(),
+            baseline_run: None,
             acknowledged: None,
             triage: None,
             project: ProjectView::new(project),
@@ -1022,6 +1041,9 @@ pub struct ConfigPage {
     pub pretty_json: String,
     /// First stored.
     pub created_at: String,
+    /// The projects using it that the visitor may see, by slug (the breadcrumb names the
+    /// project when there is one).
+    pub projects: Vec<ProjectView>,
     /// The site header (who is signed in).
     pub header: SiteHeader,
 }
@@ -1059,6 +1081,7 @@ impl ConfigPage {
         let text = |ptr: &str| c.pointer(ptr).and_then(Value::as_str).map(str::to_string);
         ConfigPage {
             header: SiteHeader::default(),
+            projects: Vec::new(),
             fingerprint: config.fingerprint.clone(),
             short_fingerprint: config.fingerprint.chars().take(12).collect(),
             sections,

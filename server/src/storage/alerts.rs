@@ -95,6 +95,11 @@ pub struct AlertFilter {
     pub branch: Option<String>,
     /// Candidate commit (full SHA).
     pub commit: Option<String>,
+    /// Cell key, exactly.
+    pub cell: Option<String>,
+    /// Every branch but this one (the alerts page's pull-request section: all but the
+    /// project's default branch).
+    pub not_branch: Option<String>,
 }
 
 const ALERT_COLUMNS: &str = "a.seq, a.id, p.slug, p.repository_url, a.run_id, a.kind, a.status, a.severity, \
@@ -133,6 +138,12 @@ impl Store {
         if let Some(c) = &filter.commit {
             q.push(" AND a.commit_sha = ")
                 .bind(Arg::Text(c.to_ascii_lowercase()));
+        }
+        if let Some(c) = &filter.cell {
+            q.push(" AND a.cell_key = ").bind(Arg::Text(c.clone()));
+        }
+        if let Some(b) = &filter.not_branch {
+            q.push(" AND a.branch <> ").bind(Arg::Text(b.clone()));
         }
         if let Some(cursor) = cursor {
             let Ok(seq) = cursor.parse::<i64>() else {

@@ -6,6 +6,7 @@ pub mod aiperf;
 pub mod db;
 pub mod fp8;
 pub mod goodput;
+pub mod matrix18;
 pub mod migrations;
 pub mod polling;
 pub mod process;
