@@ -1737,6 +1737,8 @@ async fn empty_states_say_what_to_do_next() {
         "benchtrail upload --project demo --branch pr/7 --hardware auto --config engine-config.json results/*.json"
     );
     assert!(html.contains(&format!("<a href=\"/projects/demo/series/{series}\" id=\"no-points-back\">← This series on main</a>")), "{html}");
+    // No chart, so no default-branch context is announced for it.
+    assert!(!html.contains("id=\"branch-context\""), "{html}");
     assert!(
         html.contains("<a href=\"/projects/demo\" id=\"no-points-project\">"),
         "{html}"

@@ -254,27 +254,26 @@ fn cell_links(series: &SeriesInfo, other_cells: &[SeriesInfo]) -> Vec<NeighbourL
         .collect()
 }
 
-/// On a branch other than the default one: the default branch to draw as context and the
-/// merge base the branch's newest run stated (its upload's `merge_base_sha`), if any.
-/// `None` on the default branch.
+/// On a branch other than the default one with points of this series: the default branch to
+/// draw as context and the merge base the branch's newest run stated (its upload's
+/// `merge_base_sha`), if any. `None` on the default branch, and on a branch without points
+/// (the page then says how to upload one; there is no chart to draw context in).
 async fn branch_context(
     state: &AppState,
     project: &Project,
     branch: &str,
     points: &[SeriesPoint],
 ) -> Result<Option<BranchContext>, PageError> {
-    if branch == project.default_branch {
-        return Ok(None);
-    }
     // Points are in commit order, so the last one is the branch's newest commit here.
-    let merge_base = match points.last() {
-        Some(p) => state
-            .store
-            .run(p.run_id)
-            .await?
-            .and_then(|r| r.summary.merge_base_sha),
-        None => None,
+    let newest = match points.last() {
+        Some(p) if branch != project.default_branch => p,
+        _ => return Ok(None),
     };
+    let merge_base = state
+        .store
+        .run(newest.run_id)
+        .await?
+        .and_then(|r| r.summary.merge_base_sha);
     Ok(Some(BranchContext {
         default_branch: project.default_branch.clone(),
         merge_base_short: merge_base.as_deref().map(short_sha),
