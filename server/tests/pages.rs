@@ -1598,6 +1598,7 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 
 #[tokio::test]
 async fn alerts_page_filters_and_sets_other_branches_apart_on_both_stores() {
+    // (The dashboard's findings are checked here too: this history has a pull request.)
     common::db::for_each_store(|db, store| async move {
         let f = web::UploadFixture::start_on(store).await;
         seed_dashboard(&f).await;
@@ -1618,6 +1619,36 @@ async fn alerts_page_filters_and_sets_other_branches_apart_on_both_stores() {
         assert!(!main.is_empty() && !feature.is_empty(), "{db}: {all:?}");
         // feature/x has no merge base and no parent: no baseline, so no alert.
         assert_eq!(main.len() + feature.len(), all.len(), "{db}");
+
+        // The dashboard's open findings are the base branch's; the pull request's open alerts
+        // are counted beside them and linked to their own section.
+        let dashboard = f.ok_page("/projects/demo").await;
+        let open_of = |alerts: &[&serde_json::Value]| {
+            alerts.iter().filter(|a| a["status"] == "open").count()
+        };
+        let mut groups: Vec<String> = tags(&dashboard, "<li class=\"finding ")
+            .iter()
+            .map(|g| g["data-group"].clone())
+            .collect();
+        groups.sort();
+        groups.dedup();
+        let mut want: Vec<String> = main
+            .iter()
+            .filter(|a| a["status"] == "open")
+            .map(|a| a["group"].as_str().unwrap().to_string())
+            .collect();
+        want.sort();
+        want.dedup();
+        assert_eq!(groups, want, "{db}");
+        assert_eq!(text_of(&dashboard, "open-alerts").unwrap(), format!("{} open", open_of(&main)), "{db}");
+        assert!(open_of(&feature) > 0, "{db}");
+        assert!(
+            dashboard.contains(&format!(
+                "<p class=\"muted\" id=\"other-branch-findings\">{} open on pull requests and other branches: <a href=\"/projects/demo/alerts#other-branches\">listed apart on the alerts page</a>.</p>",
+                open_of(&feature)
+            )),
+            "{db}: {dashboard}"
+        );
 
         // Unfiltered: the base branch by status, then the pull request in its own section.
         let html = f.ok_page("/projects/demo/alerts").await;

@@ -235,10 +235,13 @@ pub struct CellMultiples {
 pub struct ProjectPage {
     /// The project.
     pub project: ProjectView,
-    /// Open findings across cells, trade-offs first, then newest first.
+    /// Open findings of the default branch across cells, trade-offs first, then newest first.
     pub findings: Vec<AlertGroupView>,
-    /// Number of open alerts (`100+` beyond the count's cap).
+    /// Number of open alerts of the default branch (`100+` beyond the count's cap).
     pub open_alerts: String,
+    /// Number of open alerts of every other branch (pull requests), `0` when none: listed
+    /// apart on the alerts page, only counted here.
+    pub other_open_alerts: String,
     /// The newest run of each branch (the default branch first) with its verdict.
     pub branches: Vec<RunWithVerdict>,
     /// Small multiples per configuration and cell.
@@ -301,12 +304,14 @@ pub(super) async fn project_page(
     let branches = with_verdicts(store, &det, &project, &mut verdicts, &latest).await?;
     let run_rows = with_verdicts(store, &det, &project, &mut verdicts, &runs.items).await?;
     let (findings, open_alerts) = open_findings(store, &project).await?;
+    let other_open_alerts = other_branches_open(store, &project).await?;
     let (multiples, multiples_truncated) = small_multiples(store, &project, &groups).await?;
     let page = ProjectPage {
         upload_command: upload_command(&project.slug),
         project: ProjectView::new(&project),
         findings,
         open_alerts,
+        other_open_alerts,
         branches,
         multiples,
         multiples_truncated,
@@ -368,14 +373,16 @@ async fn all_series(
     }
 }
 
-/// The open alerts as findings across cells (trade-offs first, then newest first) and their
-/// count as the alerts link shows it (`100+` beyond [`OPEN_ALERTS_CAP`]).
+/// The default branch's open alerts as findings across cells (trade-offs first, then newest
+/// first) and their count as the alerts link shows it (`100+` beyond [`OPEN_ALERTS_CAP`]). A
+/// pull request's findings are its own, not the project's: [`other_branches_open`] counts them.
 async fn open_findings(
     store: &Store,
     project: &Project,
 ) -> Result<(Vec<AlertGroupView>, String), PageError> {
     let filter = AlertFilter {
         status: Some(AlertStatus::Open),
+        branch: Some(project.default_branch.clone()),
         ..Default::default()
     };
     let page = store
@@ -386,6 +393,21 @@ async fn open_findings(
     groups.sort_by_key(|g| g.kind != "tradeoff");
     let more = if page.next_cursor.is_some() { "+" } else { "" };
     Ok((groups, format!("{}{more}", page.items.len())))
+}
+
+/// How many alerts of branches other than the default one are open (`100+` beyond
+/// [`OPEN_ALERTS_CAP`]).
+async fn other_branches_open(store: &Store, project: &Project) -> Result<String, PageError> {
+    let filter = AlertFilter {
+        status: Some(AlertStatus::Open),
+        not_branch: Some(project.default_branch.clone()),
+        ..Default::default()
+    };
+    let page = store
+        .list_alerts(project.id, &filter, None, OPEN_ALERTS_CAP)
+        .await?;
+    let more = if page.next_cursor.is_some() { "+" } else { "" };
+    Ok(format!("{}{more}", page.items.len()))
 }
 
 /// The key series of every configuration and cell of `groups` (in their order), read with
