@@ -32,6 +32,7 @@ pub mod format;
 pub mod session;
 pub mod sign_in;
 pub mod triage;
+pub mod validation_view;
 mod views;
 
 use crate::app::AppState;
