@@ -26,6 +26,7 @@ use super::session::Visitor;
 use super::validation_view::ValidationView;
 use super::views::ProjectView;
 use super::{PageError, PageResult};
+use crate::analysis::capacity::newest_baseline_run;
 use crate::api::run_results::bench_results;
 use crate::app::AppState;
 use crate::storage::{Project, StoredRun};
@@ -38,7 +39,7 @@ use benchtrail_core::report::compare::{compare_in, CompareCommit};
 use benchtrail_core::report::compare_table::{compare_table, SideValues};
 use benchtrail_core::report::distribution::PerRequest;
 use benchtrail_core::report::pairing::pair_by_cell;
-use benchtrail_core::report::{verdict_of, RunAnalysis};
+use benchtrail_core::report::verdict_of;
 use benchtrail_core::BenchResult;
 use serde::Deserialize;
 use serde_json::Value;
@@ -130,7 +131,7 @@ pub(super) async fn compare_page(
                      once the analysis ran (see its run page)."
                 )));
             };
-            let base = match newest_baseline_run(&state, &project, &stored.analysis).await? {
+            let base = match newest_baseline_run(&state.store, &project, &stored.analysis).await? {
                 Some(run) => {
                     let results = results_of(&state, &run).await?;
                     let keyed: Vec<_> = results.iter().map(|r| r.configuration.clone()).collect();
@@ -373,40 +374,4 @@ fn collect_values(
     for (id, (sum, n)) in sums {
         values.insert(id.to_string(), sum / n as f64);
     }
-}
-
-/// The newest run (by upload) of the baseline commits `analysis`'s tests used, on the
-/// project's default branch; `None` when nothing was tested.
-async fn newest_baseline_run(
-    state: &AppState,
-    project: &Project,
-    analysis: &RunAnalysis,
-) -> Result<Option<StoredRun>, PageError> {
-    let mut commits: Vec<&str> = analysis
-        .groups
-        .iter()
-        .flat_map(|g| &g.report.series)
-        .filter_map(|s| s.comparison.as_ref())
-        .flat_map(|c| c.baseline_commits.iter().map(String::as_str))
-        .collect();
-    commits.sort_unstable();
-    commits.dedup();
-    let mut newest: Option<StoredRun> = None;
-    for commit in commits {
-        let ids = state
-            .store
-            .commit_runs(project.id, &analysis.default_branch, commit)
-            .await?;
-        let Some(id) = ids.last() else { continue };
-        let Some(run) = state.store.run(*id).await? else {
-            continue;
-        };
-        if newest
-            .as_ref()
-            .is_none_or(|n| run.summary.uploaded_at > n.summary.uploaded_at)
-        {
-            newest = Some(run);
-        }
-    }
-    Ok(newest)
 }
