@@ -268,7 +268,7 @@ async fn the_capacity_report_of_the_aiperf_sweeps_matches_the_records() {
         assert_eq!(small.len(), 4, "{name}: c1 (20) and c4 (60) on each side: {small:?}");
         assert_eq!(report["warnings"], json!(small), "{name}");
         assert_eq!(s["key"]["cell"], "input_len=512;output_len=128");
-        assert_eq!(doc["warnings"][1], "Small sample: the baseline completed 60 requests at 4 concurrent requests on `input_len=512;output_len=128`, too few for p99 (needs 100; 0.6 beyond its p99).", "{name}: {}", doc["warnings"]);
+        assert_eq!(doc["warnings"][1], "Small sample: the baseline completed 60 requests at 4 concurrent requests on `input_len=512;output_len=128`, too few for a trustworthy p99: 1 % of them is 0.6 requests beyond it, it needs 100.", "{name}: {}", doc["warnings"]);
         assert_eq!(report["quality"], json!({"rows": [], "missing": [], "quantization": [], "covered": false}));
         assert_eq!(report["answer"], json!({"level": "warn", "compared": 1, "fewer_requests": [],
             "caveats": ["small_sample", "small_sample", "small_sample", "small_sample"]}));
@@ -487,6 +487,42 @@ async fn quality_cost_and_html_of_a_kv_cache_change() {
         assert!(!codes.contains(&"quantization_without_quality"), "{name}: {codes:?}");
         let (_, md) = get_text(&server, &format!("{}&format=markdown", path(&ids[2])), None).await;
         assert!(md.contains("| gsm8k | exact_match | 0.7566 ± 0.0118 → 0.7491 ± 0.0119 | -0.0075 ± 0.0168 | 1,319 → 1,319 |\n"), "{md}");
+
+        // A candidate labelled as one cell of the standard matrix (short-chat, fresh prefixes,
+        // typical load): the 17 others are missing; its sweep (another scenario) pairs with
+        // none of the baseline's, so nothing is compared: incomplete.
+        let mut labelled = upload_of("candidate", 'd');
+        labelled["cell"] = json!({"scenario": "short-chat", "prefix_mode": "fresh", "load_level": "typical"});
+        let (status, receipt) = server.upload("fp8-capacity", &token, &labelled).await;
+        assert_eq!(status, 201, "{name}: {receipt}");
+        let (_, doc) = get_json(&server, &path(receipt["run_id"].as_str().unwrap()), None).await;
+        let mut expected = Vec::new();
+        for scenario in ["short-chat", "long-doc-qa", "long-output"] {
+            for prefix in ["fresh", "reusable"] {
+                for level in ["low", "typical", "near-capacity"] {
+                    if (scenario, prefix, level) != ("short-chat", "fresh", "typical") {
+                        expected.push(json!({"scenario": scenario, "prefix_mode": prefix, "load_level": level}));
+                    }
+                }
+            }
+        }
+        assert_eq!(expected.len(), 17);
+        let warnings = doc["report"]["warnings"].as_array().unwrap();
+        assert_eq!(
+            warnings.last().unwrap(),
+            &json!({"code": "missing_matrix_cells", "side": "candidate", "missing": expected}),
+            "{name}"
+        );
+        assert_eq!(doc["report"]["answer"]["level"], "incomplete", "{name}");
+        assert!(doc["warnings"].as_array().unwrap().last().unwrap().as_str().unwrap()
+            .starts_with("The candidate's cells carry the validation matrix's labels but miss 17 of its 18 standard cells (scenario / prefix mode / load level): short-chat/fresh/low, short-chat/fresh/near-capacity, short-chat/reusable/low,"), "{}", doc["warnings"]);
+
+        // A price that is not a positive number of USD up to 1000: 422 naming the field.
+        for bad in [json!(0), json!(1e6), json!("2.5")] {
+            let settings = json!({"slo_profiles": [{"name": "chat", "ttft_ms": 120}], "cost": {"accelerator_hour_usd": bad}});
+            let (status, p) = server.send("PUT", "/api/v1/projects/fp8-capacity/settings", ADMIN_TOKEN, &settings).await;
+            assert_eq!((status, p["pointer"].as_str()), (422, Some("/cost/accelerator_hour_usd")), "{name}: {p}");
+        }
     })
     .await;
 }

@@ -58,29 +58,23 @@ pub fn warning_sentence(report: &CapacityReport, w: &ReportWarning) -> String {
             completed,
             unsupported,
         } => {
-            let which = unsupported
-                .iter()
-                .map(|t| tail_name(*t))
-                .collect::<Vec<_>>()
-                .join(" and ");
-            let needs = unsupported
-                .iter()
-                .map(|t| t.needs().to_string())
-                .collect::<Vec<_>>()
-                .join(" and ");
-            let beyond = unsupported
+            let parts = unsupported
                 .iter()
                 .map(|t| {
+                    let beyond = *completed as f64 * t.beyond_pct() as f64 / 100.0;
                     format!(
-                        "{} beyond its {}",
-                        number(*completed as f64 * t.beyond_pct() as f64 / 100.0),
-                        tail_name(*t)
+                        "{}: {} % of them is {} {} beyond it, it needs {}",
+                        tail_name(*t),
+                        t.beyond_pct(),
+                        number(beyond),
+                        if beyond == 1.0 { "request" } else { "requests" },
+                        t.needs()
                     )
                 })
                 .collect::<Vec<_>>()
-                .join(", ");
+                .join("; ");
             format!(
-                "Small sample: the {} completed {} {} at {} on {}, too few for {which} (needs {needs}; {beyond}).",
+                "Small sample: the {} completed {} {} at {} on {}, too few for a trustworthy {parts}.",
                 side_words(*side),
                 count(*completed as f64),
                 plural(*completed as usize, "request", "requests"),

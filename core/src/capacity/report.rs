@@ -748,7 +748,7 @@ mod tests {
         assert_eq!(
             render_warnings::warning_sentences(&r),
             vec![
-                "Small sample: the candidate completed 90 requests at 4 concurrent requests on `input_len=512`, too few for p99 (needs 100; 0.9 beyond its p99).",
+                "Small sample: the candidate completed 90 requests at 4 concurrent requests on `input_len=512`, too few for a trustworthy p99: 1 % of them is 0.9 requests beyond it, it needs 100.",
                 "Failed requests on `input_len=512`: baseline 0 of 200, candidate 10 of 200; they count against attainment."
             ]
         );
