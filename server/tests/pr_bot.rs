@@ -513,7 +513,7 @@ async fn a_pr_run_with_paired_sweeps_gets_the_capacity_summary() {
         let mut base_runs = Vec::new();
         for i in 0..3u32 {
             let mut d = common::aiperf::upload_of("baseline", 'a');
-            d["run"]["commit"] = json!({"sha": sha(i), "parents": (i > 0).then(|| vec![sha(i - 1)]).unwrap_or_default(),
+            d["run"]["commit"] = json!({"sha": sha(i), "parents": (i > 0).then(|| sha(i - 1)).into_iter().collect::<Vec<_>>(),
                                         "time": format!("2026-12-01T10:0{i}:00Z")});
             let (status, r) = server.upload("sweep-bot", &token, &d).await;
             assert_eq!(status, 201, "{db}: {r}");

@@ -137,7 +137,7 @@ pub fn side_cost(sweep: &Sweep, capacity: Option<Capacity>, price: f64) -> SideC
         }
     };
     let requests_per_hour = capacity.requests_per_hour();
-    if !(requests_per_hour > 0.0) {
+    if requests_per_hour.is_nan() || requests_per_hour <= 0.0 {
         return SideCostOutcome::NoCapacity;
     }
     let Some(first) = sweep.points.first().and_then(|p| p.results.first()) else {

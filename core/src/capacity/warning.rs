@@ -2,19 +2,19 @@
 //! [`super::render_warnings`]. Any warning makes the report's answer at least `warn`
 //! ([`super::answer`]).
 //!
-//! * [`ReportWarning::QuantizationWithoutQuality`]: quantization (weights or KV-cache dtype)
+//! * [`ReportWarning::QuantizationWithoutQuality`], quantization (weights or KV-cache dtype)
 //!   differs and the candidate's quality results do not cover the baseline's tasks
 //!   ([`super::quality::QualitySection::quantization_unvouched`]).
-//! * [`ReportWarning::SmallSample`]: a load of a compared sweep whose completed requests are
+//! * [`ReportWarning::SmallSample`], a load of a compared sweep whose completed requests are
 //!   too few for a trustworthy tail percentile. The rule: the p-th percentile of n requests
 //!   has `n·(1 − p/100)` requests beyond it, and it rests on at least one only when
 //!   `n ≥ 1/(1 − p/100)`: **100 requests for p99, 20 for p95** ([`TailPercentile::needs`]).
 //!   With fewer, the percentile is the slowest request or interpolated between the two
 //!   slowest, not an estimate of the tail. Source: `shared/notes/validation-method.md`, step 4
 //!   ("report … sample sizes; treat extreme percentiles from small samples with caution").
-//! * [`ReportWarning::FailedRequests`]: a compared sweep with failed or timed-out requests on
+//! * [`ReportWarning::FailedRequests`], a compared sweep with failed or timed-out requests on
 //!   either side, with both sides' counts (they count against attainment).
-//! * [`ReportWarning::MissingMatrixCells`]: a side whose results carry the matrix labels but
+//! * [`ReportWarning::MissingMatrixCells`], a side whose results carry the matrix labels but
 //!   miss cells of the 18-cell standard matrix ([`super::matrix`]); none for results without
 //!   labels.
 
