@@ -6,7 +6,8 @@
 //! ```
 //! Each top-level key is one concern: `slo_profiles`, `detection` (the regression engine's
 //! tunables and the verdict rules, [`DetectionSettings`]; optional, defaults when absent) and
-//! `pr_comments` (the server's own PR comments, [`crate::pr_comments`]; optional).
+//! `pr_comments` (the server's own PR comments, [`crate::pr_comments`]; optional) and `cost`
+//! (the hourly price per accelerator for cost at SLO, [`CostSettings`]; optional).
 //! Later work adds its own key beside them, so nothing is ever renamed and a document written
 //! today stays valid. A key not known yet is rejected rather than silently dropped.
 //!
@@ -19,6 +20,7 @@
 //! bound is documented on its field with its reason: [`regression::Settings`],
 //! [`ChangePointSettings`], [`DetectionSettings`], [`SloProfile`].
 
+use crate::capacity::cost::{CostSettings, MAX_ACCELERATOR_HOUR_USD};
 use crate::pr_comments::PrCommentSettings;
 use crate::regression::{self, edivisive::ChangePointSettings, SETTINGS_VERSION};
 use crate::slo::{SloProfile, TOOL_PROFILE};
@@ -41,6 +43,11 @@ pub struct ProjectSettings {
     /// The server's own PR/MR comments ([`crate::pr_comments`]); none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_comments: Option<PrCommentSettings>,
+    /// Cost at SLO in the validation report: `{"accelerator_hour_usd": 2.5}`, the hourly
+    /// price of one accelerator in USD, in (0, 1000]; no cost is given when absent
+    /// ([`crate::capacity::cost`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostSettings>,
 }
 
 impl Default for ProjectSettings {
@@ -51,6 +58,7 @@ impl Default for ProjectSettings {
             slo_profiles: vec![SloProfile::interactive()],
             detection: DetectionSettings::default(),
             pr_comments: None,
+            cost: None,
         }
     }
 }
@@ -322,6 +330,18 @@ impl ProjectSettings {
             }
         }
         self.detection.check().map_err(|e| e.under("/detection"))?;
+        if let Some(c) = &self.cost {
+            let v = c.accelerator_hour_usd;
+            if !(v > 0.0 && v <= MAX_ACCELERATOR_HOUR_USD) {
+                return Err(fault(
+                    "/cost/accelerator_hour_usd",
+                    format!(
+                        "the price of one accelerator-hour is a number of USD in (0, \
+                         {MAX_ACCELERATOR_HOUR_USD}], found {v}"
+                    ),
+                ));
+            }
+        }
         match &self.pr_comments {
             Some(p) => p.check().map_err(|e| e.under("/pr_comments")),
             None => Ok(()),
@@ -375,6 +395,9 @@ fn objects_where_expected(doc: &Value) -> Result<(), SettingsError> {
         for (i, p) in profiles.iter().enumerate() {
             at.push((format!("/slo_profiles/{i}"), p));
         }
+    }
+    if let Some(c) = doc.get("cost") {
+        at.push(("/cost".into(), c));
     }
     if let Some(d) = doc.get("detection") {
         at.push(("/detection".into(), d));
@@ -681,6 +704,34 @@ mod tests {
         assert_eq!(
             ProjectSettings::from_json(&doc).unwrap(),
             ProjectSettings::default()
+        );
+    }
+
+    #[test]
+    fn the_price_per_accelerator_hour_is_checked() {
+        let doc =
+            |cost: Value| json!({"slo_profiles": [{"name": "a", "ttft_ms": 1}], "cost": cost});
+        let s = ProjectSettings::from_json(&doc(json!({"accelerator_hour_usd": 2.5}))).unwrap();
+        assert_eq!(
+            s.cost,
+            Some(CostSettings {
+                accelerator_hour_usd: 2.5
+            })
+        );
+        for bad in [json!(0), json!(-1), json!(1000.5)] {
+            let (pointer, message) = err(doc(json!({ "accelerator_hour_usd": bad })));
+            assert_eq!(pointer, "/cost/accelerator_hour_usd");
+            assert!(message.contains("(0, 1000]"), "{message}");
+        }
+        assert_eq!(
+            err(doc(json!({"accelerator_hour_usd": "2.5"}))).0,
+            "/cost/accelerator_hour_usd"
+        );
+        assert_eq!(err(doc(json!({"usd": 2.5}))).0, "/cost/usd");
+        assert_eq!(err(doc(json!([2.5]))).0, "/cost");
+        assert_eq!(
+            ProjectSettings::from_json(&doc(Value::Null)).unwrap().cost,
+            None
         );
     }
 

@@ -170,7 +170,7 @@ fn an_unknown_key_points_at_itself_and_lists_the_known_ones() {
         fault(json!({"slo_profiles": [], "slo_profile": []})),
         is(
             "/slo_profile",
-            "unknown field `slo_profile`, expected one of `slo_profiles`, `detection`, `pr_comments`"
+            "unknown field `slo_profile`, expected one of `slo_profiles`, `detection`, `pr_comments`, `cost`"
         )
     );
     // RFC 6901: `~` is `~0` and `/` is `~1` in a reference token.
@@ -200,7 +200,7 @@ fn a_missing_field_points_at_itself() {
         fault(json!({"slo_profile": []})),
         is(
             "/slo_profile",
-            "unknown field `slo_profile`, expected one of `slo_profiles`, `detection`, `pr_comments`"
+            "unknown field `slo_profile`, expected one of `slo_profiles`, `detection`, `pr_comments`, `cost`"
         )
     );
     assert_eq!(

@@ -343,6 +343,16 @@ pub struct CompareArgs {
     /// A `--metadata` key that is part of the series key (as a project's `key_fields`).
     #[arg(long = "key-field", value_name = "KEY")]
     pub key_field: Vec<String>,
+    /// Quality (accuracy) results of the baseline, in a format `upload --quality` reads
+    /// (benchtrail's `{"quality": [...]}` or lm-evaluation-harness's results JSON).
+    #[arg(long, value_name = "FILE")]
+    pub base_quality: Option<PathBuf>,
+    /// Quality results of the candidate (as `--base-quality`). A quantization change (weights
+    /// or KV-cache dtype) whose candidate has no result for every task of the baseline's
+    /// (any, when the baseline has none) is warned about, `quantization_without_quality`,
+    /// and the verdict is at least `warn`.
+    #[arg(long, value_name = "FILE")]
+    pub head_quality: Option<PathBuf>,
     /// Report format (`json`: an error is printed as JSON on stdout too, see `upload --json`).
     #[arg(long = "format", value_enum, default_value_t = ReportFormat::Terminal)]
     pub output: ReportFormat,

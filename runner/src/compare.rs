@@ -12,9 +12,13 @@
 //!   measured in two of them: then the subfolders are one commit's load sweep written a folder
 //!   per load (AIPerf's `c1/`, `c4/`, `c16/`), and OLD is that one commit.
 //!
-//! When either side measured a load sweep (several loads of one cell), the report ends with
-//! capacity at SLO under the settings' profiles (the server's compare report of two runs);
-//! `--format json` carries it as `capacity` (`null` without a sweep).
+//! When either side measured a load sweep (several loads of one cell), or quality results are
+//! given (`--base-quality FILE`, `--head-quality FILE`, the formats `upload --quality` reads),
+//! the report ends with the validation report under the settings' profiles (the server's
+//! compare report of two runs: capacity at SLO, cost at SLO with the settings' `cost`,
+//! quality, warnings, the answer); `--format json` carries it as `capacity` (`null`
+//! otherwise). A quantization change the candidate's quality results do not cover
+//! (`quantization_without_quality`, the server's rule) makes the verdict at least `warn`.
 //!
 //! Exit status: 0 for `pass` and `warn`, 1 for `fail`, 3 for `incomplete` (a cell of OLD is
 //! missing from NEW), 2 on any error; `--no-fail` exits 0 for any verdict.
@@ -24,10 +28,14 @@ use crate::cli::{CompareArgs, ReportFormat};
 use crate::errors::InputError;
 use crate::inputs;
 use anyhow::{bail, Context, Result};
+use benchtrail_core::adapters::lm_eval::read_quality_file;
 use benchtrail_core::capacity;
+use benchtrail_core::quality::QualityResult;
 use benchtrail_core::report::compare::{compare, CompareCommit};
 use benchtrail_core::report::extras::ReportExtras;
 use benchtrail_core::report::grouped::natural_key;
+use benchtrail_core::report::pairing::pair_by_cell;
+use benchtrail_core::report::verdict::ReasonCode;
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::{BenchResult, UploadDocument, WorkloadCell};
 use std::collections::HashMap;
@@ -65,8 +73,36 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
             c.runs.iter().map(Vec::len).sum::<usize>()
         )?;
     }
-    let outcome = compare(&baseline, &candidate, &settings, &args.key_field);
-    let capacity = capacity_of(baseline.last(), &candidate, &settings, &args.key_field);
+    let quality = |p: &Option<PathBuf>, flag: &str| -> Result<Vec<QualityResult>> {
+        let Some(p) = p else { return Ok(Vec::new()) };
+        let text = std::fs::read_to_string(cwd.join(p))
+            .with_context(|| format!("{flag}: cannot read `{}`", p.display()))?;
+        read_quality_file(&text).map_err(|e| anyhow::anyhow!("{flag} `{}`: {e}", p.display()))
+    };
+    let qualities = (
+        quality(&args.base_quality, "--base-quality")?,
+        quality(&args.head_quality, "--head-quality")?,
+    );
+    let mut outcome = compare(&baseline, &candidate, &settings, &args.key_field);
+    let report = capacity_of(
+        baseline.last(),
+        &candidate,
+        &qualities,
+        &settings,
+        &args.key_field,
+    );
+    // The server's rule: a quantization change without the candidate's quality results is
+    // at least `warn`.
+    for w in &report.warnings {
+        if let capacity::ReportWarning::QuantizationWithoutQuality { .. } = w {
+            outcome.verdict.add_warning(
+                ReasonCode::QuantizationWithoutQuality,
+                capacity::render_warnings::warning_sentence(&report, w),
+                None,
+            );
+        }
+    }
+    let capacity = (report.has_sweep() || !report.quality.is_empty()).then_some(report);
     if args.output == ReportFormat::Json {
         let doc = serde_json::json!({
             "verdict": outcome.verdict,
@@ -93,28 +129,36 @@ pub fn run(args: &CompareArgs, cwd: &Path, out: &mut dyn Write, err: &mut dyn Wr
     crate::report::exit_for(outcome.verdict.verdict, args.no_fail)
 }
 
-/// Capacity at SLO of the last baseline commit's first run against the candidate's first run
-/// (the server's `GET /api/v1/compare/report` of two runs), at the default 95 % target; `None`
-/// when neither side measured a load sweep (two loads or more,
-/// [`capacity::CapacityReport::has_sweep`]). Informational: the exit status is the verdict's.
+/// The validation report of the last baseline commit's first run against the candidate's
+/// first run (the server's `GET /api/v1/compare/report` of two runs: paired cell by cell,
+/// with both sides' quality results and the settings' cost), at the default 95 % target.
+/// Its answer is informational; the exit status is the verdict's.
 fn capacity_of(
     baseline: Option<&CompareCommit>,
     candidate: &CompareCommit,
+    quality: &(Vec<QualityResult>, Vec<QualityResult>),
     settings: &ProjectSettings,
     key_fields: &[String],
-) -> Option<capacity::CapacityReport> {
+) -> capacity::CapacityReport {
     let first = |c: &CompareCommit| c.runs.first().cloned().unwrap_or_default();
-    let report = capacity::capacity_report(
-        &first(baseline?),
-        &first(candidate),
+    let base = baseline.map(first).unwrap_or_default();
+    let head = first(candidate);
+    let (paired, _) = pair_by_cell(&base, &head, key_fields);
+    capacity::capacity_report(
+        capacity::ReportSide {
+            results: &paired,
+            quality: &quality.0,
+            as_stored: Some(&base),
+        },
+        capacity::ReportSide::new(&head, &quality.1),
         key_fields,
         &settings.slo_profiles,
         capacity::ReportOptions {
             target: capacity::DEFAULT_TARGET,
             typical_load: None,
+            accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
         },
-    );
-    report.has_sweep().then_some(report)
+    )
 }
 
 /// Whether subfolder commits are one commit's load sweep written a folder per load (AIPerf's

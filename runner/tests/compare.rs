@@ -175,6 +175,14 @@ fn a_load_sweep_ends_the_report_with_capacity_at_slo() {
         .split_once("## Capacity at SLO\n\n")
         .map(|(_, rest)| rest)
         .unwrap_or_else(|| panic!("no capacity section in\n{text}"));
+    // The answer first: capacity rose, and the loads of 20 and 60 requests on each side are
+    // small samples for a p99 (fewer than 100).
+    let capacity = capacity
+        .strip_prefix(
+            "**Answer: warn: approved only with caveats (4 small samples); read the warnings \
+             before approving.**\n\n",
+        )
+        .unwrap_or_else(|| panic!("no answer first in\n{capacity}"));
     assert!(
         capacity.starts_with(
             "Under `chat` (TTFT ≤ 120 ms, TPOT ≤ 12 ms, met by 95 % of requests), the candidate \
@@ -216,4 +224,162 @@ fn a_load_sweep_ends_the_report_with_capacity_at_slo() {
     );
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc["capacity"], serde_json::Value::Null, "{doc}");
+}
+
+/// A KV-cache dtype change offline (the SGLang sample with `kv_cache_dtype` `auto` → `fp8_e4m3`
+/// in its server info): without the candidate's quality results for every task of the
+/// baseline's (lm-evaluation-harness's results file), `quantization_without_quality` and a
+/// `warn` verdict, as the server rules; with them, no warning and the quality table.
+#[test]
+fn a_quantization_change_is_vouched_for_by_the_quality_files_of_both_sides() {
+    let dir = TempDir::new("compare-quality");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+    let sample = std::fs::read_to_string(root.join(
+        "sglang/llm-benchmaxxing-sglang-bench_serving-2026-03-output-details-server_info-gpt-oss-120b-h100.jsonl",
+    ))
+    .unwrap();
+    assert!(sample.contains("\"kv_cache_dtype\": \"auto\""));
+    std::fs::write(dir.path().join("base.jsonl"), &sample).unwrap();
+    std::fs::write(
+        dir.path().join("head.jsonl"),
+        sample.replace(
+            "\"kv_cache_dtype\": \"auto\"",
+            "\"kv_cache_dtype\": \"fp8_e4m3\"",
+        ),
+    )
+    .unwrap();
+    let lm_eval = root.join("lm-eval/results_2026-11-30T10-12-44.json");
+    std::fs::copy(&lm_eval, dir.path().join("lm_eval.json")).unwrap();
+    std::fs::write(
+        dir.path().join("gsm8k.json"),
+        r#"{"quality": [{"task": "gsm8k", "metric": "exact_match,strict-match", "value": 0.7491, "samples": 1319}]}"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["compare", "base.jsonl", "head.jsonl", "--format", "json"];
+        args.extend(extra);
+        let out = benchtrail(dir.path(), &args, &[]);
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let reason_codes = |doc: &serde_json::Value| -> Vec<String> {
+        doc["verdict"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&lm_eval).unwrap()).unwrap();
+    let mut tasks: Vec<String> = fixture["results"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    tasks.sort();
+
+    // No quality file: the rule fires, the verdict is at least warn.
+    let doc = run(&[]);
+    assert!(
+        reason_codes(&doc).contains(&"quantization_without_quality".to_string()),
+        "{doc}"
+    );
+    assert_ne!(doc["verdict"]["verdict"], "pass");
+    let diff = serde_json::json!([{"field": "quantization.kv_cache_dtype", "baseline": "auto", "candidate": "fp8_e4m3"}]);
+    assert_eq!(doc["capacity"]["quality"]["quantization"], diff, "{doc}");
+    assert_eq!(
+        doc["capacity"]["warnings"][0]["code"],
+        "quantization_without_quality"
+    );
+
+    // The candidate evaluated on gsm8k only: every other task of the baseline's is missing.
+    let doc = run(&[
+        "--base-quality",
+        "lm_eval.json",
+        "--head-quality",
+        "gsm8k.json",
+    ]);
+    assert!(
+        reason_codes(&doc).contains(&"quantization_without_quality".to_string()),
+        "{doc}"
+    );
+    let w = &doc["capacity"]["warnings"][0];
+    let mut missing: Vec<String> = w["missing_tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    missing.sort();
+    let expected: Vec<String> = tasks.iter().filter(|t| *t != "gsm8k").cloned().collect();
+    assert_eq!(missing, expected, "{w}");
+    let rows = doc["capacity"]["quality"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let base_gsm8k = fixture["results"]["gsm8k"]["exact_match,strict-match"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(rows[0]["baseline"].as_f64(), Some(base_gsm8k));
+    assert_eq!(rows[0]["delta"].as_f64(), Some(0.7491 - base_gsm8k));
+    assert_eq!(rows[0]["baseline_samples"], 1319);
+
+    // The same evaluation on both sides: vouched for, no warning from it, every pair a row.
+    let doc = run(&[
+        "--base-quality",
+        "lm_eval.json",
+        "--head-quality",
+        "lm_eval.json",
+    ]);
+    assert!(
+        !reason_codes(&doc).contains(&"quantization_without_quality".to_string()),
+        "{doc}"
+    );
+    assert_eq!(doc["capacity"]["quality"]["covered"], true);
+    assert_eq!(doc["capacity"]["quality"]["missing"], serde_json::json!([]));
+    let rows = doc["capacity"]["quality"]["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["delta"] == 0.0), "{rows:?}");
+    assert!(rows.len() >= tasks.len(), "{rows:?}");
+
+    // Markdown: the quality table follows the report.
+    let out = benchtrail(
+        dir.path(),
+        &[
+            "compare",
+            "base.jsonl",
+            "head.jsonl",
+            "--base-quality",
+            "lm_eval.json",
+            "--head-quality",
+            "gsm8k.json",
+            "--format",
+            "markdown",
+        ],
+        &[],
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "| gsm8k | exact_match,strict-match | {:.4} ± {:.4} → 0.7491 | ",
+            base_gsm8k,
+            fixture["results"]["gsm8k"]["exact_match_stderr,strict-match"]
+                .as_f64()
+                .unwrap()
+        )),
+        "{text}"
+    );
+    // An unreadable quality file: exit 2, naming the flag.
+    let out = benchtrail(
+        dir.path(),
+        &[
+            "compare",
+            "base.jsonl",
+            "head.jsonl",
+            "--head-quality",
+            "none.json",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--head-quality"), "{}", stderr(&out));
 }

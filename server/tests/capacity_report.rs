@@ -248,10 +248,40 @@ async fn the_capacity_report_of_the_aiperf_sweeps_matches_the_records() {
         }
         assert!(summary.ends_with("No request failed (240 baseline and 240 candidate requests)."), "{summary}");
 
+        // Warnings: every load with fewer than 100 completed requests (p99) or 20 (p95), counted
+        // in the records; nothing failed, no quality result, no matrix label.
+        let mut small = Vec::new();
+        for side in ["baseline", "candidate"] {
+            for c in LOADS {
+                let completed = records(side, c).iter().filter(|r| r.ok).count() as u64;
+                let unsupported: Vec<&str> = [("p95", 20), ("p99", 100)]
+                    .into_iter()
+                    .filter(|(_, needs)| completed < *needs)
+                    .map(|(p, _)| p)
+                    .collect();
+                if !unsupported.is_empty() {
+                    small.push(json!({"code": "small_sample", "side": side, "sweep": s["key"], "shape": "concurrency",
+                                      "load": c as f64, "completed": completed, "unsupported": unsupported}));
+                }
+            }
+        }
+        assert_eq!(small.len(), 4, "{name}: c1 (20) and c4 (60) on each side: {small:?}");
+        assert_eq!(report["warnings"], json!(small), "{name}");
+        assert_eq!(s["key"]["cell"], "input_len=512;output_len=128");
+        assert_eq!(doc["warnings"][1], "Small sample: the baseline completed 60 requests at 4 concurrent requests on `input_len=512;output_len=128`, too few for a trustworthy p99: 1 % of them is 0.6 requests beyond it, it needs 100.", "{name}: {}", doc["warnings"]);
+        assert_eq!(report["quality"], json!({"rows": [], "missing": [], "quantization": [], "covered": false}));
+        assert_eq!(report["answer"], json!({"level": "warn", "compared": 1, "fewer_requests": [],
+            "caveats": ["small_sample", "small_sample", "small_sample", "small_sample"]}));
+        assert_eq!(doc["answer"], "Answer: warn: approved only with caveats (4 small samples); read the warnings before approving.");
+        // No price set: no cost.
+        assert_eq!(s["profiles"][0]["cost"], Value::Null);
+
         // Markdown: the same numbers in the table.
         let (status, md) = get_text(&server, &format!("{path}&format=markdown"), None).await;
         assert_eq!(status, 200, "{md}");
-        assert!(md.starts_with("## Capacity at SLO\n\n"), "{md}");
+        assert!(md.starts_with(&format!("## Capacity at SLO\n\n**{}**\n\n", doc["answer"].as_str().unwrap())), "{md}");
+        assert!(md.contains(&format!("### Warnings\n\n- {}\n", doc["warnings"][0].as_str().unwrap())), "{md}");
+        assert!(md.contains("Small samples: the p-th percentile of n requests has n·(1 − p/100) requests beyond it"), "{md}");
         assert!(md.contains(summary), "{md}");
         let row = format!(
             "| chat | TTFT ≤ 120 ms, TPOT ≤ 12 ms | 4.6 → 10 | 10,747 → 26,478 | +15,731 (+{pct:.1} %) | 4 | {} → {} | {} → {} | {} → {} | {} → {} |",
@@ -339,12 +369,159 @@ async fn parameters_runs_and_access_are_checked() {
             (format!("{path}&target=0"), "target"),
             (format!("{path}&target=abc"), "target"),
             (format!("{path}&typical_load=-4"), "typical_load"),
-            (format!("{path}&format=html"), "format"),
+            (format!("{path}&format=pdf"), "format"),
             (format!("/api/v1/compare/report?head={head}"), "base"),
             (format!("/api/v1/compare/report?base={base}"), "head"),
         ] {
             let (status, p) = get_json(&server, &query, Some(&read)).await;
             assert_eq!((status, p["parameter"].as_str()), (400, Some(parameter)), "{name}: {query}: {p}");
+        }
+    })
+    .await;
+}
+
+/// The upload of one side with a configuration (`tensor_parallel_size` 2, a KV-cache dtype)
+/// and quality results.
+fn configured_upload(side: &str, sha: char, kv: Option<&str>, quality: Value) -> Value {
+    let mut doc = upload_of(side, sha);
+    let mut configuration = json!({"parallelism": {"tensor_parallel_size": 2}});
+    if let Some(kv) = kv {
+        configuration["quantization"] = json!({"kv_cache_dtype": kv});
+    }
+    doc["configuration"] = configuration;
+    doc["quality"] = quality;
+    doc
+}
+
+/// An FP8 KV cache on the candidate: the runs pair cell by cell; without the candidate's
+/// quality result for the baseline's task the report warns (`quantization_without_quality`)
+/// and its answer is at least `warn`; with it, the quality table gives both values. With a
+/// price per accelerator-hour, the cost at SLO capacity from the summaries; `format=html` is
+/// the same report as a document.
+#[tokio::test]
+async fn quality_cost_and_html_of_a_kv_cache_change() {
+    for_each_store(|name, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("fp8-capacity", json!({"public": true})).await;
+        let settings = json!({"slo_profiles": [{"name": "chat", "ttft_ms": 120, "tpot_ms": 12}],
+                              "cost": {"accelerator_hour_usd": 2.5}});
+        let (status, body) = server.send("PUT", "/api/v1/projects/fp8-capacity/settings", ADMIN_TOKEN, &settings).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["cost"], json!({"accelerator_hour_usd": 2.5}), "{body}");
+        let gsm8k = |v: f64, se: f64| json!({"task": "gsm8k", "metric": "exact_match", "value": v, "stderr": se, "samples": 1319});
+        let mut ids = Vec::new();
+        for doc in [
+            configured_upload("baseline", 'a', None, json!([gsm8k(0.7566, 0.0118)])),
+            configured_upload("candidate", 'b', Some("fp8"), json!([])),
+            configured_upload("candidate", 'c', Some("fp8"), json!([gsm8k(0.7491, 0.0119)])),
+        ] {
+            let (status, receipt) = server.upload("fp8-capacity", &token, &doc).await;
+            assert_eq!(status, 201, "{name}: {receipt}");
+            ids.push(receipt["run_id"].as_str().unwrap().to_string());
+        }
+        let path = |head: &str| format!("/api/v1/compare/report?base={}&head={head}", ids[0]);
+
+        // Without the candidate's quality result.
+        let (status, doc) = get_json(&server, &path(&ids[1]), None).await;
+        assert_eq!(status, 200, "{name}: {doc}");
+        let report = &doc["report"];
+        assert_eq!(report["sweeps"].as_array().unwrap().len(), 1, "{name}: paired cell by cell: {report}");
+        let fp8_diff = json!([{"field": "quantization.kv_cache_dtype", "baseline": null, "candidate": "fp8"}]);
+        assert_eq!(report["quality"], json!({"rows": [], "quantization": fp8_diff, "covered": false,
+            "missing": [{"missing_on": "candidate", "task": "gsm8k", "metric": "exact_match"}]}), "{name}");
+        assert_eq!(report["warnings"][0], json!({"code": "quantization_without_quality", "differences": fp8_diff, "missing_tasks": ["gsm8k"]}));
+        assert_eq!(report["answer"]["level"], "warn");
+        assert_eq!(report["answer"]["caveats"][0], "quantization_without_quality");
+        assert_eq!(doc["warnings"][0], "Quantization changed (`quantization.kv_cache_dtype`: unset → fp8) and the candidate has no quality result for the baseline's tasks (`gsm8k`): speed does not prove correctness (attach one with `benchtrail upload --quality FILE`).");
+
+        // Cost at SLO: 2.5 USD × 2 accelerators (tensor_parallel_size 2, pipeline unset) at
+        // each side's capacity, from the records and the summaries' output_token_throughput.
+        let cost = &report["sweeps"][0]["profiles"][0]["cost"];
+        assert_eq!(cost["accelerator_hour_usd"], 2.5);
+        for (side, key) in [("baseline", "baseline"), ("candidate", "candidate")] {
+            let (load, x) = expected_capacity(side);
+            let f = (load - 4.0) / 12.0;
+            let otps = |c: u64| summary_file(side, c)["output_token_throughput"]["avg"].as_f64().unwrap();
+            let t = otps(4) + f * (otps(16) - otps(4));
+            let c = &cost[key];
+            assert_eq!(c["status"], "priced", "{name}: {c}");
+            let c = &c["cost"];
+            assert_eq!(c["accelerators"], json!({"accelerators": 2, "configured": false}));
+            assert_eq!(c["instance_hour_usd"], 5.0);
+            assert_eq!(c["bound"], "estimate");
+            assert!(close(c["requests_per_hour"].as_f64().unwrap(), x * 3600.0), "{c}");
+            assert!(close(c["usd_per_1k_requests"].as_f64().unwrap(), 5000.0 / (x * 3600.0)), "{c}");
+            assert!(close(c["output_tokens_per_s"].as_f64().unwrap(), t), "{c} vs {t}");
+            assert!(close(c["usd_per_million_output_tokens"].as_f64().unwrap(), 5e6 / (3600.0 * t)), "{c}");
+        }
+        let usd = |v: f64| if v >= 1.0 { format!("${v:.2}") } else { format!("${v:.4}") };
+        let per_1k = |side: &str| usd(5000.0 / (expected_capacity(side).1 * 3600.0));
+        // 10,747 and 26,478 requests per hour: $0.4652 → $0.1888 per 1,000 requests.
+        assert_eq!((per_1k("baseline"), per_1k("candidate")), ("$0.4652".to_string(), "$0.1888".to_string()));
+
+        // Markdown and HTML: the same sections.
+        let (_, md) = get_text(&server, &format!("{}&format=markdown", path(&ids[1])), None).await;
+        assert!(md.contains(&format!("| chat | {} → {} |", per_1k("baseline"), per_1k("candidate"))), "{name}: {md}");
+        assert!(md.contains("### Quality\n\nQuantization changed (`quantization.kv_cache_dtype`: unset → fp8) and the candidate has no quality result"), "{md}");
+        let r = server.http.get(server.url(&format!("{}&format=html", path(&ids[1])))).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(r.headers()["content-type"], "text/html; charset=utf-8");
+        let html = r.text().await.unwrap();
+        assert!(html.starts_with("<!doctype html>"), "{html}");
+        assert!(html.contains("<section id=\"validation\" data-answer=\"warn\">"), "{name}: {html}");
+        assert!(html.contains("<li class=\"warning report-warning\" data-code=\"quantization_without_quality\">⚠ Quantization changed (<code>quantization.kv_cache_dtype</code>: unset → fp8)"), "{html}");
+        assert!(html.contains(&format!("<td>{} → {}</td>", per_1k("baseline"), per_1k("candidate"))), "{html}");
+        assert!(html.contains("<p id=\"capacity-summary\">Under <code>chat</code>"), "{html}");
+
+        // With the candidate's result for gsm8k: no quantization warning, both values compared.
+        let (_, doc) = get_json(&server, &path(&ids[2]), None).await;
+        let q = &doc["report"]["quality"];
+        assert_eq!(q["covered"], true);
+        assert_eq!(q["missing"], json!([]));
+        let row = &q["rows"][0];
+        assert_eq!((row["baseline"].as_f64(), row["candidate"].as_f64()), (Some(0.7566), Some(0.7491)));
+        assert_eq!(row["delta"].as_f64().unwrap(), 0.7491 - 0.7566);
+        assert_eq!(row["delta_stderr"].as_f64().unwrap(), (0.0118f64.powi(2) + 0.0119f64.powi(2)).sqrt());
+        assert_eq!((row["baseline_samples"].as_u64(), row["candidate_samples"].as_u64()), (Some(1319), Some(1319)));
+        let codes: Vec<&str> = doc["report"]["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+        assert!(!codes.contains(&"quantization_without_quality"), "{name}: {codes:?}");
+        let (_, md) = get_text(&server, &format!("{}&format=markdown", path(&ids[2])), None).await;
+        assert!(md.contains("| gsm8k | exact_match | 0.7566 ± 0.0118 → 0.7491 ± 0.0119 | -0.0075 ± 0.0168 | 1,319 → 1,319 |\n"), "{md}");
+
+        // A candidate labelled as one cell of the standard matrix (short-chat, fresh prefixes,
+        // typical load): the 17 others are missing; its sweep (another scenario) pairs with
+        // none of the baseline's, so nothing is compared: incomplete.
+        let mut labelled = upload_of("candidate", 'd');
+        labelled["cell"] = json!({"scenario": "short-chat", "prefix_mode": "fresh", "load_level": "typical"});
+        let (status, receipt) = server.upload("fp8-capacity", &token, &labelled).await;
+        assert_eq!(status, 201, "{name}: {receipt}");
+        let (_, doc) = get_json(&server, &path(receipt["run_id"].as_str().unwrap()), None).await;
+        let mut expected = Vec::new();
+        for scenario in ["short-chat", "long-doc-qa", "long-output"] {
+            for prefix in ["fresh", "reusable"] {
+                for level in ["low", "typical", "near-capacity"] {
+                    if (scenario, prefix, level) != ("short-chat", "fresh", "typical") {
+                        expected.push(json!({"scenario": scenario, "prefix_mode": prefix, "load_level": level}));
+                    }
+                }
+            }
+        }
+        assert_eq!(expected.len(), 17);
+        let warnings = doc["report"]["warnings"].as_array().unwrap();
+        assert_eq!(
+            warnings.last().unwrap(),
+            &json!({"code": "missing_matrix_cells", "side": "candidate", "missing": expected}),
+            "{name}"
+        );
+        assert_eq!(doc["report"]["answer"]["level"], "incomplete", "{name}");
+        assert!(doc["warnings"].as_array().unwrap().last().unwrap().as_str().unwrap()
+            .starts_with("The candidate's cells carry the validation matrix's labels but miss 17 of its 18 standard cells (scenario / prefix mode / load level): short-chat/fresh/low, short-chat/fresh/near-capacity, short-chat/reusable/low,"), "{}", doc["warnings"]);
+
+        // A price that is not a positive number of USD up to 1000: 422 naming the field.
+        for bad in [json!(0), json!(1e6), json!("2.5")] {
+            let settings = json!({"slo_profiles": [{"name": "chat", "ttft_ms": 120}], "cost": {"accelerator_hour_usd": bad}});
+            let (status, p) = server.send("PUT", "/api/v1/projects/fp8-capacity/settings", ADMIN_TOKEN, &settings).await;
+            assert_eq!((status, p["pointer"].as_str()), (422, Some("/cost/accelerator_hour_usd")), "{name}: {p}");
         }
     })
     .await;

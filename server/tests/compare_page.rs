@@ -533,6 +533,35 @@ async fn capacity_at_slo_on_the_compare_page_is_the_reports() {
             md.contains(&format!("\n{row}\n")),
             "{db}: {row} not in\n{md}"
         );
+        // The validation section: the report's answer and warnings, word for word.
+        assert_eq!(
+            html.attr("#validation", "data-answer").as_deref(),
+            doc["report"]["answer"]["level"].as_str(),
+            "{db}"
+        );
+        assert_eq!(
+            html.text("#validation-answer"),
+            doc["answer"].as_str().unwrap().replace('`', ""),
+            "{db}"
+        );
+        let warnings: Vec<(String, String)> = Html::parse_document(&html.0)
+            .select(&sel("li.report-warning"))
+            .map(|li| (attr(&li, "data-code"), li.text().collect()))
+            .collect();
+        let expected: Vec<(String, String)> = doc["report"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(doc["warnings"].as_array().unwrap())
+            .map(|(w, s)| {
+                (
+                    w["code"].as_str().unwrap().to_string(),
+                    format!("⚠ {}", s.as_str().unwrap().replace('`', "")),
+                )
+            })
+            .collect();
+        assert_eq!(warnings, expected, "{db}");
+        assert_eq!(warnings.len(), 4, "{db}: {warnings:?}");
         // The curve: each load's attainment on both sides, exactly the report's points.
         let profile = &doc["report"]["sweeps"][0]["profiles"][0];
         let points: Vec<(String, String, String)> = Html::parse_document(&html.0)

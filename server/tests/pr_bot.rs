@@ -490,3 +490,73 @@ async fn a_verdict_changed_without_an_upload_updates_the_same_comment_once() {
     })
     .await;
 }
+
+/// A PR run whose load sweep (the generated AIPerf candidate at concurrency 1, 4, 16) pairs
+/// with its baseline's (three main commits of the AIPerf baseline): the comment carries the
+/// capacity summary, the validation report's own answer and summary paragraph (change in
+/// requests per hour, the slowest users' wait, as `GET /api/v1/compare/report` of the two
+/// runs gives them), and the link to the report page.
+#[tokio::test]
+async fn a_pr_run_with_paired_sweeps_gets_the_capacity_summary() {
+    set_token();
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("sweep-bot", json!({})).await;
+        let forge = FakeForge::start();
+        let settings = json!({"slo_profiles": [{"name": "chat", "ttft_ms": 120, "tpot_ms": 12}],
+                              "pr_comments": {"provider": "github", "repository": "acme/engine",
+                                              "api_url": forge.base, "token_env": TOKEN_ENV}});
+        let (status, body) = server
+            .send("PUT", "/api/v1/projects/sweep-bot/settings", ADMIN_TOKEN, &settings)
+            .await;
+        assert_eq!(status, 200, "{db}: {body}");
+        let mut base_runs = Vec::new();
+        for i in 0..3u32 {
+            let mut d = common::aiperf::upload_of("baseline", 'a');
+            d["run"]["commit"] = json!({"sha": sha(i), "parents": (i > 0).then(|| sha(i - 1)).into_iter().collect::<Vec<_>>(),
+                                        "time": format!("2026-12-01T10:0{i}:00Z")});
+            let (status, r) = server.upload("sweep-bot", &token, &d).await;
+            assert_eq!(status, 201, "{db}: {r}");
+            base_runs.push(r["run_id"].as_str().unwrap().to_string());
+        }
+        let mut pr = common::aiperf::upload_of("candidate", 'b');
+        pr["run"] = json!({"commit": {"sha": sha(10), "parents": [sha(2)], "time": "2026-12-01T11:00:00Z"},
+                           "branch": "feature", "pull_request": {"number": 5, "merge_base": sha(2)}});
+        let (status, r) = server.upload("sweep-bot", &token, &pr).await;
+        assert_eq!(status, 201, "{db}: {r}");
+        let head = r["run_id"].as_str().unwrap().to_string();
+        let mut seen = Vec::new();
+        wait_for(&forge, &mut seen, 2).await;
+        let body = seen
+            .iter()
+            .find(|s| s.method == "POST")
+            .and_then(|s| s.body.clone())
+            .unwrap_or_else(|| panic!("{db}: no comment posted: {:?}", calls(&seen)));
+
+        // The baseline run is the newest of the baseline commits: the third upload.
+        let (status, report) = server
+            .get(&format!("/api/v1/compare/report?base={}&head={head}", base_runs[2]))
+            .await;
+        assert_eq!(status, 200, "{db}: {report}");
+        let section = format!(
+            "#### Capacity at SLO\n\n{}\n\n{}\n\n[Validation report]({}/compare/report?base={}&head={head})\n",
+            report["answer"].as_str().unwrap(),
+            report["summary"].as_str().unwrap(),
+            server.base,
+            base_runs[2]
+        );
+        assert!(body.contains(&section), "{db}: no\n{section}\nin\n{body}");
+        // The figures checked against the records in capacity_report.rs.
+        assert!(
+            body.contains("the candidate completes 15,731 more requests per hour than the baseline at SLO capacity (26,478 instead of 10,747 per hour"),
+            "{db}: {body}"
+        );
+        assert!(body.contains("the slowest 1 % of users wait"), "{db}: {body}");
+        // The run's report says the same (the comment is rendered from it).
+        let md = server
+            .text(&format!("/api/v1/runs/{head}/report?format=markdown"))
+            .await;
+        assert!(md.contains(&section), "{db}: {md}");
+    })
+    .await;
+}

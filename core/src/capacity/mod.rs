@@ -17,30 +17,46 @@
 //!   candidate finishes first.
 //! * [`interpolate`]: the linear interpolation all of them use, never outside the measured
 //!   range.
+//! * [`cost`]: cost per 1,000 requests and per million output tokens at SLO capacity.
+//! * [`quality`]: both sides' quality results and the quantization change.
+//! * [`matrix`]: the 18-cell standard matrix of the validation method.
+//! * [`warning`]: the report's typed warnings; [`answer`]: its overall answer.
 //! * [`report`]: baseline against candidate, every sweep and profile ([`CapacityReport`]);
-//!   [`render`] writes it as the summary paragraph and as Markdown.
+//!   [`render`] writes it as the summary paragraph and as Markdown, with
+//!   [`render_quality`], [`render_warnings`] and [`render_cost`] for those sections.
 
+pub mod answer;
 pub mod attainment;
 pub mod change;
+pub mod cost;
 pub mod crossover;
 pub mod curve;
 pub mod estimate;
 pub mod interpolate;
+pub mod matrix;
+pub mod quality;
 pub mod render;
+pub mod render_cost;
+pub mod render_quality;
+pub mod render_warnings;
 pub mod report;
 pub mod shape;
 pub mod sweep;
 pub mod wait;
+pub mod warning;
 
+pub use answer::{FewerRequests, ReportAnswer};
 pub use attainment::{point_attainment, sweep_attainment, AttainmentSource, LoadAttainment};
 pub use change::{capacity_change, CapacityChange, ChangeBound, ChangeRefusal, Side};
+pub use cost::{CostComparison, CostSettings, SideCost, SideCostOutcome};
 pub use crossover::{crossover, medians_of, sentence, Crossover, Medians};
 pub use curve::{slo_curve, SloCurve};
 pub use estimate::{capacity, Bound, Capacity, DEFAULT_TARGET};
+pub use quality::{QualityRow, QualitySection};
 pub use report::{
     capacity_report, CapacityReport, ChangeOutcome, FailedRequests, LoadCrossover,
-    ProfileComparison, RefusedSweep, ReportOptions, SweepComparison, TypicalBasis, TypicalLoad,
-    UnmatchedSweep, WaitOutcome,
+    ProfileComparison, RefusedSweep, ReportOptions, ReportSide, SweepComparison, TypicalBasis,
+    TypicalLoad, UnmatchedSweep, WaitOutcome,
 };
 pub use shape::{classify, LoadRefusal, OfferedLoad, SweepShape};
 pub use sweep::{
@@ -49,3 +65,4 @@ pub use sweep::{
 pub use wait::{
     compare_wait, slowest_wait, SlowestWait, WaitBasis, WaitComparison, WaitEstimate, WaitRefusal,
 };
+pub use warning::{ReportWarning, TailPercentile, WarningCode};

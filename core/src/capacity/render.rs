@@ -252,13 +252,20 @@ pub fn not_compared(report: &CapacityReport) -> Vec<String> {
     out
 }
 
-/// The report as Markdown: the summary, then per sweep a table of every profile (capacity
-/// baseline → candidate, requests per hour, the change per hour, the slowest users' wait at the
-/// typical load), the trade-offs, the failed requests, and what was not compared
-/// ([`sweep_tables`], [`not_compared`]).
+/// The report as Markdown: the answer ([`super::render_warnings::answer_sentence`]), the
+/// summary, then per sweep a table of every profile (capacity baseline → candidate, requests
+/// per hour, the change per hour, the slowest users' wait at the typical load), the
+/// trade-offs, the failed requests; then the cost at SLO, the quality results, the warnings
+/// and what was not compared ([`sweep_tables`], [`super::render_cost`],
+/// [`super::render_quality`], [`super::render_warnings`], [`not_compared`]).
 pub fn markdown(report: &CapacityReport) -> String {
     let mut md = String::new();
     md.push_str("## Capacity at SLO\n\n");
+    let _ = writeln!(
+        md,
+        "**{}**\n",
+        super::render_warnings::answer_sentence(&report.answer)
+    );
     md.push_str(&summary(report));
     md.push_str("\n\n");
     for t in sweep_tables(report) {
@@ -285,6 +292,9 @@ pub fn markdown(report: &CapacityReport) -> String {
         }
         let _ = writeln!(md, "{}\n", t.failed);
     }
+    md.push_str(&super::render_cost::cost_markdown(report));
+    md.push_str(&super::render_quality::quality_markdown(&report.quality));
+    md.push_str(&super::render_warnings::warnings_markdown(report));
     let missing = not_compared(report);
     if !missing.is_empty() {
         md.push_str("### Not compared\n\n");
@@ -435,7 +445,7 @@ fn failed_sentence(b: FailedRequests, c: FailedRequests) -> String {
 
 /// A label per sweep key: its cell key (`every workload` when empty); keys sharing a cell get
 /// the series-key fields that tell them apart.
-fn sweep_labels<'a>(keys: impl Iterator<Item = &'a SweepKey>) -> Vec<String> {
+pub(super) fn sweep_labels<'a>(keys: impl Iterator<Item = &'a SweepKey>) -> Vec<String> {
     let keys: Vec<&SweepKey> = keys.collect();
     keys.iter()
         .map(|k| {
@@ -536,14 +546,14 @@ fn shape_words(shape: SweepShape) -> &'static str {
     }
 }
 
-fn unit_words(shape: SweepShape) -> &'static str {
+pub(super) fn unit_words(shape: SweepShape) -> &'static str {
     match shape {
         SweepShape::Concurrency => "concurrent requests",
         SweepShape::RequestRate => "req/s",
     }
 }
 
-fn side_words(side: Side) -> &'static str {
+pub(super) fn side_words(side: Side) -> &'static str {
     match side {
         Side::Baseline => "baseline",
         Side::Candidate => "candidate",
@@ -551,7 +561,7 @@ fn side_words(side: Side) -> &'static str {
 }
 
 /// `4.6 concurrent requests`, `1 concurrent request`, `2.5 req/s`.
-fn load_words(shape: SweepShape, l: f64) -> String {
+pub(super) fn load_words(shape: SweepShape, l: f64) -> String {
     match shape {
         SweepShape::Concurrency if load(l) == "1" => "1 concurrent request".into(),
         SweepShape::Concurrency => format!("{} concurrent requests", load(l)),
@@ -559,7 +569,7 @@ fn load_words(shape: SweepShape, l: f64) -> String {
     }
 }
 
-fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+pub(super) fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 {
         one
     } else {
@@ -580,7 +590,7 @@ fn load(v: f64) -> String {
     number(v)
 }
 
-fn number(v: f64) -> String {
+pub(super) fn number(v: f64) -> String {
     let s = format!("{v:.2}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" {
@@ -591,12 +601,12 @@ fn number(v: f64) -> String {
 }
 
 /// A share as a percentage: `95 %`, `97.5 %`.
-fn percent(share: f64) -> String {
+pub(super) fn percent(share: f64) -> String {
     format!("{} %", number(share * 100.0))
 }
 
 /// A latency: whole ms with separators from 10 ms, one decimal below.
-fn ms(v: f64) -> String {
+pub(super) fn ms(v: f64) -> String {
     if v.abs() >= 10.0 {
         format!("{} ms", count(v))
     } else {
@@ -605,7 +615,7 @@ fn ms(v: f64) -> String {
 }
 
 /// A whole, non-negative count with thousands separators: `15,731`.
-fn count(v: f64) -> String {
+pub(super) fn count(v: f64) -> String {
     let digits = format!("{:.0}", v.abs());
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {

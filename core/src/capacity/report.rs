@@ -7,10 +7,16 @@
 //! - the capacity change in requests per hour ([`capacity_change`]), or its refusal;
 //! - the slowest users' wait (p95/p99 TTFT and E2E, [`compare_wait`]) at the typical load;
 //!
+//! - the cost at SLO per side when a price per accelerator-hour is given ([`super::cost`]);
+//!
 //! and per sweep the finish-time crossover at every load measured on both sides where the
 //! candidate starts later but streams faster, and the failed requests of each side. Sweeps on
 //! one side only are listed as unmatched; results refused by [`build_sweeps`] (mixed load shapes,
 //! a load on neither shape) are listed with the side they come from.
+//!
+//! Around the capacity: the quality results of both sides ([`super::quality`]), the warnings
+//! ([`super::warning`]: quantization without quality, small samples, failed requests, missing
+//! cells of the standard matrix) and the overall answer ([`super::answer`]).
 //!
 //! # The typical load
 //! Given by the caller, it is used as is (in the sweep shape's unit). Otherwise
@@ -21,14 +27,19 @@
 //! interpolation. When the baseline has no capacity, or its capacity is below every load measured
 //! on both sides, it is the lowest load measured on both ([`TypicalBasis::LowestMeasured`]).
 
+use super::answer::{answer, ReportAnswer};
 use super::change::{capacity_change, CapacityChange, ChangeRefusal, Side};
+use super::cost::{side_cost, CostComparison};
 use super::crossover::{crossover, medians_of, Crossover, Medians};
 use super::curve::{slo_curve, SloCurve};
 use super::estimate::Capacity;
+use super::quality::{quality_section, QualitySection};
 use super::shape::SweepShape;
 use super::sweep::{build_sweeps, Refused, Sweep, SweepKey, SweepPoint};
 use super::wait::{compare_wait, WaitComparison, WaitRefusal};
+use super::warning::{matrix_warnings, sweep_warnings, ReportWarning};
 use crate::metric::{Stat, Unit};
+use crate::quality::QualityResult;
 use crate::result::BenchResult;
 use crate::slo::SloProfile;
 use serde::{Deserialize, Serialize};
@@ -47,6 +58,41 @@ pub struct CapacityReport {
     pub unmatched: Vec<UnmatchedSweep>,
     /// Results or groups [`build_sweeps`] refused, baseline's first.
     pub refused: Vec<RefusedSweep>,
+    /// Both sides' quality results and the quantization change ([`super::quality`]).
+    pub quality: QualitySection,
+    /// The warnings, in this order: quantization without quality, each compared sweep's small
+    /// samples and failed requests, missing matrix cells ([`super::warning`]).
+    pub warnings: Vec<ReportWarning>,
+    /// The overall answer ([`super::answer`]).
+    pub answer: ReportAnswer,
+}
+
+/// What one side brings to the report: its results and its quality results.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReportSide<'a> {
+    /// The benchmark results.
+    pub results: &'a [BenchResult],
+    /// The quality results of the run (empty: none).
+    pub quality: &'a [QualityResult],
+    /// The results as stored when `results` were re-keyed to pair with the other side's
+    /// (the compare page pairs a changed configuration cell by cell): the configuration diff
+    /// of the quality section reads these. `None`: `results` are as stored.
+    pub as_stored: Option<&'a [BenchResult]>,
+}
+
+impl<'a> ReportSide<'a> {
+    /// A side of `results` as stored and its quality results.
+    pub fn new(results: &'a [BenchResult], quality: &'a [QualityResult]) -> ReportSide<'a> {
+        ReportSide {
+            results,
+            quality,
+            as_stored: None,
+        }
+    }
+
+    fn configured(&self) -> &'a [BenchResult] {
+        self.as_stored.unwrap_or(self.results)
+    }
 }
 
 /// One sweep key measured on both sides.
@@ -98,6 +144,9 @@ pub struct ProfileComparison {
     pub typical_load: Option<TypicalLoad>,
     /// The slowest users' wait at `typical_load`, or why there is none.
     pub wait: WaitOutcome,
+    /// Cost at SLO capacity, when a price per accelerator-hour was given
+    /// ([`ReportOptions::accelerator_hour_usd`]).
+    pub cost: Option<CostComparison>,
 }
 
 /// The capacity change or its refusal.
@@ -199,29 +248,51 @@ pub struct ReportOptions {
     /// The typical load, in the sweep shape's unit; `None`: chosen per profile (module
     /// documentation).
     pub typical_load: Option<f64>,
+    /// USD per accelerator-hour (the project's `cost` setting); `None`: no cost at SLO.
+    pub accelerator_hour_usd: Option<f64>,
 }
 
 /// The report of `candidate` against `baseline` under `profiles`; `key_fields` are the
 /// project's metadata key fields ([`build_sweeps`]).
 pub fn capacity_report(
-    baseline: &[BenchResult],
-    candidate: &[BenchResult],
+    baseline: ReportSide,
+    candidate: ReportSide,
     key_fields: &[String],
     profiles: &[SloProfile],
     options: ReportOptions,
 ) -> CapacityReport {
     let (b, c) = (
-        build_sweeps(baseline, key_fields),
-        build_sweeps(candidate, key_fields),
+        build_sweeps(baseline.results, key_fields),
+        build_sweeps(candidate.results, key_fields),
     );
+    let quality = quality_section(
+        (baseline.configured(), baseline.quality),
+        (candidate.configured(), candidate.quality),
+    );
+    let mut warnings = Vec::new();
+    if quality.quantization_unvouched() {
+        warnings.push(ReportWarning::QuantizationWithoutQuality {
+            differences: quality.quantization.clone(),
+            missing_tasks: missing_tasks(baseline.quality, candidate.quality),
+        });
+    }
     let mut sweeps = Vec::new();
     let mut unmatched = Vec::new();
     for bs in &b.sweeps {
         match c.sweeps.iter().find(|cs| cs.key == bs.key) {
-            Some(cs) => sweeps.push(compare_sweeps(bs, cs, profiles, options)),
+            Some(cs) => {
+                let compared = compare_sweeps(bs, cs, profiles, options);
+                warnings.extend(sweep_warnings(
+                    bs,
+                    cs,
+                    (compared.baseline_failed, compared.candidate_failed),
+                ));
+                sweeps.push(compared);
+            }
             None => unmatched.push(unmatched_of(Side::Baseline, bs)),
         }
     }
+    warnings.extend(matrix_warnings(baseline.results, candidate.results));
     for cs in &c.sweeps {
         if !b.sweeps.iter().any(|bs| bs.key == cs.key) {
             unmatched.push(unmatched_of(Side::Candidate, cs));
@@ -240,10 +311,24 @@ pub fn capacity_report(
     CapacityReport {
         target: options.target,
         profiles: profiles.to_vec(),
+        answer: answer(&sweeps, &warnings),
         sweeps,
         unmatched,
         refused,
+        quality,
+        warnings,
     }
+}
+
+/// The baseline's tasks the candidate has no quality result for, in the baseline's order.
+fn missing_tasks(baseline: &[QualityResult], candidate: &[QualityResult]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for b in baseline {
+        if !candidate.iter().any(|c| c.task == b.task) && !out.contains(&b.task) {
+            out.push(b.task.clone());
+        }
+    }
+    out
 }
 
 fn unmatched_of(side: Side, s: &Sweep) -> UnmatchedSweep {
@@ -307,6 +392,11 @@ fn compare_sweeps(
                     Err(refusal) => WaitOutcome::Refused { refusal },
                 },
             };
+            let cost = options.accelerator_hour_usd.map(|price| CostComparison {
+                accelerator_hour_usd: price,
+                baseline: side_cost(b, bc.capacity, price),
+                candidate: side_cost(c, cc.capacity, price),
+            });
             ProfileComparison {
                 profile: p.name.clone(),
                 baseline: bc,
@@ -314,6 +404,7 @@ fn compare_sweeps(
                 change,
                 typical_load,
                 wait,
+                cost,
             }
         })
         .collect();
@@ -390,8 +481,9 @@ fn failed_requests(s: &Sweep) -> FailedRequests {
     total
 }
 
-/// (attempted, failed) of one result.
-fn result_failed(r: &BenchResult) -> Option<(u64, u64)> {
+/// (attempted, failed) of one result: from its per-request samples, else its stored
+/// `completed` and `failed` counts; `None` with neither.
+pub(super) fn result_failed(r: &BenchResult) -> Option<(u64, u64)> {
     if let Some(s) = &r.samples {
         let failed = s.success.iter().filter(|ok| !**ok).count() as u64;
         return Some((s.len() as u64, failed));
@@ -479,8 +571,10 @@ mod tests {
         let opts = ReportOptions {
             target: 0.95,
             typical_load: None,
+            accelerator_hour_usd: None,
         };
-        let r = capacity_report(&base, &head, &[], &[ttft_profile()], opts);
+        let side = |results| ReportSide::new(results, &[]);
+        let r = capacity_report(side(&base), side(&head), &[], &[ttft_profile()], opts);
         assert_eq!(r.sweeps.len(), 1);
         let s = &r.sweeps[0];
         assert_eq!(s.key.cell, "input_len=512");
@@ -556,6 +650,107 @@ mod tests {
                 "Not compared: 2 sweeps measured on one side only and 0 refused result groups."
             ),
             "{summary}"
+        );
+    }
+
+    #[test]
+    fn quality_and_warnings_set_the_answer() {
+        use crate::capacity::{render_warnings, ReportWarning, WarningCode};
+        use crate::quality::QualityResult;
+        use crate::report::pairing::pair_by_cell;
+        use crate::report::verdict::VerdictLevel;
+        let opts = ReportOptions {
+            target: 0.95,
+            typical_load: None,
+            accelerator_hour_usd: None,
+        };
+        let sweep = |failed: usize, kv: Option<&str>| -> Vec<BenchResult> {
+            [1, 4]
+                .map(|c| {
+                    let mut r = result(512, Some(c), None, 100, if c == 4 { failed } else { 0 });
+                    r.configuration.quantization.kv_cache_dtype = kv.map(str::to_string);
+                    r
+                })
+                .to_vec()
+        };
+        let gsm8k = |value: f64| QualityResult {
+            task: "gsm8k".into(),
+            metric: "exact_match".into(),
+            value,
+            stderr: Some(0.0118),
+            samples: Some(1319),
+        };
+        let report = |base: &[BenchResult],
+                      head: &[BenchResult],
+                      bq: &[QualityResult],
+                      hq: &[QualityResult]| {
+            let (paired, _) = pair_by_cell(base, head, &[]);
+            capacity_report(
+                ReportSide {
+                    results: &paired,
+                    quality: bq,
+                    as_stored: Some(base),
+                },
+                ReportSide::new(head, hq),
+                &[],
+                &[ttft_profile()],
+                opts,
+            )
+        };
+        let base = sweep(0, None);
+        // Same configuration, 100 requests at each load, none failed: approved.
+        let same = report(&base, &sweep(0, None), &[], &[]);
+        assert_eq!(same.answer.level, VerdictLevel::Pass);
+        assert_eq!((same.answer.compared, same.warnings.len()), (1, 0));
+        assert!(same.quality.is_empty());
+        // An FP8 KV cache without quality results: paired cell by cell, at least `warn`.
+        let fp8 = sweep(0, Some("fp8"));
+        let r = report(&base, &fp8, &[gsm8k(0.7566)], &[]);
+        assert_eq!(r.sweeps.len(), 1);
+        assert_eq!(r.answer.level, VerdictLevel::Warn);
+        assert_eq!(
+            r.answer.caveats,
+            vec![WarningCode::QuantizationWithoutQuality]
+        );
+        let ReportWarning::QuantizationWithoutQuality { missing_tasks, .. } = &r.warnings[0] else {
+            panic!("{:?}", r.warnings)
+        };
+        assert_eq!(missing_tasks, &vec!["gsm8k".to_string()]);
+        let md = render::markdown(&r);
+        assert!(md.contains("**Answer: warn: approved only with caveats (1 quantization without quality); read the warnings before approving.**\n"), "{md}");
+        assert!(md.contains("### Warnings\n\n- Quantization changed (`quantization.kv_cache_dtype`: unset → fp8) and the candidate has no quality result for the baseline's tasks (`gsm8k`): speed does not prove correctness"), "{md}");
+        assert!(md.contains("### Quality\n\nQuantization changed (`quantization.kv_cache_dtype`: unset → fp8) and the candidate has no quality result"), "{md}");
+        assert!(
+            md.contains("- `gsm8k` / `exact_match`: no candidate result (the baseline has one)\n"),
+            "{md}"
+        );
+        // With the candidate's result for the task: approved, the change in the table.
+        let r = report(&base, &fp8, &[gsm8k(0.7566)], &[gsm8k(0.7491)]);
+        assert_eq!(r.answer.level, VerdictLevel::Pass, "{:?}", r.warnings);
+        let md = render::markdown(&r);
+        assert!(
+            md.contains("| gsm8k | exact_match | 0.7566 ± 0.0118 → 0.7491 ± 0.0118 | -0.0075 ± 0.0167 | 1,319 → 1,319 |\n"),
+            "{md}"
+        );
+        // 10 of 100 failed at concurrency 4 on the candidate: 95 % is crossed at 1 + 0.5·3 =
+        // 2.5 instead of at least 4: fewer requests per hour for certain; the failures are
+        // warned, and the 90 completed requests left are too few for a p99 (fewer than 100).
+        let r = report(&base, &sweep(10, None), &[], &[]);
+        assert_eq!(r.answer.level, VerdictLevel::Fail);
+        assert_eq!(
+            r.answer.caveats,
+            vec![WarningCode::SmallSample, WarningCode::FailedRequests]
+        );
+        assert_eq!(
+            render_warnings::answer_sentence(&r.answer),
+            "Answer: fail: not approved, the candidate completes fewer requests per hour at SLO capacity under `fast` on `input_len=512`; caveats: 1 small sample, 1 sweep with failed requests."
+        );
+        assert_eq!(
+            render_warnings::warning_sentences(&r),
+            vec![
+                "Small sample: the candidate completed 90 requests at 4 concurrent requests on `input_len=512`, too few for a trustworthy p99: 1 % of them is 0.9 requests beyond it, it needs 100.",
+                "Failed requests on `input_len=512`: baseline 0 of 200, candidate 10 of 200; they count against attainment."
+            ]
         );
     }
 

@@ -27,6 +27,25 @@ pub struct ReportExtras {
     /// Recent history of flagged series, one per series.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sparklines: Vec<Sparkline>,
+    /// Capacity at SLO against the baseline run, when the run's load sweeps pair with the
+    /// baseline's ([`CapacitySection`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacitySection>,
+}
+
+/// The capacity summary of a report (the PR comment's capacity section): the validation
+/// report of the run against its baseline run ([`crate::capacity::capacity_report`]), and
+/// where the whole report is. Rendered by [`super::render`] from the same model the page
+/// and `GET /api/v1/compare/report` render: the answer, then the change in requests per hour
+/// and the slowest users' wait ([`crate::capacity::render::summary`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct CapacitySection {
+    /// The baseline run's id.
+    pub base_run: uuid::Uuid,
+    /// The validation report page of the two runs (`/compare/report?base=&head=`), absolute.
+    pub url: String,
+    /// The report.
+    pub report: crate::capacity::CapacityReport,
 }
 
 /// `GET /api/v1/runs/{id}/report?format=json`: everything a report shows, typed: the CLI

@@ -63,6 +63,7 @@ pub mod group;
 pub mod grouped;
 pub mod history;
 pub mod model;
+pub mod pairing;
 pub mod render;
 pub mod verdict;
 pub mod window;

@@ -72,6 +72,7 @@ pub fn render_report(
         Section::kept(w.attention(verdict, analysis, &attention)),
         Section::kept(w.missing_cells(verdict)),
         Section::shed(Shed::Warnings, w.warnings(verdict)),
+        Section::shed(Shed::Capacity, w.capacity(extras)),
         Section::shed(Shed::Improvements, w.improvements(&improvements)),
         Section::shed(Shed::FindingTables, w.tables(&attention)),
         Section::shed(Shed::ImprovementTables, w.tables(&improvements)),
@@ -103,6 +104,7 @@ enum Shed {
     Undecided,
     ImprovementTables,
     FindingTables,
+    Capacity,
     Improvements,
     Warnings,
 }
@@ -114,6 +116,7 @@ impl Shed {
             Shed::Undecided => "undecided changes",
             Shed::ImprovementTables => "improvement tables",
             Shed::FindingTables => "per-cell tables",
+            Shed::Capacity => "capacity at SLO",
             Shed::Improvements => "improvements",
             Shed::Warnings => "warnings",
         }
@@ -310,6 +313,38 @@ impl Writer {
 
     /// Reasons that are not findings nor missing cells: confounds, workload, invalid runs,
     /// pending repeats, continuing alerts, too little history, ...
+    /// Capacity at SLO against the baseline run: the answer, the change in requests per hour
+    /// and the slowest users' wait (the validation report's own sentences), and its link.
+    fn capacity(self, extras: &ReportExtras) -> String {
+        let mut out = String::new();
+        let Some(c) = &extras.capacity else {
+            return out;
+        };
+        self.heading(&mut out, "Capacity at SLO");
+        let plain = |s: String| if self.md() { s } else { s.replace('`', "") };
+        let _ = writeln!(
+            out,
+            "{}",
+            plain(crate::capacity::render_warnings::answer_sentence(
+                &c.report.answer
+            ))
+        );
+        self.end(&mut out);
+        let _ = writeln!(
+            out,
+            "{}",
+            plain(crate::capacity::render::summary(&c.report))
+        );
+        self.end(&mut out);
+        if self.md() {
+            let _ = writeln!(out, "[Validation report]({})", c.url);
+        } else {
+            let _ = writeln!(out, "validation report: {}", c.url);
+        }
+        self.end(&mut out);
+        out
+    }
+
     fn warnings(self, v: &Verdict) -> String {
         let mut sorted: Vec<_> = v
             .reasons

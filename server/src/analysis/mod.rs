@@ -47,6 +47,7 @@
 //! only read the current typed model.
 
 mod alerts;
+pub mod capacity;
 mod coverage;
 pub mod jobs;
 pub mod report;

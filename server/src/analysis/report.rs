@@ -1,6 +1,7 @@
 //! A stored run's whole report ([`ReportDocument`]): its verdict and analysis, links to its
 //! pages, and the recent history of each series a finding flagged (the baseline commits'
-//! means the decision used, then the candidate commit's). Served by
+//! means the decision used, then the candidate commit's), and capacity at SLO against the
+//! baseline run when the run's load sweeps pair with its ([`super::capacity`]). Served by
 //! `GET /api/v1/runs/{id}/report` and rendered by the CLI into PR comments and job summaries.
 
 use super::verdict_and_analysis;
@@ -70,6 +71,11 @@ pub async fn report_document(
         Some(a) => sparklines(store, a).await?,
         None => Vec::new(),
     };
+    // Capacity at SLO against the baseline run, when the run's sweeps pair with its.
+    let capacity = match &analysis {
+        Some(a) => super::capacity::capacity_section(store, project, run, a, base_url).await?,
+        None => None,
+    };
     Ok(ReportDocument {
         project: project.slug.clone(),
         pr: run.summary.pr_number.and_then(|n| u64::try_from(n).ok()),
@@ -80,6 +86,7 @@ pub async fn report_document(
             links,
             full_report: Some(run_url),
             sparklines,
+            capacity,
         },
     })
 }

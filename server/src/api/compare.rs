@@ -2,9 +2,18 @@
 //! report (issue 14): for every load sweep measured in both runs and every SLO profile of the
 //! project, capacity at SLO baseline → candidate, the change in requests per hour, the slowest
 //! users' wait at a typical load, the finish-time trade-offs and the failed requests
-//! ([`benchtrail_core::capacity::capacity_report`]). `format=json` (default) answers the typed
-//! model with its summary paragraph; `format=markdown` the same rendered as Markdown
-//! ([`benchtrail_core::capacity::render::markdown`]).
+//! ([`benchtrail_core::capacity::capacity_report`]), with both runs' quality results, the
+//! warnings (quantization without quality, small samples, failed requests, missing cells of
+//! the standard matrix), the cost at SLO when the project sets `cost.accelerator_hour_usd`, and
+//! the overall answer. `format=json` (default) answers the typed model with its summary
+//! paragraph and answer sentence; `format=markdown` the same rendered as Markdown
+//! ([`benchtrail_core::capacity::render::markdown`]); `format=html` a standalone HTML document
+//! with the sections the page `/compare/report` shows.
+//!
+//! Two runs whose configuration is the change (an FP8 KV cache is another series key) are
+//! paired cell by cell as the compare page pairs them
+//! ([`benchtrail_core::report::pairing::pair_by_cell`]); the quantization change is read from
+//! the results as stored.
 
 use super::query::ApiQuery;
 use super::run_results::bench_results;
@@ -12,13 +21,18 @@ use super::runs::readable_run;
 use crate::app::AppState;
 use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
+use crate::pages::compare_view::CapacityView;
+use crate::pages::validation_view::{ReportDocument, ValidationView};
+use askama::Template;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use benchtrail_core::capacity::{
-    capacity_report, render, CapacityReport, ReportOptions, DEFAULT_TARGET,
+    capacity_report, render, render_warnings, CapacityReport, ReportOptions, ReportSide,
+    DEFAULT_TARGET,
 };
+use benchtrail_core::report::pairing::pair_by_cell;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -43,7 +57,7 @@ pub(super) struct CompareReportQuery {
     /// the baseline's capacity (else the lowest load measured in both).
     #[param(exclusive_minimum = 0)]
     typical_load: Option<f64>,
-    /// `json` (default) or `markdown`.
+    /// `json` (default), `markdown` or `html` (a standalone document).
     format: Option<String>,
 }
 
@@ -59,6 +73,12 @@ pub struct CompareReport {
     /// The answer in plain words, written from `report`
     /// ([`benchtrail_core::capacity::render::summary`]).
     pub summary: String,
+    /// The overall answer in one sentence, written from `report.answer`
+    /// ([`benchtrail_core::capacity::render_warnings::answer_sentence`]).
+    pub answer: String,
+    /// Each of `report.warnings` in one sentence, in the same order
+    /// ([`benchtrail_core::capacity::render_warnings::warning_sentence`]).
+    pub warnings: Vec<String>,
     /// The typed model.
     pub report: CapacityReport,
 }
@@ -68,6 +88,7 @@ pub struct CompareReport {
 enum Format {
     Json,
     Markdown,
+    Html,
 }
 
 /// Capacity at SLO of two runs: baseline (`base`) against candidate (`head`).
@@ -79,8 +100,8 @@ enum Format {
     extensions(("x-benchtrail-access" = json!({"needs": "read", "of": "runs"}))),
     params(CompareReportQuery),
     responses(
-        (status = 200, description = "The capacity report: the typed model with its summary (`format=json`, the default) or Markdown (`markdown`)",
-            content((CompareReport = "application/json"), (String = "text/markdown"))),
+        (status = 200, description = "The validation report: the typed model with its summary, answer and warnings (`format=json`, the default), Markdown (`markdown`) or a standalone HTML document (`html`)",
+            content((CompareReport = "application/json"), (String = "text/markdown"), (String = "text/html"))),
         (status = 400, description = "A missing `base` or `head`, an unknown format, a target outside (0, 1] or a typical load that is not a positive number; `parameter` names it", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such run (`base` or `head`), or one of a private project the caller may not read (answered alike)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`head` belongs to another project than `base`, or `profile` is not a profile of the project; `parameter` names it", body = Problem, content_type = "application/problem+json")))]
@@ -96,10 +117,11 @@ pub(super) async fn report(
     let format = match q.format.as_deref().unwrap_or("json") {
         "json" => Format::Json,
         "markdown" | "md" => Format::Markdown,
+        "html" => Format::Html,
         other => {
             return Err(bad(
                 "format",
-                format!("`format`: `{other}` is not a report format: use json or markdown"),
+                format!("`format`: `{other}` is not a report format: use json, markdown or html"),
             ))
         }
     };
@@ -162,14 +184,20 @@ pub(super) async fn report(
         bench_results(&state, &base).await?,
         bench_results(&state, &head).await?,
     );
+    let (paired, _) = pair_by_cell(&b, &h, &project.key_fields);
     let report = capacity_report(
-        &b,
-        &h,
+        ReportSide {
+            results: &paired,
+            quality: &base.quality,
+            as_stored: Some(&b),
+        },
+        ReportSide::new(&h, &head.quality),
         &project.key_fields,
         &profiles,
         ReportOptions {
             target,
             typical_load: q.typical_load,
+            accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
         },
     );
     match format {
@@ -178,13 +206,38 @@ pub(super) async fn report(
             render::markdown(&report),
         )
             .into_response()),
+        Format::Html => {
+            let doc = ReportDocument {
+                title: format!(
+                    "Validation report: {}, {} → {}",
+                    project.slug,
+                    short(&base.summary.commit_sha),
+                    short(&head.summary.commit_sha)
+                ),
+                capacity: CapacityView::new(&report),
+                validation: ValidationView::new(&report),
+                answer: render_warnings::answer_sentence(&report.answer),
+                summary: render::summary(&report),
+            };
+            let html = doc
+                .render()
+                .map_err(|e| ApiError::Internal(format!("report document: {e}")))?;
+            Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response())
+        }
         Format::Json => Ok(Json(CompareReport {
             project: project.slug,
             base: base.summary.id,
             head: head.summary.id,
             summary: render::summary(&report),
+            answer: render_warnings::answer_sentence(&report.answer),
+            warnings: render_warnings::warning_sentences(&report),
             report,
         })
         .into_response()),
     }
+}
+
+/// The first 7 characters of a commit SHA.
+fn short(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
 }

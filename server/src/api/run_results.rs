@@ -4,7 +4,7 @@
 
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::storage::StoredRun;
+use crate::storage::{Store, StoredRun};
 use benchtrail_core::metric::MetricValue;
 use benchtrail_core::BenchResult;
 
@@ -17,6 +17,17 @@ pub(crate) async fn bench_results(
     state: &AppState,
     run: &StoredRun,
 ) -> ApiResult<Vec<BenchResult>> {
+    stored_bench_results(&state.store, run).await
+}
+
+/// [`bench_results`] from a store.
+///
+/// # Errors
+/// As [`bench_results`].
+pub(crate) async fn stored_bench_results(
+    store: &Store,
+    run: &StoredRun,
+) -> ApiResult<Vec<BenchResult>> {
     let corrupt = |what: &str, e: serde_json::Error| {
         ApiError::Internal(format!(
             "run {}: stored {what} does not read: {e}",
@@ -25,16 +36,12 @@ pub(crate) async fn bench_results(
     };
     let mut out = Vec::with_capacity(run.results.len());
     for r in &run.results {
-        let config = state
-            .store
-            .config(&r.config_fingerprint)
-            .await?
-            .ok_or_else(|| {
-                ApiError::Internal(format!(
-                    "run {}: configuration {} is not stored",
-                    run.summary.id, r.config_fingerprint
-                ))
-            })?;
+        let config = store.config(&r.config_fingerprint).await?.ok_or_else(|| {
+            ApiError::Internal(format!(
+                "run {}: configuration {} is not stored",
+                run.summary.id, r.config_fingerprint
+            ))
+        })?;
         let configuration = serde_json::from_value(config.configuration)
             .map_err(|e| corrupt("configuration", e))?;
         // The stored cell object carries its `key` beside the cell's own fields.
@@ -57,7 +64,7 @@ pub(crate) async fn bench_results(
                 ci: m.ci.clone(),
             })
             .collect();
-        let samples = state.store.result_samples(run.summary.id, r.index).await?;
+        let samples = store.result_samples(run.summary.id, r.index).await?;
         out.push(BenchResult {
             cell,
             configuration,

@@ -23,20 +23,23 @@ use super::compare_view::{
     CapacityView, CellView, CompareMode, ComparePage, DistributionView, RunLink, SeriesMeta,
 };
 use super::session::Visitor;
+use super::validation_view::ValidationView;
 use super::views::ProjectView;
 use super::{PageError, PageResult};
+use crate::analysis::capacity::newest_baseline_run;
 use crate::api::run_results::bench_results;
 use crate::app::AppState;
 use crate::storage::{Project, StoredRun};
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Html;
-use benchtrail_core::capacity::{capacity_report, ReportOptions, DEFAULT_TARGET};
+use benchtrail_core::capacity::{capacity_report, ReportOptions, ReportSide, DEFAULT_TARGET};
 use benchtrail_core::regression::confounds::{confounds, ConfoundReport};
 use benchtrail_core::report::compare::{compare_in, CompareCommit};
 use benchtrail_core::report::compare_table::{compare_table, SideValues};
 use benchtrail_core::report::distribution::PerRequest;
-use benchtrail_core::report::{verdict_of, RunAnalysis};
+use benchtrail_core::report::pairing::pair_by_cell;
+use benchtrail_core::report::verdict_of;
 use benchtrail_core::BenchResult;
 use serde::Deserialize;
 use serde_json::Value;
@@ -82,7 +85,8 @@ pub(super) async fn compare_page(
                 )));
             }
             let base_results = results_of(&state, &base).await?;
-            let (paired, repaired) = pair_by_cell(&base_results, &head_results, &project);
+            let (paired, repaired) =
+                pair_by_cell(&base_results, &head_results, &project.key_fields);
             // The differences are listed against each cell's original configuration, under
             // the key it was paired by.
             let keyed: Vec<_> = paired.iter().map(|p| p.configuration.clone()).collect();
@@ -127,7 +131,7 @@ pub(super) async fn compare_page(
                      once the analysis ran (see its run page)."
                 )));
             };
-            let base = match newest_baseline_run(&state, &project, &stored.analysis).await? {
+            let base = match newest_baseline_run(&state.store, &project, &stored.analysis).await? {
                 Some(run) => {
                     let results = results_of(&state, &run).await?;
                     let keyed: Vec<_> = results.iter().map(|r| r.configuration.clone()).collect();
@@ -261,22 +265,27 @@ pub(super) async fn compare_page(
             Some(&cell),
         );
     }
-    let capacity = capacity_base
-        .as_deref()
-        .or(base.as_ref().map(|(_, r, _)| r.as_slice()))
-        .and_then(|b| {
-            let report = capacity_report(
-                b,
-                &head_results,
-                &project.key_fields,
-                &settings.slo_profiles,
-                ReportOptions {
-                    target: DEFAULT_TARGET,
-                    typical_load: None,
-                },
-            );
-            CapacityView::new(&report)
-        });
+    // The validation report of the same two runs, as `GET /api/v1/compare/report` answers
+    // it: capacity on the paired results, quality and quantization on the stored ones.
+    let report = base.as_ref().map(|(b, stored, _)| {
+        capacity_report(
+            ReportSide {
+                results: capacity_base.as_deref().unwrap_or(stored),
+                quality: &b.quality,
+                as_stored: Some(stored),
+            },
+            ReportSide::new(&head_results, &head.quality),
+            &project.key_fields,
+            &settings.slo_profiles,
+            ReportOptions {
+                target: DEFAULT_TARGET,
+                typical_load: None,
+                accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
+            },
+        )
+    });
+    let capacity = report.as_ref().and_then(CapacityView::new);
+    let validation = report.as_ref().and_then(ValidationView::new);
     let gap = |g: &benchtrail_core::report::coverage::CellGap| {
         (g.cell.clone(), super::format::key_title(&g.series_key))
     };
@@ -296,44 +305,12 @@ pub(super) async fn compare_page(
         verdict: verdict.verdict.as_str().to_string(),
         cells,
         capacity,
+        validation,
         uplot_version: super::assets::UPLOT_VERSION,
         missing_cells: table.missing_cells.iter().map(gap).collect(),
         new_cells: table.new_cells.iter().map(gap).collect(),
     };
     Ok(Html(page.render()?))
-}
-
-/// The baseline's results, each whose configuration (series key) the candidate does not
-/// have at all re-keyed to the candidate's configuration of the same workload cell, when
-/// exactly one candidate result has that cell: two runs named on purpose are compared cell by
-/// cell even when the configuration is the change (an FP8 KV cache is another series key).
-/// Returns the results and how many were re-keyed.
-fn pair_by_cell(
-    base: &[BenchResult],
-    head: &[BenchResult],
-    project: &Project,
-) -> (Vec<BenchResult>, usize) {
-    let key = |r: &BenchResult| Value::Object(r.configuration.series_key(&project.key_fields));
-    let head_keys: Vec<Value> = head.iter().map(key).collect();
-    let mut repaired = 0;
-    let out = base
-        .iter()
-        .map(|b| {
-            let mut b = b.clone();
-            if head_keys.contains(&key(&b)) {
-                return b;
-            }
-            let cell = b.cell.key();
-            let same_cell: Vec<&BenchResult> =
-                head.iter().filter(|h| h.cell.key() == cell).collect();
-            if let [h] = same_cell.as_slice() {
-                b.configuration = h.configuration.clone();
-                repaired += 1;
-            }
-            b
-        })
-        .collect();
-    (out, repaired)
 }
 
 /// `GET /compare/report?base={run}&head={run}`: the validation report of two runs named on
@@ -397,40 +374,4 @@ pub(super) fn collect_values(
     for (id, (sum, n)) in sums {
         values.insert(id.to_string(), sum / n as f64);
     }
-}
-
-/// The newest run (by upload) of the baseline commits `analysis`'s tests used, on the
-/// project's default branch; `None` when nothing was tested.
-pub(super) async fn newest_baseline_run(
-    state: &AppState,
-    project: &Project,
-    analysis: &RunAnalysis,
-) -> Result<Option<StoredRun>, PageError> {
-    let mut commits: Vec<&str> = analysis
-        .groups
-        .iter()
-        .flat_map(|g| &g.report.series)
-        .filter_map(|s| s.comparison.as_ref())
-        .flat_map(|c| c.baseline_commits.iter().map(String::as_str))
-        .collect();
-    commits.sort_unstable();
-    commits.dedup();
-    let mut newest: Option<StoredRun> = None;
-    for commit in commits {
-        let ids = state
-            .store
-            .commit_runs(project.id, &analysis.default_branch, commit)
-            .await?;
-        let Some(id) = ids.last() else { continue };
-        let Some(run) = state.store.run(*id).await? else {
-            continue;
-        };
-        if newest
-            .as_ref()
-            .is_none_or(|n| run.summary.uploaded_at > n.summary.uploaded_at)
-        {
-            newest = Some(run);
-        }
-    }
-    Ok(newest)
 }

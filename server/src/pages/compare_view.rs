@@ -43,6 +43,9 @@ pub struct ComparePage {
     pub capacity_url: Option<String>,
     /// Capacity at SLO of the two runs, when a load sweep was measured on either side.
     pub capacity: Option<CapacityView>,
+    /// The validation report's answer, cost, quality and warnings, when there is a sweep or
+    /// a quality result to show.
+    pub validation: Option<super::validation_view::ValidationView>,
     /// The vendored uPlot's version (asset URLs).
     pub uplot_version: &'static str,
     /// The site header (who is signed in).
@@ -108,6 +111,28 @@ pub fn code_spans(s: &str) -> Vec<(String, bool)> {
         .enumerate()
         .filter(|(_, t)| !t.is_empty())
         .map(|(i, t)| (t.to_string(), i % 2 == 1))
+        .collect()
+}
+
+/// Text with its Markdown code spans set in `<code>`, everything else HTML-escaped: for
+/// templates that include a partial (`{{ text|safe }}` of this is safe by construction).
+pub fn code_html(s: &str) -> String {
+    let escape = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;")
+    };
+    code_spans(s)
+        .into_iter()
+        .map(|(t, code)| {
+            if code {
+                format!("<code>{}</code>", escape(&t))
+            } else {
+                escape(&t)
+            }
+        })
         .collect()
 }
 

@@ -35,6 +35,7 @@ mod series;
 pub mod session;
 pub mod sign_in;
 pub mod triage;
+pub mod validation_view;
 mod views;
 
 use crate::app::AppState;

@@ -6,9 +6,10 @@
 //! stored values and the newest baseline run's for the series the analysis did not test.
 //! Nothing is decided here: baseline, delta and state are the analysis'.
 
-use super::compare::{collect_values, newest_baseline_run};
+use super::compare::collect_values;
 use super::compare_view::{RowView, SeriesMeta};
 use super::PageError;
+use crate::analysis::capacity::newest_baseline_run;
 use crate::app::AppState;
 use crate::storage::{Project, StoredRun};
 use benchtrail_core::report::compare_table::{compare_table, CompareTable, SideValues};
@@ -56,7 +57,7 @@ pub async fn run_deltas(
     let Some(stored) = state.store.run_analysis(run.summary.id).await? else {
         return Ok(None);
     };
-    let baseline_run = newest_baseline_run(state, project, &stored.analysis).await?;
+    let baseline_run = newest_baseline_run(&state.store, project, &stored.analysis).await?;
     let mut values = SideValues::default();
     let mut meta = HashMap::new();
     collect_values(run, &mut values.candidate, &mut meta);
