@@ -272,6 +272,29 @@ async fn config_page_shows_every_section_and_the_recorded_commands() {
     let used_by = tags(&html, "<a href=\"/projects/demo\" data-project=");
     assert_eq!(used_by.len(), 1, "{html}");
     assert_eq!(used_by[0]["data-project"], "demo");
+    // Its runs: every run of the visible project with a result under it, newest first (the
+    // private project's runs never), as the runs API lists them.
+    let (_, listed) = f.server.get("/api/v1/projects/demo/runs?limit=100").await;
+    let mut want = Vec::new();
+    for run in listed["items"].as_array().unwrap() {
+        let id = run["id"].as_str().unwrap();
+        let (_, stored) = f.server.get(&format!("/api/v1/runs/{id}")).await;
+        let uses = stored["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["config_fingerprint"] == f.fingerprint_a.as_str());
+        if uses {
+            want.push(id.to_string());
+        }
+    }
+    assert!(want.len() >= 2, "{listed}");
+    let rows: Vec<String> = tags(&html, "<tr data-run-id=")
+        .iter()
+        .map(|r| r["data-run-id"].clone())
+        .collect();
+    assert_eq!(rows, want, "{html}");
+    assert!(!rows.contains(&f.secret_run.to_string()));
     assert_eq!(text_of(&html, "launch-command").unwrap(), LAUNCH_COMMAND);
     assert_eq!(text_of(&html, "benchmark-command").unwrap(), BENCH_COMMAND);
     assert!(

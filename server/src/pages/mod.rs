@@ -242,6 +242,9 @@ async fn run_page(
     Ok(Html(page.render()?))
 }
 
+/// Runs the configuration page lists (newest first); the rest are on the project pages.
+const CONFIG_RUNS: i64 = 50;
+
 /// `GET /configs/{fingerprint}`: a whole configuration and how to reproduce it.
 async fn config_page(
     State(state): State<AppState>,
@@ -268,10 +271,21 @@ async fn config_page(
         return Err(not_found());
     }
     let mut page = ConfigPage::new(&config);
-    page.projects = projects
+    let visible: Vec<&Project> = projects.iter().filter(|p| visitor.may_read(p)).collect();
+    page.projects = visible.iter().map(|p| ProjectView::new(p)).collect();
+    let ids: Vec<i64> = visible.iter().map(|p| p.id).collect();
+    let runs = state
+        .store
+        .config_runs(&fingerprint, &ids, CONFIG_RUNS + 1)
+        .await?;
+    page.runs_truncated = runs.len() as i64 > CONFIG_RUNS;
+    page.runs = runs
         .iter()
-        .filter(|p| visitor.may_read(p))
-        .map(ProjectView::new)
+        .take(CONFIG_RUNS as usize)
+        .filter_map(|r| {
+            let project = visible.iter().find(|p| p.slug == r.project)?;
+            Some(ConfigRunRow::new(project, r))
+        })
         .collect();
     page.header = visitor.header();
     Ok(Html(page.render()?))

@@ -1021,6 +1021,52 @@ const SECTIONS: &[(&str, &str)] = &[
     ("metadata", "Metadata"),
 ];
 
+/// One run measured under a configuration, on its page.
+#[derive(Debug, Clone)]
+pub struct ConfigRunRow {
+    /// The run.
+    pub run_id: String,
+    /// Its project's slug and name.
+    pub project_slug: String,
+    /// Project name.
+    pub project_name: String,
+    /// Branch.
+    pub branch: String,
+    /// Commit SHA, its short form and its link on the repository's site.
+    pub commit_sha: String,
+    /// Short SHA.
+    pub short_sha: String,
+    /// Link to the commit, when the project names a repository.
+    pub commit_url: Option<String>,
+    /// Commit subject (empty when not uploaded).
+    pub subject: String,
+    /// When it ran, for people and as RFC 3339.
+    pub run_at: String,
+    /// The same, machine-readable.
+    pub run_at_machine: String,
+    /// Repeat index.
+    pub repeat_index: i64,
+}
+
+impl ConfigRunRow {
+    /// The row of run `r` of `project`.
+    pub fn new(project: &Project, r: &crate::storage::RunSummary) -> ConfigRunRow {
+        ConfigRunRow {
+            run_id: r.id.to_string(),
+            project_slug: project.slug.clone(),
+            project_name: project.name.clone(),
+            branch: r.branch.clone(),
+            commit_sha: r.commit_sha.clone(),
+            short_sha: short_sha(&r.commit_sha),
+            commit_url: commit_url(project.repository_url.as_deref(), &r.commit_sha),
+            subject: r.commit_subject.clone().unwrap_or_default(),
+            run_at: display_time(&r.run_at),
+            run_at_machine: machine_time(&r.run_at),
+            repeat_index: r.repeat_index,
+        }
+    }
+}
+
 /// `/configs/{fingerprint}`.
 #[derive(Template)]
 #[template(path = "config.html")]
@@ -1044,6 +1090,10 @@ pub struct ConfigPage {
     /// The projects using it that the visitor may see, by slug (the breadcrumb names the
     /// project when there is one).
     pub projects: Vec<ProjectView>,
+    /// The newest runs of those projects measured under it, newest first.
+    pub runs: Vec<ConfigRunRow>,
+    /// More runs used it than are listed.
+    pub runs_truncated: bool,
     /// The site header (who is signed in).
     pub header: SiteHeader,
 }
@@ -1082,6 +1132,8 @@ impl ConfigPage {
         ConfigPage {
             header: SiteHeader::default(),
             projects: Vec::new(),
+            runs: Vec::new(),
+            runs_truncated: false,
             fingerprint: config.fingerprint.clone(),
             short_fingerprint: config.fingerprint.chars().take(12).collect(),
             sections,

@@ -440,6 +440,38 @@ impl Store {
         Ok(projects)
     }
 
+    /// The newest runs (highest upload sequence first, at most `limit`; below 1 counts as 1)
+    /// of the projects `project_ids` with a result measured under configuration
+    /// `fingerprint`: the configuration page's list of its runs.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn config_runs(
+        &self,
+        fingerprint: &str,
+        project_ids: &[i64],
+        limit: i64,
+    ) -> Result<Vec<RunSummary>, StorageError> {
+        if project_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = SqlBuilder::new(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id \
+             WHERE r.id IN (SELECT res.run_id FROM results res WHERE res.config_fingerprint = "
+        ));
+        q.bind(Arg::Text(fingerprint.to_string()));
+        q.push(") AND r.project_id IN (");
+        q.bind_list(project_ids.iter().map(|id| Arg::Int(*id)));
+        q.push(") ORDER BY r.seq DESC LIMIT ")
+            .bind(Arg::Int(limit.max(1)));
+        q.query()
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| run_summary(row).map(|(_, run)| run))
+            .collect()
+    }
+
     /// Series of a project matching `filter` that hold at least one value, ordered by series
     /// key, cell key, metric, stat (bytewise text order on both databases; series id breaks
     /// ties). The cursor is the series id of the previous page's last item. `limit` below 1
