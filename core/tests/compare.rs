@@ -96,6 +96,28 @@ fn the_fp8_change_is_one_tradeoff_across_its_three_cells() {
     ));
 }
 
+/// How a trade-off's sentence says the candidate finishes sooner, from the `vllm bench serve`
+/// files' own medians (the baseline: the mean of its runs'): it starts ΔTTFT later and ties at
+/// N* = 1 + (TTFT_c − TTFT_b) / (TPOT_b − TPOT_c) output tokens, so it finishes sooner for
+/// answers longer than ⌈N*⌉ (validation-method.md, "A configuration that starts sooner can
+/// finish later").
+fn crossover_words(baseline: &[&str], candidate: &str) -> String {
+    let median = |path: &str, key: &str| -> f64 {
+        let doc: serde_json::Value = serde_json::from_str(&repo_file(path)).unwrap();
+        doc[key].as_f64().unwrap()
+    };
+    let mean =
+        |key: &str| baseline.iter().map(|p| median(p, key)).sum::<f64>() / baseline.len() as f64;
+    let later = median(candidate, "median_ttft_ms") - mean("median_ttft_ms");
+    let faster = mean("median_tpot_ms") - median(candidate, "median_tpot_ms");
+    assert!(later > 10.0 && faster > 0.0, "{later} {faster}");
+    let n_star = 1.0 + later / faster;
+    format!(
+        "starts {later:.0} ms later, finishes sooner for answers longer than {} tokens",
+        n_star.ceil()
+    )
+}
+
 fn goodput_commit(name: &str, paths: &[&str]) -> CompareCommit {
     CompareCommit {
         commit: name.into(),
@@ -131,8 +153,18 @@ fn one_baseline_commit_is_a_pin_tested_with_its_repeats_or_described_with_one_ru
     );
     assert_eq!(
         tradeoff.summary,
-        "output throughput +33.9 % but median TTFT +122.7 % and request goodput (tool SLOs) \
-         -100.0 %; median E2E latency -25.3 %: starts later, finishes sooner."
+        format!(
+            "output throughput +33.9 % but median TTFT +122.7 % and request goodput (tool SLOs) \
+             -100.0 %; median E2E latency -25.3 %: {}.",
+            crossover_words(
+                &[
+                    "examples/history/goodput_baseline_s11_c4.json",
+                    "examples/history/goodput_baseline_s12_c4.json",
+                    "examples/history/goodput_baseline_s13_c4.json",
+                ],
+                "examples/history/goodput_candidate_s21_c4.json"
+            )
+        )
     );
     assert!(c.analysis.groups[0].report.findings[1..]
         .iter()

@@ -496,7 +496,7 @@ pub(super) fn family_tradeoff(
             pct(delta(h))
         ));
         if harms.iter().any(|d| d.index.key.family == "ttft") {
-            summary.push_str(": starts later, finishes sooner");
+            summary.push_str(&format!(": {}", super::finishes_sooner(reports)));
         }
     }
     summary.push('.');
