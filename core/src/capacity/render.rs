@@ -332,6 +332,13 @@ fn profile_sentence(
     let shape = s.baseline_shape;
     match &pc.change {
         ChangeOutcome::Refused { explanation, .. } => {
+            // The explanation is a sentence of its own elsewhere; after the colon it goes on
+            // this one, so its first letter is lowercase ("one side has no SLO attainment").
+            let mut chars = explanation.chars();
+            let explanation: String = chars
+                .next()
+                .map(|c| c.to_lowercase().chain(chars).collect())
+                .unwrap_or_default();
             format!("{under}, capacity is not compared: {explanation}")
         }
         ChangeOutcome::Compared { change } => {

@@ -643,7 +643,7 @@ mod tests {
             "{md}"
         );
         let summary = render::summary(&r);
-        assert!(summary.contains("capacity is not compared: Baseline and candidate were swept along different load shapes"), "{summary}");
+        assert!(summary.contains("capacity is not compared: baseline and candidate were swept along different load shapes"), "{summary}");
         assert!(summary.contains("2 of 40 baseline and 0 of 40 candidate requests failed or timed out; they count against attainment."), "{summary}");
         assert!(
             summary.ends_with(
