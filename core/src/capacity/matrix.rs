@@ -45,11 +45,13 @@ pub fn standard_cells() -> Vec<MatrixCell> {
 }
 
 /// The standard cells none of `results` measured, in [`standard_cells`]' order; `None` when
-/// no result carries a matrix label (`scenario`, `prefix_mode` or `load_level`): those
-/// results do not follow the matrix, and nothing is missing from it.
+/// no result carries all three matrix labels (`scenario`, `prefix_mode` and `load_level`, as
+/// the run's matrix page lays the standard grid out): those results do not follow the
+/// matrix, and nothing is missing from it. One label alone is not the matrix: adapters fill
+/// `prefix_mode` from the tool's dataset (`random` is fresh) for runs that never meant to.
 pub fn missing_cells(results: &[BenchResult]) -> Option<Vec<MatrixCell>> {
     let labelled = results.iter().any(|r| {
-        r.cell.scenario.is_some() || r.cell.prefix_mode.is_some() || r.cell.load_level.is_some()
+        r.cell.scenario.is_some() && r.cell.prefix_mode.is_some() && r.cell.load_level.is_some()
     });
     if !labelled {
         return None;
@@ -86,6 +88,10 @@ mod tests {
         let all = standard_cells();
         assert_eq!(all.len(), 18);
         assert_eq!(missing_cells(&[BenchResult::default()]), None);
+        // A prefix mode alone (an adapter's reading of `--dataset-name random`) is no matrix.
+        let mut fresh_only = BenchResult::default();
+        fresh_only.cell.prefix_mode = Some(PrefixMode::Fresh);
+        assert_eq!(missing_cells(&[fresh_only]), None);
         let full: Vec<BenchResult> = all
             .iter()
             .map(|m| labelled(&m.scenario, m.prefix_mode, &m.load_level))
