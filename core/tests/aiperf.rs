@@ -2,11 +2,11 @@
 //! server; shared/samples/generated/MANIFEST.md) and aiperf 0.8.0 (ai-dynamo/aiperf test
 //! artifact); provenance in testdata/README.md.
 
-mod common;
+use crate::common;
 
 use common::{read, value};
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};

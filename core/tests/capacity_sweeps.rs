@@ -11,7 +11,7 @@
 //! rates in one file (`testdata/vllm/nerdalert-...jsonl`: no per-request data and no goodput,
 //! so it has sweeps and stored p99s but no attainment).
 
-mod common;
+use crate::common;
 
 use benchtrail_core::adapters::{parse_file, read_files, FileSpec};
 use benchtrail_core::bootstrap;

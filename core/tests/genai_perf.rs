@@ -1,11 +1,11 @@
 //! The GenAI-Perf adapter against real files written by genai-perf 0.0.16 / perf_analyzer
 //! 2.48.0 against the mock server (shared/samples/generated/MANIFEST.md).
 
-mod common;
+use crate::common;
 
 use common::{read, value};
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};

@@ -1,11 +1,11 @@
 //! The guidellm adapter against real reports: v0.2 (guidellm's own test asset), 0.8.0.dev18
 //! report v2 (llm-d fixture, constant rates) and 0.8.1 (generated, concurrent 1/4/16).
 
-mod common;
+use crate::common;
 
 use common::value;
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{parse_file, read_files, AdapterError, FileSpec, FORMATS};

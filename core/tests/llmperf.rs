@@ -1,11 +1,11 @@
 //! The LLMPerf adapter against the real summary and individual responses of
 //! ray-project/llmperf-leaderboard (groq llama2-70b; testdata/README.md).
 
-mod common;
+use crate::common;
 
 use common::{read, value};
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::{read_files, AdapterError, FileResults, FileSpec};

@@ -5,11 +5,11 @@
 //! serve/latency callers write (shared/notes/benchmark-tool-formats.md §1.5): one record per
 //! metric, `args` = every CLI arg, inf written as "inf"; trimmed to a few records per run.
 
-mod common;
+use crate::common;
 
 use common::value;
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax};
 
 use benchtrail_core::adapters::parse_file;

@@ -2,11 +2,11 @@
 //! against the blocks the tools printed for runs whose JSON is also in the repository
 //! (sources: testdata/README.md, examples/README.md).
 
-mod common;
+use crate::common;
 
 use common::{read, value};
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax, EVERY_LENGTH};
 
 use benchtrail_core::adapters::parse_file;

@@ -1,11 +1,11 @@
 //! The SGLang `bench_serving` adapter against real JSON Lines files (sources:
 //! testdata/README.md).
 
-mod common;
+use crate::common;
 
 use common::{read, value};
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax, EVERY_LENGTH};
 
 use benchtrail_core::adapters::parse_file;

@@ -3,7 +3,7 @@
 //! run folder's `profile_export_aiperf.json`), give one set of results (real files:
 //! testdata/README.md).
 
-mod common;
+use crate::common;
 
 use benchtrail_core::upload::{DuplicateFile, UploadDocument};
 use common::read;

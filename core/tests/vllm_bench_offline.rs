@@ -5,11 +5,11 @@
 //! throughput.py @02028314 write (shared/notes/benchmark-tool-formats.md §1.4): small, with
 //! made-up numbers, percentile keys as strings (Python int keys in JSON).
 
-mod common;
+use crate::common;
 
 use common::value;
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax, EVERY_LENGTH};
 
 use benchtrail_core::adapters::parse_file;

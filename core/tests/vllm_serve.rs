@@ -1,11 +1,11 @@
 //! The vLLM adapter against real files written by `vllm bench serve` and
 //! `benchmarks/benchmark_serving.py` (sources: testdata/README.md and examples/README.md).
 
-mod common;
+use crate::common;
 
 use common::{read, value};
 
-mod mutate;
+use crate::mutate;
 use mutate::{Subject, Syntax, EVERY_LENGTH};
 
 use benchtrail_core::adapters::{parse_file, AdapterError};

@@ -6,7 +6,7 @@
 //! and a run checked against its own request (`requested_len_mismatch`): never on a real file
 //! that did its requested work, always on one whose cell requests other work.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::adapters::parse_file;
 use benchtrail_core::cell::{

@@ -2,7 +2,7 @@
 //! JSON field (`/run/repeat_index`); `benchtrail upload` prints the problem once and names its
 //! own flags (`--repeat-index`, `--cell`). The built binary against a real server.
 
-mod common;
+use crate::common;
 
 use common::real::RealProject;
 use common::*;

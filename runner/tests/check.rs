@@ -3,7 +3,7 @@
 //! runs for the last commit; check waits while it is provisional and reports the verdict the
 //! server's `/verdict` gives, with its exit status.
 
-mod common;
+use crate::common;
 
 use common::real::RealProject;
 use common::*;

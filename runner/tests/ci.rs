@@ -3,7 +3,7 @@
 //! process (the merge commit as `GITHUB_SHA`, the PR's head and base in the payload), and the
 //! flags that win over them.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 //! slower first token for throughput), as one pinned commit with three repeats, as a history
 //! of folders, and a single pair (effect only); exit codes 0, 1 and 2.
 
-mod common;
+use crate::common;
 
 use common::*;
 

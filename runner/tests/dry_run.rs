@@ -1,7 +1,7 @@
 //! `benchtrail upload --dry-run` end to end through the built binary: commit detection from a
 //! real git repository, `--hardware auto` with a stand-in `nvidia-smi`, flags, and exit codes.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! project and token creation with the admin token, uploads (sent gzip-compressed), idempotent
 //! re-upload, and a token of another project refused.
 
-mod common;
+use crate::common;
 
 use benchtrail_server::app::{router, AppState};
 use benchtrail_server::auth::hash_token;

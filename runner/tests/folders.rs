@@ -3,7 +3,7 @@
 //! skipped and listed on stderr), a folder without a result file is an error that lists what
 //! it found, and standard input is stored under `--stdin-name`.
 
-mod common;
+use crate::common;
 
 use common::real::start_server;
 use common::*;

@@ -1,7 +1,7 @@
 //! `benchtrail formats` lists every format the adapters read, and the README documents each
 //! of them with the command line that produces it (the README is checked, so it cannot drift).
 
-mod common;
+use crate::common;
 
 use common::*;
 

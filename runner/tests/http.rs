@@ -2,7 +2,7 @@
 //! method, path, headers and body, and how answers (201/200, problem+json) are printed.
 //! An end-to-end test against the real `benchtrail-server` belongs next to these.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::UploadDocument;
 use common::*;

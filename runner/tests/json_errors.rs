@@ -3,7 +3,7 @@
 //! document, a refused connection, usage and input errors, a failed benchmark. Exit status 2
 //! and the `error:` line on stderr stay.
 
-mod common;
+use crate::common;
 
 use common::scripted::{Answer, Scripted};
 use common::*;

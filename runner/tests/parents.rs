@@ -3,7 +3,7 @@
 //! keeps git's parents when the checkout has that commit and sends none when it does not.
 //! The built binary against a real server (loopback HTTP).
 
-mod common;
+use crate::common;
 
 use common::real::RealProject;
 use common::*;

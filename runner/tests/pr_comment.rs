@@ -6,7 +6,7 @@
 //! `--comment-always`), and the forge's faults: 403, 404, 422 (a warning, the verdict's exit
 //! status kept), 5xx and rate limits (retried).
 
-mod common;
+use crate::common;
 
 use common::forge::{FakeForge, Seen};
 use common::real::RealProject;

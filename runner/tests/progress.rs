@@ -1,6 +1,6 @@
 //! Progress on stderr for long work: reading many files is announced before it starts.
 
-mod common;
+use crate::common;
 
 use common::*;
 

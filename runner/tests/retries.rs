@@ -3,7 +3,7 @@
 //! same run id) every time; a server that always fails; a refused connection; a 422 that is
 //! final; and `check`'s reads retried the same way.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::UploadDocument;
 use common::scripted::{Answer, Scripted};

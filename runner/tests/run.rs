@@ -4,7 +4,7 @@
 //! uploaded with the command line recorded, and the report printed; a failing command uploads
 //! nothing and exits 2.
 
-mod common;
+use crate::common;
 
 use common::real::RealProject;
 use common::*;

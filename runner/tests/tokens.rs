@@ -2,7 +2,7 @@
 //! with a label and an expiry, the listing as a table and as JSON (never a secret), and a
 //! revocation after which the token is refused while the others keep working.
 
-mod common;
+use crate::common;
 
 use common::real::{RealProject, ADMIN};
 use common::*;

@@ -2,7 +2,7 @@
 //! gives `incomplete` naming it and an added one is listed as new; with `--repeats 3` the first
 //! two repeats of a commit with a real step do not fail (provisional), the third does.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::metric::{MetricValue, Stat};
 use common::real::start_server;

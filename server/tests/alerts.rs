@@ -3,7 +3,7 @@
 //! KV-cache scenario uploaded in benchtrail's own format, and another tool's
 //! one-baseline-then-candidate files.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::regression::synthetic::{
     fp8_kv_cache, fp8_result_json, sha, Fp8Candidate, FP8_CONCURRENCY, FP8_REPEATS,

@@ -3,7 +3,7 @@
 //! analyzed, never as a half-understood document; afterwards its verdict is what it was. On
 //! every database, with the real goodput history over HTTP.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::report::{RunAnalysis, ANALYSIS_SCHEMA};
 use common::db::for_each_store;

@@ -1,7 +1,7 @@
 //! The REST API over real HTTP on loopback, on every database (SQLite always, Postgres when
 //! `BENCHTRAIL_TEST_DATABASE_URL` is set), with real vLLM result files.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, upload_doc, TestServer, ADMIN_TOKEN};

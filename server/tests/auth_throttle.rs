@@ -7,7 +7,7 @@
 //! Two client addresses on one machine: the server listens on 127.0.0.1, and the second
 //! client binds its socket to 127.0.0.2 (all of 127/8 is loopback on Linux).
 
-mod common;
+use crate::common;
 
 use benchtrail_server::auth::throttle::{ThrottleLimits, DEFAULT_FAILURES_PER_MINUTE};
 use common::db::for_each_store;

@@ -7,7 +7,7 @@
 //! on the way: a private project's thing that the caller may not read answers exactly as a
 //! missing one does (status, title, challenge header).
 
-mod common;
+use crate::common;
 
 use benchtrail_server::api::contract::{Access, Needs, Of};
 use common::db::for_each_store;

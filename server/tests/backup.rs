@@ -3,7 +3,7 @@
 //! SQLite through `Store::backup_to` (`benchtrail-server --backup-to`, `VACUUM INTO`);
 //! Postgres through `pg_dump -Fc` and `pg_restore`, as the README says.
 
-mod common;
+use crate::common;
 
 use benchtrail_server::storage::Store;
 use common::db::{stores, POSTGRES_ENV};

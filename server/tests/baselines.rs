@@ -3,7 +3,7 @@
 //! a baseline, where exclusions and pins are shown (API and pages), and who may read a
 //! configuration.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::metric::{MetricValue, Stat};
 use chrono::{DateTime, Utc};

@@ -26,7 +26,7 @@
 //! time axis equal the series API's; zoom, log scale, x axis and overlay live in the URL; an
 //! overlay draws a second series; the tooltip and touch taps; the page fits 390 px.
 
-mod common;
+use crate::common;
 #[path = "browser/screenshots.rs"]
 mod screenshots;
 #[path = "browser/series_explorer.rs"]

@@ -4,7 +4,7 @@
 //! repeat at a commit already read) and excludes one. The oracles are a store connected
 //! afresh, which holds nothing in memory, and plain SQL.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::history::CommitGraph;
 use benchtrail_core::metric::MetricValue;

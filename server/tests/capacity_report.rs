@@ -4,7 +4,7 @@
 //! 12 ms). Every figure is checked against a value computed here from the files directly (the
 //! per-request records and the summaries as AIPerf wrote them), never through benchtrail.
 
-mod common;
+use crate::common;
 
 use common::aiperf::{run_dir, seed, upload_of, LOADS};
 use common::db::for_each_store;

@@ -3,7 +3,7 @@
 //! request's baseline holds only ancestors of its merge base, commit times keep their UTC
 //! offset, and identical re-uploads are counted.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer, ADMIN_TOKEN};

@@ -5,7 +5,7 @@
 //! stored values and never tested; an FP8 KV-cache candidate (another series key) is paired
 //! with its baseline cell by cell, the changed field a factor; bad addresses are clear.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::regression::realistic::HistorySpec;
 use benchtrail_core::regression::Test;

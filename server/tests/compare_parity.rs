@@ -4,7 +4,7 @@
 //! by commit over HTTP on every database, against the same upload documents read and compared
 //! in memory.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::regression::realistic::HistorySpec;
 use benchtrail_core::report::compare::{compare, CompareCommit};

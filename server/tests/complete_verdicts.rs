@@ -4,7 +4,7 @@
 //! metric not written this time is "not measured" and opens no alert, and a commit whose
 //! repeats are announced gets a provisional verdict (never `fail`) until the last is in.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::metric::{MetricValue, Stat};
 use common::db::for_each_store;

@@ -2,7 +2,7 @@
 //! written before it, as plain JSON, still read the same. On SQLite, and on Postgres when
 //! `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
-mod common;
+use crate::common;
 
 use common::db::stores;
 use common::migrations::{apply_migrations_before, on_empty_databases};

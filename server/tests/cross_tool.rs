@@ -3,7 +3,7 @@
 //! keeps its own series. Also: every sample in `testdata/` uploads with its format detected from
 //! its content alone.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer};

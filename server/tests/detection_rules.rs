@@ -3,7 +3,7 @@
 //! fail by their own health, per-request shifts from stored samples, and project settings
 //! changes that recompute what was found.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::metric::{MetricValue, Stat};
 use common::db::for_each_store;

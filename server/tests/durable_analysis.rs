@@ -2,7 +2,7 @@
 //! the real server binary: every acknowledged upload ends with a verdict, whether the server
 //! is killed while analyzing or the disk fills up, and the server recovers without a restart.
 
-mod common;
+use crate::common;
 
 use common::db::stores;
 use common::polling::{drained, readyz, settled};

@@ -2,7 +2,7 @@
 //! a client that announces 60 MiB and sends a few bytes gets its 401 (or 403) at once, over a
 //! raw loopback connection that never sends the rest.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::TestServer;

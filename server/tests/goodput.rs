@@ -1,7 +1,7 @@
 //! Per-request samples, SLO profiles (project settings), goodput, SLO attainment and bootstrap
 //! intervals, over real HTTP on every database, with the real vLLM example files.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, upload_doc, TestServer, ADMIN_TOKEN};

@@ -3,7 +3,7 @@
 //! engine's spread at 3 commits, an upload reads its 6 newest ancestors; the alert it resolves
 //! and the baseline a person pinned lie 15 and 25 commits back.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::metric::MetricValue;
 use benchtrail_core::Stat;

@@ -2,7 +2,7 @@
 //! one measurement counts once within an upload: over real HTTP, on every database, with
 //! real result files.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, upload_doc, TestServer};

@@ -2,7 +2,7 @@
 //! from those runs, their upload count is 1 and their commit times read as UTC. On SQLite, and
 //! on Postgres when `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
-mod common;
+use crate::common;
 
 use benchtrail_server::storage::Store;
 use common::migrations::{apply_migrations_before, on_empty_databases};

@@ -3,7 +3,7 @@
 //! holds every migration and reports ready. On SQLite, and on Postgres when
 //! `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
-mod common;
+use crate::common;
 
 use benchtrail_server::storage::Store;
 use common::migrations::{apply_migrations_where, latest_migration, on_empty_databases};

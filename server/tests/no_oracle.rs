@@ -4,7 +4,7 @@
 //! the triage form to a browser signed in with another project's token. And a run id that
 //! another project holds is a 409 that says nothing of that project.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::seed::seed;

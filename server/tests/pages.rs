@@ -2,7 +2,7 @@
 //! exact recorded commands, links between pages, 404s for unknown and private things, and
 //! the embedded static assets.
 
-mod common;
+use crate::common;
 
 use common::web::{
     self, escaped, sha, tags, text_of, unescape, Fixture, BENCH_COMMAND, LAUNCH_COMMAND, REPO_URL,

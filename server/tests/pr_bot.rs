@@ -8,7 +8,7 @@
 //! only, and no request at all after a recomputation or a triage that leaves the report as it
 //! was.
 
-mod common;
+use crate::common;
 #[path = "../../runner/tests/common/forge.rs"]
 #[allow(dead_code)]
 mod forge;

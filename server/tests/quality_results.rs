@@ -4,7 +4,7 @@
 //! `GET /api/v1/runs/{id}` and on the run page; a re-upload stays idempotent; a bad quality
 //! result is a problem naming its field.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::adapters::lm_eval::read_quality_file;
 use common::db::for_each_store;

@@ -6,7 +6,7 @@
 //! no migration creates. `_sqlx_migrations` and SQLite's own `sqlite_*` tables are not part of
 //! the schema. Only names are checked; types and meanings are for reviewers to keep right.
 
-mod common;
+use crate::common;
 
 use common::db::stores;
 use sqlx::Row;

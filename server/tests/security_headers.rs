@@ -1,7 +1,7 @@
 //! Browser security headers on every kind of answer (API, page, static asset, 404 and other
 //! errors, uploaded file), with their exact values; uploaded files are attachments.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer};

@@ -2,7 +2,7 @@
 //! in the document (a wrong type, an unknown key, a missing `slo_profiles`, a value out of its
 //! bounds) answers 422 problem+json whose `pointer` names the very field, and stores nothing.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::TestServer;

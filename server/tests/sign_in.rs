@@ -3,7 +3,7 @@
 //! triage from the alerts and run pages (write scope only, recorded with who and when, shared
 //! with the API), sign-out, revocation and expiry ending a session.
 
-mod common;
+use crate::common;
 
 use benchtrail_server::pages::session::SessionSettings;
 use common::db::for_each_store;

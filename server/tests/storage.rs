@@ -2,7 +2,7 @@
 //! `common::db::stores()` (SQLite always, Postgres when `BENCHTRAIL_TEST_DATABASE_URL` is set),
 //! so the one-SQL-text-for-both design is checked on both engines with exact values.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::{sha256_hex, Direction, Stat, Unit};
 use benchtrail_server::storage::*;

@@ -3,7 +3,7 @@
 //! off after their timeout, others are served meanwhile, and a server out of file descriptors
 //! serves again once they are released. Raw TCP on loopback, every wait bounded.
 
-mod common;
+use crate::common;
 
 use benchtrail_server::serve::ServeOptions;
 use common::db::for_each_store;

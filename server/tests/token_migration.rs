@@ -3,7 +3,7 @@
 //! new token gets a higher id. On SQLite (where 0009 rebuilds the table), and on Postgres
 //! when `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
-mod common;
+use crate::common;
 
 use benchtrail_server::auth::hash_token;
 use benchtrail_server::storage::{Scope, Store, TokenGrant};

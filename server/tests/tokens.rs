@@ -2,7 +2,7 @@
 //! once, expired like unknown ones, their last use recorded; and the admin-only rule (401/403
 //! before the project is looked up, so these routes are no existence oracle).
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use common::db::for_each_store;

@@ -3,7 +3,7 @@
 //! `truncated` warning. The trial's exact inputs (`head -c 20000` of the generated guidellm
 //! YAML, `head -n 20` of the vLLM console block; testdata/README.md).
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer};

@@ -9,7 +9,7 @@
 //! Postgres only (a SQLite file is for one process). Like every Postgres test it runs when
 //! `BENCHTRAIL_TEST_DATABASE_URL` is set and fails when that server is unreachable.
 
-mod common;
+use crate::common;
 #[path = "../../runner/tests/common/forge.rs"]
 #[allow(dead_code)]
 mod forge;

@@ -3,7 +3,7 @@
 //! and the bound (`limit`): 422, or 413 for a file's size; nothing is stored. An upload at
 //! every bound is accepted. Over real HTTP on loopback, on every database.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::upload_limits::*;
 use common::db::for_each_store;

@@ -7,7 +7,7 @@
 //! token totals are set to 300 and 1023 tokens per request (per-request arrays removed, so the
 //! measured mean is `total_output_tokens / completed`), and said so below.
 
-mod common;
+use crate::common;
 
 use benchtrail_core::regression::confounds::{ConfoundCode, LengthKind, Nearest, WorkloadConfound};
 use common::db::for_each_store;

@@ -4,7 +4,7 @@
 //! in the same series; runs of different requested lengths never share one; two results of one
 //! workload in one upload are refused with a problem naming both files.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::server::{repo_file, TestServer};

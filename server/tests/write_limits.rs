@@ -3,7 +3,7 @@
 //! triage, exclusions, pins, projects and tokens, 64 MiB (decompressed) for uploads only. Over
 //! real HTTP on loopback, on every database.
 
-mod common;
+use crate::common;
 
 use common::db::for_each_store;
 use common::seed::{seed, Seeded};
