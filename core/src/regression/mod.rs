@@ -863,18 +863,29 @@ fn compare_values(
     settings: &Settings,
 ) -> (TestOutcome, Option<f64>, bool, Option<bool>) {
     let base = baseline.runs.as_slice();
+    // Counts and percentages can be 0 and vary additively; every other metric (latencies,
+    // throughputs, goodput, lengths) is positive and varies by a factor.
+    let countable =
+        lookup(metric).is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent));
     let outcome = if baseline.history_means.len() >= 2 {
         // Repeats are one sample of their commit: the candidate's mean against the baseline's
         // commit means, with what its fewer repeats (if fewer) add to its variance.
         let extra =
             baseline.within_var * (1.0 / cand.len() as f64 - 1.0 / baseline.runs_per_commit);
-        significance::commit_mean_prediction(
-            &baseline.history_means,
+        let (history, window, level) = (
+            baseline.history_means.as_slice(),
             settings.baseline_window,
-            significance::mean(cand),
-            extra.max(0.0),
             1.0 - settings.alpha,
-        )
+        );
+        let (mean_c, extra) = (significance::mean(cand), extra.max(0.0));
+        let on_logs = if countable {
+            None
+        } else {
+            significance::commit_mean_prediction_log(history, window, mean_c, extra, level)
+        };
+        on_logs.unwrap_or_else(|| {
+            significance::commit_mean_prediction(history, window, mean_c, extra, level)
+        })
     } else if cand.len() >= 2 && base.len() >= 2 {
         significance::welch(base, cand, settings.confidence_level, baseline.within_var)
     } else if baseline.spread.len() >= 2 && !base.is_empty() {
@@ -891,8 +902,6 @@ fn compare_values(
     // unbounded in percent: 0 → 3 failed requests is a finding, not a silent `None`. Only for
     // counts and percentages, where 0 means "none": a latency statistic at 0 ms (a min ITL of
     // two chunks in one packet) is a measurement artefact, not a state to leave.
-    let countable =
-        lookup(metric).is_some_and(|m| matches!(m.unit, Unit::Requests | Unit::Percent));
     let big = match delta_pct {
         Some(d) => d.abs() >= settings.min_effect_pct,
         None => countable && outcome.delta_abs != 0.0,
@@ -937,8 +946,12 @@ fn test_phrase(o: &TestOutcome, k: usize) -> String {
         Test::PredictionInterval => {
             let (lo, hi) = o.prediction_interval.unwrap_or((0.0, 0.0));
             // The level the decision used, unrounded (99.95 for α = 0.0005, never "100").
+            let scale = match o.scale {
+                significance::Scale::Log => " (on the log scale)",
+                significance::Scale::Linear => "",
+            };
             format!(
-                "outside the {} % prediction interval [{}, {}] of {k} baseline commits' means ({}, {})",
+                "outside the {} % prediction interval [{}, {}]{scale} of {k} baseline commits' means ({}, {})",
                 (o.level * 1e6).round() / 1e4,
                 fmt_num(lo),
                 fmt_num(hi),

@@ -91,6 +91,25 @@ pub struct TestOutcome {
     pub n_candidate: usize,
     /// Why the outcome is degenerate, when it is.
     pub note: Option<String>,
+    /// The scale the statistic was computed on: `log` for a prediction interval on the
+    /// logarithms of a positive metric ([`commit_mean_prediction_log`]), whose interval is then
+    /// multiplicative around the level. Absent in analyses stored before it existed: `linear`.
+    #[serde(default)]
+    pub scale: Scale,
+}
+
+/// The scale of a test's values.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// The metric's own unit: a symmetric interval `level ± q · s`.
+    #[default]
+    Linear,
+    /// Natural logarithms of the values: the interval is `exp(mean ln ± q · s_ln)`, always
+    /// positive and wider above than below, as the spread of latencies and throughputs is.
+    Log,
 }
 
 /// Arithmetic mean (callers guarantee a non-empty slice).
@@ -136,6 +155,7 @@ fn zero_spread(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
         level,
         n_baseline: base.len(),
         n_candidate: cand.len(),
+        scale: Scale::Linear,
         note: Some(if b == c {
             "every baseline and candidate value is identical: no change".to_string()
         } else {
@@ -191,6 +211,7 @@ pub fn welch(base: &[f64], cand: &[f64], level: f64, cand_var_floor: f64) -> Tes
         level,
         n_baseline: base.len(),
         n_candidate: cand.len(),
+        scale: Scale::Linear,
         note: floored.then(|| {
             "the candidate's run-to-run variance was below the baseline's within-commit variance \
              and was raised to it"
@@ -235,6 +256,7 @@ pub fn prediction(base: &[f64], cand: f64, level: f64) -> TestOutcome {
         level,
         n_baseline: base.len(),
         n_candidate: 1,
+        scale: Scale::Linear,
         note: None,
     }
 }
@@ -315,8 +337,68 @@ pub fn commit_mean_prediction(
         level,
         n_baseline: k,
         n_candidate: 1,
+        scale: Scale::Linear,
         note: None,
     }
+}
+
+/// [`commit_mean_prediction`] on the natural logarithms of a positive metric's commit means:
+/// the test benchtrail runs on every latency and throughput series.
+///
+/// Run-to-run variation of latencies and throughputs is multiplicative (a slow run is some
+/// percent slower at every statistic, BENCHMARKS.md "Noise model"), and a symmetric interval in
+/// the unit can reach below zero on a short noisy history (an E2E p90 of 1,447 ms got
+/// `[-252.8, 3147.2]` ms from five commits). On the logarithms the interval is
+/// `[exp(ln_level − q·s), exp(ln_level + q·s)]`, with `ln_level` the mean logarithm of the last
+/// `window` commit means and `s` as in [`commit_mean_prediction`] on the logarithms: always
+/// positive, and the same test the metric families already use (`super::family`).
+///
+/// * `extra_var` is in the unit squared (what the candidate's fewer repeats add); it enters on
+///   the log scale divided by the squared level (the delta method, `var ln X ≈ var X / E[X]²`).
+/// * `baseline_mean`, `candidate_mean` and `delta_abs` stay arithmetic, in the unit, as every
+///   other test reports them; `delta_ci` is `[cand − hi, cand − lo]`, which holds 0 exactly
+///   when the candidate is inside the interval, as in the linear test.
+///
+/// `None` when a value is not positive, or when the test on the logarithms has no spread or no
+/// degrees of freedom (the caller then runs the linear test, which says why).
+pub fn commit_mean_prediction_log(
+    history: &[f64],
+    window: usize,
+    cand: f64,
+    extra_var: f64,
+    level: f64,
+) -> Option<TestOutcome> {
+    if !(cand > 0.0 && cand.is_finite()) || history.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+        return None;
+    }
+    let k = window.max(1).min(history.len());
+    if k == 0 {
+        return None;
+    }
+    let level_unit = mean(&history[history.len() - k..]);
+    let logs: Vec<f64> = history.iter().map(|x| x.ln()).collect();
+    let extra_log = extra_var.max(0.0) / (level_unit * level_unit);
+    let o = commit_mean_prediction(&logs, window, cand.ln(), extra_log, level);
+    if o.test != Test::PredictionInterval {
+        return None;
+    }
+    let (lo, hi) = o.prediction_interval.map(|(l, h)| (l.exp(), h.exp()))?;
+    Some(TestOutcome {
+        test: Test::PredictionInterval,
+        baseline_mean: level_unit,
+        candidate_mean: cand,
+        delta_abs: cand - level_unit,
+        delta_ci: Some((cand - hi, cand - lo)),
+        statistic: o.statistic,
+        df: o.df,
+        p_value: o.p_value,
+        prediction_interval: Some((lo, hi)),
+        level,
+        n_baseline: k,
+        n_candidate: 1,
+        note: None,
+        scale: Scale::Log,
+    })
 }
 
 /// The one-sided p-value of `t` with `df` degrees of freedom in the direction `sign` (+1: the
@@ -363,6 +445,7 @@ pub fn pinned(pin: &[f64], cand: &[f64], spread: &[f64], level: f64) -> TestOutc
         level,
         n_baseline: pin.len(),
         n_candidate: cand.len(),
+        scale: Scale::Linear,
         note: Some(format!(
             "the pinned baseline's level, with the run-to-run spread of {} recent base-branch runs",
             spread.len()
@@ -386,6 +469,7 @@ pub fn effect_only(base: &[f64], cand: &[f64], level: f64) -> TestOutcome {
         level,
         n_baseline: base.len(),
         n_candidate: cand.len(),
+        scale: Scale::Linear,
         note: Some(
             "effect only: one value per side and no history, so run-to-run variation is unknown \
              and no significance test was made"
@@ -581,6 +665,34 @@ mod tests {
             pinned(&[5.0], &[6.0], &[3.0, 3.0], 0.95).test,
             Test::ZeroSpread
         );
+    }
+
+    #[test]
+    fn the_log_scale_interval_of_a_short_noisy_history_stays_positive() {
+        // Five commit means of an E2E p90 in ms, as on a short CI history. Expected values from
+        // an independent computation (Python, Student's t with 4 df by bisection on its
+        // closed-form CDF): q = 10.306254681807658, ln-level = mean ln, s_ln·√(1 + 1/5).
+        let history = [1100.0, 1447.0, 1800.0, 1250.0, 1650.0];
+        let linear = commit_mean_prediction(&history, 10, 1500.0, 0.0, 0.9995);
+        let (lin_lo, _) = linear.prediction_interval.unwrap();
+        assert!((lin_lo - -1768.762639691373).abs() < 1e-6, "{lin_lo}");
+        let o = commit_mean_prediction_log(&history, 10, 1500.0, 0.0, 0.9995).unwrap();
+        assert_eq!((o.test, o.scale), (Test::PredictionInterval, Scale::Log));
+        let (lo, hi) = o.prediction_interval.unwrap();
+        assert!((lo - 148.66916456007155).abs() < 1e-6, "{lo}");
+        assert!((hi - 13689.581463813092).abs() < 1e-4, "{hi}");
+        assert!((o.statistic.unwrap() - 0.2286251155623535).abs() < 1e-12);
+        assert!((o.p_value.unwrap() - 0.8303731019760616).abs() < 1e-9);
+        assert_eq!((o.df, o.n_baseline), (Some(4.0), 5));
+        // Level, candidate and change stay arithmetic, in the unit.
+        assert!((o.baseline_mean - 1449.4).abs() < 1e-9);
+        assert!((o.delta_abs - 50.6).abs() < 1e-9);
+        assert_eq!(o.delta_ci, Some((1500.0 - hi, 1500.0 - lo)));
+        // Not positive, or no spread on the logarithms: the caller's linear test decides.
+        assert!(commit_mean_prediction_log(&[0.0, 1.0, 2.0], 10, 1.0, 0.0, 0.9995).is_none());
+        assert!(commit_mean_prediction_log(&history, 10, -1.0, 0.0, 0.9995).is_none());
+        assert!(commit_mean_prediction_log(&[3.0, 3.0], 10, 4.0, 0.0, 0.9995).is_none());
+        assert_eq!(linear.scale, Scale::Linear);
     }
 
     #[test]
