@@ -91,7 +91,7 @@ fn the_fp8_change_is_one_tradeoff_across_its_three_cells() {
     )));
     assert!(markdown.contains(
         "| `max_concurrency=16` | median ITL (mean ITL -11.4 %, median ITL -11.4 %, p90 ITL -11.4 %, \
-         p95 ITL -11.4 %, p99 ITL -11.3 %) | 26.45 ms | 23.43 ms | -11.4 % | 24.62 … 28.27 ms | \
+         p95 ITL -11.4 %, p99 ITL -11.3 %) | 26.45 ms | 23.43 ms | -11.4 % | 24.68 … 28.34 ms | \
          family_index, p < 0.001 |"
     ));
 }

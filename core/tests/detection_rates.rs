@@ -1,8 +1,8 @@
 //! The engine's false-alarm and detection rates on realistic generated `vllm bench serve`
 //! histories (`regression::realistic`, its noise model documented there), analyzed without a
 //! server (`regression::rates`). A bounded instance runs in CI and asserts the rates; the full
-//! sizes run with `cargo test --release -p benchtrail-core --test detection_rates -- --ignored
-//! --nocapture` and through the HTTP API with `cargo bench -p benchtrail-server --bench
+//! sizes run with `cargo test --release -p benchtrail-core --test integration -- --ignored
+//! --nocapture detection_rates::` and through the HTTP API with `cargo bench -p benchtrail-server --bench
 //! detection_rates` (BENCHMARKS.md).
 
 use benchtrail_core::regression::family::{configuration_gates, FamilyKey};

@@ -278,9 +278,15 @@ fn single_candidate_run_uses_the_prediction_interval() {
     // A latency's own test runs on its logarithms: the interval is multiplicative around the
     // level (the same factor below and above it) and says so.
     let own = &r.series[0].comparison.as_ref().unwrap().outcome;
-    assert_eq!(own.scale, benchtrail_core::regression::significance::Scale::Log);
+    assert_eq!(
+        own.scale,
+        benchtrail_core::regression::significance::Scale::Log
+    );
     let level = own.baseline_mean;
-    assert!(((level / lo) - (hi / level)).abs() < 1e-3 * (hi / level), "{lo} {level} {hi}");
+    assert!(
+        ((level / lo) - (hi / level)).abs() < 1e-3 * (hi / level),
+        "{lo} {level} {hi}"
+    );
     assert!(
         f.summary
             .contains("outside the 99.95 % prediction interval of 6 baseline commits' means"),

@@ -325,7 +325,7 @@ fn history(test: &str) -> History {
 }
 
 /// Regenerate with `BENCHTRAIL_WRITE_OTAVA_HISTORIES=1 cargo test -p benchtrail-core --test
-/// regression_otava` (then rerun Otava: `run_otava_histories.sh`).
+/// integration regression_otava::` (then rerun Otava: `run_otava_histories.sh`).
 #[test]
 fn committed_histories_are_the_generators_output() {
     for h in histories() {
@@ -508,7 +508,7 @@ fn short_regimes_a_seven_commit_step_agrees_a_late_three_commit_step_only_otava_
 /// history with seeds 1…50 and benchtrail's change points to `$BENCHTRAIL_OTAVA_SWEEP_DIR`, for
 /// `testdata/regression/otava/sweep.py` to compare with Otava's. Run with
 /// `BENCHTRAIL_OTAVA_SWEEP_DIR=/tmp/sweep cargo test --release -p benchtrail-core --test
-/// regression_otava -- --ignored`.
+/// integration regression_otava:: -- --ignored`.
 #[test]
 #[ignore]
 fn sweep_seeds_for_otava() {

@@ -92,8 +92,9 @@ pub struct TestOutcome {
     /// Why the outcome is degenerate, when it is.
     pub note: Option<String>,
     /// The scale the statistic was computed on: `log` for a prediction interval on the
-    /// logarithms of a positive metric ([`commit_mean_prediction_log`]), whose interval is then
-    /// multiplicative around the level. Absent in analyses stored before it existed: `linear`.
+    /// natural logarithms of a positive metric (latencies, throughputs, goodput), whose
+    /// interval is then multiplicative around the level; `linear` otherwise, and for analyses
+    /// stored before the field existed.
     #[serde(default)]
     pub scale: Scale,
 }
