@@ -11,6 +11,7 @@ pub mod body_limit;
 pub mod bot;
 pub mod error;
 pub mod ingest;
+pub mod memory;
 pub mod pages;
 pub mod security;
 pub mod serve;

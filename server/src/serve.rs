@@ -47,6 +47,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(50);
 /// The longest pause after repeated `accept` errors.
 const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// How long no analysis or scan must finish before freed memory goes back to the operating
+/// system (`crate::memory`): long enough that a CI job's repeats, uploaded back to back, are
+/// one burst; short enough that RSS at rest is reached within seconds.
+const RELEASE_AFTER_QUIET: Duration = Duration::from_secs(2);
 
 /// The limits of [`serve_with`]. `Default` gives the `DEFAULT_*` constants of this module.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +97,8 @@ pub async fn serve_with(
 ) -> std::io::Result<()> {
     // The analysis workers run while the server serves (`crate::analysis::jobs`).
     state.analyzer.start(&state);
+    // Stops with the server (aborted below): one per served application.
+    let trimmer = tokio::spawn(crate::memory::release_when_idle(RELEASE_AFTER_QUIET));
     let analyzer = state.analyzer.clone();
     let app = crate::app::router_with(state, &options);
     let max = u32::try_from(options.max_connections.max(1)).unwrap_or(u32::MAX);
@@ -150,6 +156,7 @@ pub async fn serve_with(
     // Every connection holds a permit until it is closed.
     let _ = permits.acquire_many(max).await;
     analyzer.stop();
+    trimmer.abort();
     Ok(())
 }
 

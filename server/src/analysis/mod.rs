@@ -350,6 +350,7 @@ async fn analyze_one(
         phases = %timing,
         "commit analyzed"
     );
+    crate::memory::note_work();
     Ok(previous)
 }
 

@@ -97,7 +97,7 @@ pub(super) async fn scan_branch(
         return Ok(());
     }
     let scope = supersedable(&window, det.engine.change_points.min_segment);
-    change_point_scan(
+    let scanned = change_point_scan(
         store,
         project.id,
         branch,
@@ -106,7 +106,9 @@ pub(super) async fn scan_branch(
         stored.version,
         &scope,
     )
-    .await
+    .await;
+    crate::memory::note_work();
+    scanned
 }
 
 /// The scan input of one group from its default-branch `points` (in commit order): the
