@@ -40,6 +40,10 @@ struct Args {
     /// FP8 draws.
     #[arg(long, default_value_t = 10)]
     draws: u64,
+    /// Index of the first history (and draw): `--first 35 --histories 1` replays history 35
+    /// alone, with the seeds of a full run.
+    #[arg(long, default_value_t = 0)]
+    first: u64,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -168,7 +172,9 @@ async fn main() {
     );
     for (cv, repeats) in [(0.02, 1), (0.05, 1), (0.02, 3)] {
         let (mut with, mut total, mut failed_jobs, mut jobs) = (0, 0, 0, 0);
-        for h in 0..args.histories {
+        // Failed CI jobs by repeat index: a first repeat must never fail alone.
+        let mut failed_by_repeat = vec![0usize; repeats];
+        for h in args.first..args.first + args.histories {
             let s = spec(1000 + h, args.commits, repeats, cv);
             let o = run_history(
                 &bench,
@@ -179,16 +185,19 @@ async fn main() {
             .await;
             with += usize::from(!o.alarms.is_empty());
             total += o.alarms.len();
-            for v in o.verdicts.iter().flatten() {
-                jobs += 1;
-                failed_jobs += usize::from(v == "fail");
+            for at in &o.verdicts {
+                for (r, v) in at.iter().enumerate() {
+                    jobs += 1;
+                    failed_jobs += usize::from(v == "fail");
+                    failed_by_repeat[r] += usize::from(v == "fail");
+                }
             }
             for a in &o.alarms {
                 eprintln!("  noise h{h}: {} {} {}", a["kind"], a["cell"], a["summary"]);
             }
         }
         println!(
-            "noise only, {} commits x 3 cells, {repeats} run(s) per commit, CV {:.0} %: {with} of {} histories with a false regression/trade-off/change-point alert ({total} alerts); CI jobs failed: {failed_jobs} of {jobs}",
+            "noise only, {} commits x 3 cells, {repeats} run(s) per commit, CV {:.0} %: {with} of {} histories with a false regression/trade-off/change-point alert ({total} alerts); CI jobs failed: {failed_jobs} of {jobs} (by repeat index: {failed_by_repeat:?})",
             args.commits,
             cv * 100.0,
             args.histories
@@ -196,7 +205,7 @@ async fn main() {
     }
     for (pct, repeats) in [(10.0, 1), (5.0, 3)] {
         let (mut flagged, mut failed) = (0, 0);
-        for h in 0..args.histories {
+        for h in args.first..args.first + args.histories {
             let at = args.before_step;
             let mut s = spec(5000 + h, at + 1, repeats, 0.02);
             s.step = Some((at, Change::ttft_step(pct, 3)));
@@ -216,7 +225,7 @@ async fn main() {
     }
     let mut good_draws = 0;
     let mut per_draw = Vec::new();
-    for d in 0..args.draws {
+    for d in args.first..args.first + args.draws {
         let s = HistorySpec::fp8_case(9000 + d);
         let o = run_history(&bench, &format!("fp8-{d}"), &s, d).await;
         let cells: std::collections::BTreeSet<String> = o
