@@ -29,8 +29,9 @@ use rand_chacha::ChaCha8Rng;
 /// Replicates per interval. 1000 keeps the Monte-Carlo error of the 2.5/97.5 % bounds small
 /// against the interval width, and costs ≈ 54 ms for one 60-request result (7,620 ITL gaps,
 /// eight intervals) in an optimized build, ≈ 0.68 s unoptimized (`cargo test --release -p
-/// benchtrail-core --test integration -- --nocapture summaries::bootstrap`, 2-core build machine). The ITL
-/// walk over all pooled gaps dominates; cost grows linearly with requests × gaps.
+/// benchtrail-core --test integration -- --nocapture summaries::bootstrap`, 2-core build
+/// machine). The ITL walk over all pooled gaps dominates; cost grows linearly with requests ×
+/// gaps.
 pub const RESAMPLES: usize = 1000;
 
 /// Seed of every bootstrap stream (ASCII "bench").

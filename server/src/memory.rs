@@ -25,8 +25,9 @@ pub fn note_work() {
 }
 
 /// Checks every `quiet`: when work was done since the last trim and none finished during the
-/// last `quiet`, returns free memory to the operating system ([`trim`]). Runs until the
-/// runtime stops; spawn it once per process.
+/// last `quiet`, returns free memory to the operating system ([`trim`]). Runs until aborted:
+/// `crate::serve::serve_with` spawns one per served application and aborts it when serving
+/// ends (several servers in one process, as in tests, only trim more often).
 pub async fn release_when_idle(quiet: Duration) {
     let mut trimmed_at = WORK_DONE.load(Ordering::Relaxed);
     let mut seen = trimmed_at;

@@ -346,10 +346,10 @@ pub fn commit_mean_prediction(
 /// [`commit_mean_prediction`] on the natural logarithms of a positive metric's commit means:
 /// the test benchtrail runs on every latency and throughput series.
 ///
-/// Run-to-run variation of latencies and throughputs is multiplicative (a slow run is some
-/// percent slower at every statistic, BENCHMARKS.md "Noise model"), and a symmetric interval in
-/// the unit can reach below zero on a short noisy history (an E2E p90 of 1,447 ms got
-/// `[-252.8, 3147.2]` ms from five commits). On the logarithms the interval is
+/// Run-to-run variation of latencies and throughputs is multiplicative (a slow machine makes a
+/// run some percent slower at every statistic: the run-level factors of
+/// [`super::realistic`]), and a symmetric interval in the unit can reach below zero on a short
+/// noisy history (an E2E p90 of 1,447 ms got `[-252.8, 3147.2]` ms). On the logarithms the interval is
 /// `[exp(ln_level − q·s), exp(ln_level + q·s)]`, with `ln_level` the mean logarithm of the last
 /// `window` commit means and `s` as in [`commit_mean_prediction`] on the logarithms: always
 /// positive, and the same test the metric families already use (`super::family`).
