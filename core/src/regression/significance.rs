@@ -357,8 +357,11 @@ pub fn commit_mean_prediction(
 /// * `extra_var` is in the unit squared (what the candidate's fewer repeats add); it enters on
 ///   the log scale divided by the squared level (the delta method, `var ln X ≈ var X / E[X]²`).
 /// * `baseline_mean`, `candidate_mean` and `delta_abs` stay arithmetic, in the unit, as every
-///   other test reports them; `delta_ci` is `[cand − hi, cand − lo]`, which holds 0 exactly
-///   when the candidate is inside the interval, as in the linear test.
+///   other test reports them. `delta_ci` is the change as a ratio, `[cand / hi − 1, cand / lo −
+///   1]`, times the level `m`: as a percentage of the level it never reaches −100 % (a
+///   difference `cand − hi` from a wide interval would, e.g. −5,290 % for a TTFT p50 on five
+///   commits), and it holds 0 exactly when the candidate is inside the interval, as in the
+///   linear test.
 ///
 /// `None` when a value is not positive, or when the test on the logarithms has no spread or no
 /// degrees of freedom (the caller then runs the linear test, which says why).
@@ -389,7 +392,10 @@ pub fn commit_mean_prediction_log(
         baseline_mean: level_unit,
         candidate_mean: cand,
         delta_abs: cand - level_unit,
-        delta_ci: Some((cand - hi, cand - lo)),
+        delta_ci: Some((
+            level_unit * (cand / hi - 1.0),
+            level_unit * (cand / lo - 1.0),
+        )),
         statistic: o.statistic,
         df: o.df,
         p_value: o.p_value,
@@ -688,7 +694,18 @@ mod tests {
         // Level, candidate and change stay arithmetic, in the unit.
         assert!((o.baseline_mean - 1449.4).abs() < 1e-9);
         assert!((o.delta_abs - 50.6).abs() < 1e-9);
-        assert_eq!(o.delta_ci, Some((1500.0 - hi, 1500.0 - lo)));
+        // The change's interval as a ratio to a baseline-like value, times the level: above
+        // −100 % of the level however wide the interval, 0 inside it.
+        let (ci_lo, ci_hi) = o.delta_ci.unwrap();
+        assert!(
+            (ci_lo - 1449.4 * (1500.0 / hi - 1.0)).abs() < 1e-9,
+            "{ci_lo}"
+        );
+        assert!(
+            (ci_hi - 1449.4 * (1500.0 / lo - 1.0)).abs() < 1e-9,
+            "{ci_hi}"
+        );
+        assert!(ci_lo > -1449.4 && ci_lo < 0.0 && ci_hi > 0.0);
         // Not positive, or no spread on the logarithms: the caller's linear test decides.
         assert!(commit_mean_prediction_log(&[0.0, 1.0, 2.0], 10, 1.0, 0.0, 0.9995).is_none());
         assert!(commit_mean_prediction_log(&history, 10, -1.0, 0.0, 0.9995).is_none());
