@@ -171,7 +171,7 @@ async fn main() {
         args.histories
     );
     for (cv, repeats) in [(0.02, 1), (0.05, 1), (0.02, 3)] {
-        let (mut with, mut total, mut failed_jobs, mut jobs) = (0, 0, 0, 0);
+        let (mut with, mut total, mut jobs) = (0, 0, 0);
         // Failed CI jobs by repeat index: a first repeat must never fail alone.
         let mut failed_by_repeat = vec![0usize; repeats];
         for h in args.first..args.first + args.histories {
@@ -188,7 +188,6 @@ async fn main() {
             for at in &o.verdicts {
                 for (r, v) in at.iter().enumerate() {
                     jobs += 1;
-                    failed_jobs += usize::from(v == "fail");
                     failed_by_repeat[r] += usize::from(v == "fail");
                 }
             }
@@ -196,6 +195,7 @@ async fn main() {
                 eprintln!("  noise h{h}: {} {} {}", a["kind"], a["cell"], a["summary"]);
             }
         }
+        let failed_jobs: usize = failed_by_repeat.iter().sum();
         println!(
             "noise only, {} commits x 3 cells, {repeats} run(s) per commit, CV {:.0} %: {with} of {} histories with a false regression/trade-off/change-point alert ({total} alerts); CI jobs failed: {failed_jobs} of {jobs} (by repeat index: {failed_by_repeat:?})",
             args.commits,

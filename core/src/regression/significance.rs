@@ -372,13 +372,12 @@ pub fn commit_mean_prediction_log(
     extra_var: f64,
     level: f64,
 ) -> Option<TestOutcome> {
-    if !(cand > 0.0 && cand.is_finite()) || history.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+    let positive = |x: f64| x > 0.0 && x.is_finite();
+    // Fewer than two commit means: the linear test's `effect_only` says so.
+    if history.len() < 2 || !positive(cand) || !history.iter().all(|&x| positive(x)) {
         return None;
     }
     let k = window.max(1).min(history.len());
-    if k == 0 {
-        return None;
-    }
     let level_unit = mean(&history[history.len() - k..]);
     let logs: Vec<f64> = history.iter().map(|x| x.ln()).collect();
     let extra_log = extra_var.max(0.0) / (level_unit * level_unit);
