@@ -29,6 +29,7 @@ mod history_window;
 mod idempotent_upload;
 mod migration_backfill;
 mod migration_gap;
+mod migration_values_by_seq;
 mod no_oracle;
 mod pages;
 mod pr_bot;

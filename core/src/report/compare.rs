@@ -292,10 +292,10 @@ impl History {
                         cell_key: cell_key.clone(),
                     });
                 self.points.push(HistoryPoint {
-                    series_id: id,
+                    series_id: id.as_str().into(),
                     result_id,
                     run_id,
-                    commit_sha: commit.to_string(),
+                    commit_sha: commit.into(),
                     branch: BRANCH.into(),
                     seq,
                     value: m.value,
@@ -315,8 +315,8 @@ impl History {
     /// The mean value of each series over `commit`'s points, by series id.
     fn commit_means(&self, commit: &str) -> HashMap<String, f64> {
         let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
-        for p in self.points.iter().filter(|p| p.commit_sha == commit) {
-            let e = sums.entry(p.series_id.as_str()).or_default();
+        for p in self.points.iter().filter(|p| *p.commit_sha == *commit) {
+            let e = sums.entry(&*p.series_id).or_default();
             e.0 += p.value;
             e.1 += 1;
         }
@@ -354,7 +354,7 @@ impl History {
         let mut points: Vec<HistoryPoint> = self
             .points
             .iter()
-            .filter(|p| ids.contains(p.series_id.as_str()))
+            .filter(|p| ids.contains(&*p.series_id))
             .cloned()
             .collect();
         points.sort_by_key(|p| (p.seq, p.result_id));

@@ -100,10 +100,10 @@ impl Plan {
         let base = &self.base_commits[self.base_commits.len().saturating_sub(window)..];
         let mut ids: Vec<i64> = points
             .iter()
-            .filter(|p| sampled.contains(p.series_id.as_str()))
+            .filter(|p| sampled.contains(&*p.series_id))
             .filter(|p| {
-                (p.commit_sha == ctx.commit && p.branch == ctx.branch)
-                    || base.contains(&p.commit_sha)
+                (*p.commit_sha == *ctx.commit && *p.branch == *ctx.branch)
+                    || base.iter().any(|c| **c == *p.commit_sha)
             })
             .map(|p| p.result_id)
             .collect();
@@ -138,8 +138,8 @@ impl CommitContext<'_> {
             let mut seen: HashSet<&str> = HashSet::new();
             points
                 .iter()
-                .filter(|p| p.branch == branch && seen.insert(p.commit_sha.as_str()))
-                .map(|p| p.commit_sha.clone())
+                .filter(|p| *p.branch == *branch && seen.insert(&*p.commit_sha))
+                .map(|p| p.commit_sha.to_string())
                 .collect::<Vec<String>>()
         };
         let order = commits_of(self.default_branch);
@@ -238,7 +238,7 @@ impl CommitContext<'_> {
             samples: samples
                 .get(&p.result_id)
                 .filter(|_| with_samples)
-                .and_then(|s| request_values(s, metric_of.get(p.series_id.as_str())?, max)),
+                .and_then(|s| request_values(s, metric_of.get(&*p.series_id)?, max)),
         };
         // Per-request samples for the comparison's inputs; the change-point scan and the
         // confirmation read values only.
@@ -248,7 +248,7 @@ impl CommitContext<'_> {
             rustc_hash::FxHashMap::default();
         for p in points {
             by_commit
-                .entry((p.series_id.as_str(), p.commit_sha.as_str()))
+                .entry((&*p.series_id, &*p.commit_sha))
                 .or_default()
                 .push(p);
         }
@@ -257,7 +257,7 @@ impl CommitContext<'_> {
                 .get(&(s.series_id.as_str(), commit))
                 .into_iter()
                 .flatten()
-                .filter(|p| branch.is_none_or(|b| p.branch == b))
+                .filter(|p| branch.is_none_or(|b| *p.branch == *b))
                 .map(|p| run_value(p, with_samples))
                 .collect();
             (!runs.is_empty()).then(|| CommitRuns {
@@ -303,11 +303,16 @@ impl CommitContext<'_> {
                 candidate,
                 following,
             };
+            // Field by field: `..input.clone()` would copy the comparison's history only to
+            // drop it.
             scan.push(SeriesInput {
+                series_id: input.series_id.clone(),
+                metric: input.metric.clone(),
+                stat: input.stat.clone(),
+                slo_profile: input.slo_profile.clone(),
                 history: full,
                 candidate: None,
                 following: Vec::new(),
-                ..input.clone()
             });
             inputs.push(input);
         }
@@ -345,7 +350,7 @@ impl CommitContext<'_> {
         let mut seen = HashSet::new();
         let results: Vec<&HistoryPoint> = points
             .iter()
-            .filter(|p| ids.contains(p.series_id.as_str()) && seen.insert(p.result_id))
+            .filter(|p| ids.contains(&*p.series_id) && seen.insert(p.result_id))
             .collect();
         let mean_of = |rs: Vec<&HistoryPoint>| {
             let rs: Vec<&HistoryPoint> = rs
@@ -381,7 +386,7 @@ impl CommitContext<'_> {
                 let rs = results
                     .iter()
                     .copied()
-                    .filter(|p| &p.commit_sha == c && base_branch.is_none_or(|b| p.branch == b))
+                    .filter(|p| *p.commit_sha == **c && base_branch.is_none_or(|b| *p.branch == *b))
                     .collect();
                 mean_of(rs).map(|lengths| CommitLengths {
                     commit: c.clone(),
@@ -393,7 +398,7 @@ impl CommitContext<'_> {
             results
                 .iter()
                 .copied()
-                .filter(|p| p.commit_sha == self.commit && p.branch == self.branch)
+                .filter(|p| *p.commit_sha == *self.commit && *p.branch == *self.branch)
                 .collect(),
         );
         let cell = series
@@ -467,7 +472,7 @@ impl CommitContext<'_> {
         let mut seen = HashSet::new();
         for p in points
             .iter()
-            .filter(|p| p.commit_sha == self.commit && p.branch == self.branch)
+            .filter(|p| *p.commit_sha == *self.commit && *p.branch == *self.branch)
         {
             if let Some(why) = self.invalid(p) {
                 if seen.insert(p.run_id) {
@@ -520,14 +525,14 @@ pub fn analyze_groups<K: Ord + Clone>(
     prepared: Vec<PreparedGroup<K>>,
     series_key: impl Fn(&K) -> &str,
 ) -> Vec<(K, GroupAnalysis)> {
-    let views: Vec<GroupInput> = prepared
+    let views: Vec<std::borrow::Cow<'_, GroupInput>> = prepared
         .iter()
         .map(|p| crate::regression::gating_view(&p.input, &p.workload, &ctx.det.engine))
         .collect();
     let keyed: Vec<(K, &GroupInput)> = prepared
         .iter()
         .zip(&views)
-        .map(|(p, v)| (p.key.clone(), v))
+        .map(|(p, v)| (p.key.clone(), v.as_ref()))
         .collect();
     let mut gates = gates_of(&keyed, &ctx.det.engine, series_key);
     prepared

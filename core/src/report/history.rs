@@ -3,21 +3,26 @@
 //! (health counts, exclusion, measured lengths). Storage fills these; [`super::group`] builds
 //! the engine's input from them; [`super::compare`] builds them from two uploads.
 
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// One stored value of a series, with what the analysis needs to place and judge it.
+///
+/// The strings are shared (`Arc<str>`): a window holds tens of thousands of points of a few
+/// dozen series, commits and branches, and a copy of each string per point was most of what
+/// building and freeing a window cost (BENCHMARKS.md, session 25).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryPoint {
     /// Series id.
-    pub series_id: String,
+    pub series_id: Arc<str>,
     /// Internal result id.
     pub result_id: i64,
     /// Run id.
     pub run_id: Uuid,
     /// Commit SHA.
-    pub commit_sha: String,
+    pub commit_sha: Arc<str>,
     /// Branch.
-    pub branch: String,
+    pub branch: Arc<str>,
     /// Upload sequence number (last tie-breaker of the order).
     pub seq: i64,
     /// The value, in the series' unit.

@@ -128,9 +128,9 @@ impl CommitContext<'_> {
             .collect();
         let valid: HashSet<&str> = points
             .iter()
-            .filter(|p| p.branch == self.default_branch && base.contains(p.commit_sha.as_str()))
+            .filter(|p| *p.branch == *self.default_branch && base.contains(&*p.commit_sha))
             .filter(|p| self.is_valid(p))
-            .map(|p| p.commit_sha.as_str())
+            .map(|p| &*p.commit_sha)
             .collect();
         valid.len() >= self.det.engine.spread()
     }
@@ -221,10 +221,10 @@ mod tests {
                         _ => 2000.0 / level,
                     };
                     out.push(HistoryPoint {
-                        series_id: s.series_id,
+                        series_id: s.series_id.into(),
                         result_id,
                         run_id,
-                        commit_sha: sha(i),
+                        commit_sha: sha(i).into(),
                         branch: MAIN.into(),
                         seq: result_id,
                         value,
@@ -264,7 +264,11 @@ mod tests {
             let w = ctx.history_window(newest, std::iter::empty());
             let points: Vec<HistoryPoint> = all
                 .iter()
-                .filter(|p| w.commits.as_ref().is_none_or(|c| c.contains(&p.commit_sha)))
+                .filter(|p| {
+                    w.commits
+                        .as_ref()
+                        .is_none_or(|c| c.iter().any(|x| **x == *p.commit_sha))
+                })
                 .cloned()
                 .collect();
             let plan = ctx.plan(&points, None);

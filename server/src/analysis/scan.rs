@@ -121,7 +121,7 @@ fn scan_input(
     series: &[GroupSeries],
     points: &[HistoryPoint],
 ) -> benchtrail_core::regression::GroupInput {
-    let newest = points.last().map(|p| p.commit_sha.as_str()).unwrap_or("");
+    let newest = points.last().map(|p| &*p.commit_sha).unwrap_or("");
     let ctx = CommitContext {
         default_branch: &project.default_branch,
         branch: &project.default_branch,

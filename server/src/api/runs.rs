@@ -45,9 +45,11 @@ pub(super) async fn upload(
     headers: axum::http::HeaderMap,
     ApiJson(doc): ApiJson<UploadDocument>,
 ) -> ApiResult<(StatusCode, Json<UploadReceipt>)> {
+    let started = std::time::Instant::now();
     // Checked first, so a retry of a bad upload is refused like the first attempt.
     let settings = state.store.settings(&project).await?.settings;
     let run = ingest::prepare_with(&project, &settings, &doc, chrono::Utc::now())?;
+    let prepared = started.elapsed();
     if let Some(id) = doc.run.id {
         if let Some(existing) = state.store.run(id).await? {
             if existing.summary.project != project.slug {
@@ -89,6 +91,7 @@ pub(super) async fn upload(
         .store
         .insert_run_leased(&run, Some(state.analyzer.lease()))
         .await?;
+    let stored = started.elapsed();
     let status = match inserted {
         Inserted::Created => StatusCode::CREATED,
         Inserted::AlreadyStored => StatusCode::OK,
@@ -111,7 +114,17 @@ pub(super) async fn upload(
             )
             .await;
     }
+    let analyzed = started.elapsed();
     let verdict = stored_verdict(&state, &project, run.id).await;
+    // Where an upload's time goes (cumulative milliseconds), for `history_growth`.
+    tracing::debug!(
+        run = %run.id,
+        prepared_ms = prepared.as_secs_f64() * 1e3,
+        stored_ms = stored.as_secs_f64() * 1e3,
+        analyzed_ms = analyzed.as_secs_f64() * 1e3,
+        answered_ms = started.elapsed().as_secs_f64() * 1e3,
+        "upload timed"
+    );
     Ok((
         status,
         Json(receipt(

@@ -156,7 +156,7 @@ impl Store {
         }
         q.push(" ORDER BY a.seq DESC LIMIT ")
             .bind(Arg::Int(limit.saturating_add(1)));
-        let rows = q.query().fetch_all(&self.pool).await?;
+        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         let seqs = rows
             .iter()
             .map(|row| row.try_get::<i64, _>("seq"))
@@ -339,7 +339,7 @@ impl Store {
             q.push(", ").bind(Arg::Text(k.as_str().into()));
         }
         q.push(") ORDER BY a.seq");
-        let rows = q.query().fetch_all(&self.pool).await?;
+        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         self.alerts_from_rows(&rows).await
     }
 
@@ -356,7 +356,7 @@ impl Store {
                 SqlBuilder::new("SELECT alert_id, series_id FROM alert_series WHERE alert_id IN (");
             q.bind_list(ids.iter().map(|id| Arg::Text(id.clone())));
             q.push(") ORDER BY alert_id, series_id");
-            for row in q.query().fetch_all(&self.pool).await? {
+            for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 series
                     .entry(row.try_get("alert_id")?)
                     .or_default()

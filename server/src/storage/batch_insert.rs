@@ -5,7 +5,7 @@
 
 use super::codec::count_to_db;
 use super::model::{NewMetric, NewSeries};
-use super::store::{Arg, SqlBuilder};
+use super::store::{backend_of_connection, Arg, SqlBuilder};
 use super::StorageError;
 use sqlx::AnyConnection;
 use std::collections::HashSet;
@@ -48,13 +48,13 @@ pub(super) async fn insert_series(
     .await
 }
 
-/// Stores the values of result `result_id` (number `idx` of run `run_id`). Two values of one
+/// Stores the values of result `result_id` (number `idx` of the run whose `seq` is `run_seq`). Two values of one
 /// series in one result are refused as a conflict naming the series, before anything is
 /// written: a multi-row statement's unique violation cannot say which row it was.
 pub(super) async fn insert_values(
     conn: &mut AnyConnection,
     result_id: i64,
-    run_id: &str,
+    run_seq: i64,
     idx: i64,
     metrics: &[NewMetric],
 ) -> Result<(), StorageError> {
@@ -77,7 +77,7 @@ pub(super) async fn insert_values(
         Ok(vec![
             Arg::Int(result_id),
             Arg::Text(m.series.series_id.clone()),
-            Arg::Text(run_id.to_string()),
+            Arg::Int(run_seq),
             Arg::Real(m.value),
             Arg::OptInt(count_to_db(m.n)?),
         ])
@@ -88,7 +88,7 @@ pub(super) async fn insert_values(
         .collect::<Result<_, _>>()?;
     insert_rows(
         conn,
-        "INSERT INTO metric_values (result_id, series_id, run_id, value, n) VALUES ",
+        "INSERT INTO metric_values (result_id, series_id, run_seq, value, n) VALUES ",
         "",
         plain_rows,
     )
@@ -109,7 +109,7 @@ pub(super) async fn insert_values(
         .collect::<Result<_, StorageError>>()?;
     insert_rows(
         conn,
-        "INSERT INTO metric_values (result_id, series_id, run_id, value, n, ci_low, ci_high, ci_level, ci_method) VALUES ",
+        "INSERT INTO metric_values (result_id, series_id, run_seq, value, n, ci_low, ci_high, ci_level, ci_method) VALUES ",
         "",
         ci_rows,
     )
@@ -124,6 +124,7 @@ async fn insert_rows(
     tail: &str,
     rows: Vec<Vec<Arg>>,
 ) -> Result<(), StorageError> {
+    let backend = backend_of_connection(conn);
     for chunk in rows.chunks(ROWS) {
         let mut q = SqlBuilder::new(head);
         for (i, row) in chunk.iter().enumerate() {
@@ -132,7 +133,7 @@ async fn insert_rows(
             q.push(")");
         }
         q.push(tail);
-        q.query().execute(&mut *conn).await?;
+        q.query(backend).execute(&mut *conn).await?;
     }
     Ok(())
 }

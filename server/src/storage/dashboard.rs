@@ -41,7 +41,7 @@ impl Store {
              WHERE b.project_id = r.project_id AND b.branch = r.branch) ORDER BY r.seq DESC LIMIT ",
         )
         .bind(Arg::Int(limit.max(1)));
-        let rows = q.query().fetch_all(&self.pool).await?;
+        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| run_summary(row).map(|(_, run)| run))
             .collect()
@@ -70,7 +70,7 @@ impl Store {
         // series). Parameters in order of appearance (SQLite numbers `$N` so).
         let mut q = SqlBuilder::new(
             "SELECT mv.series_id, r.commit_sha, mv.value FROM runs r CROSS JOIN metric_values mv \
-             WHERE mv.run_id = r.id AND r.project_id = ",
+             WHERE mv.run_seq = r.seq AND r.project_id = ",
         );
         q.bind(Arg::Int(project_id));
         q.push(" AND r.branch = ")
@@ -81,7 +81,7 @@ impl Store {
         q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
         q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
         let mut values = q
-            .query()
+            .query(self.backend())
             .fetch_all(&self.pool)
             .await?
             .iter()
@@ -94,7 +94,7 @@ impl Store {
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
         // Stable: within a commit, the query's order stays.
-        values.sort_by_key(|v| graph.position(&v.commit_sha).unwrap_or(usize::MAX));
+        values.sort_by_cached_key(|v| graph.position(&v.commit_sha).unwrap_or(usize::MAX));
         Ok(values)
     }
 }

@@ -11,6 +11,7 @@
 //! kept here: [`super::Store::series_history_at`] reads it with the window's runs each time.
 
 use super::detection::HistoryResult;
+use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
@@ -41,24 +42,41 @@ pub(super) struct CachedValue {
 /// Every metric value of one stored run and what its results add to their history points.
 #[derive(Debug, Default)]
 pub(super) struct CachedRun {
-    /// Sorted by series id, then result id: a series' values are found by binary search.
+    /// Sorted by series id, then result id, so each series' values are one slice.
     values: Vec<CachedValue>,
+    /// Where each series' slice of `values` starts and ends. A hash lookup rather than a binary
+    /// search of `values`: a window reads every series of its group in every run (37,000
+    /// look-ups per 18-cell upload), and comparing series ids was 14 % of the process
+    /// (BENCHMARKS.md, session 25).
+    by_series: FxHashMap<Arc<str>, (usize, usize)>,
     /// By result id.
-    results: HashMap<i64, HistoryResult>,
+    results: FxHashMap<i64, HistoryResult>,
 }
 
 impl CachedRun {
     /// A run from its values (any order) and its results' details.
     pub fn new(mut values: Vec<CachedValue>, results: HashMap<i64, HistoryResult>) -> CachedRun {
         values.sort_by(|a, b| (&*a.series_id, a.result_id).cmp(&(&*b.series_id, b.result_id)));
-        CachedRun { values, results }
+        let mut by_series: FxHashMap<Arc<str>, (usize, usize)> = FxHashMap::default();
+        for (i, v) in values.iter().enumerate() {
+            by_series
+                .entry(Arc::clone(&v.series_id))
+                .and_modify(|(_, end)| *end = i + 1)
+                .or_insert((i, i + 1));
+        }
+        CachedRun {
+            values,
+            by_series,
+            results: results.into_iter().collect(),
+        }
     }
 
     /// The run's values of `series_id`, by result id.
     pub fn series(&self, series_id: &str) -> &[CachedValue] {
-        let start = self.values.partition_point(|v| &*v.series_id < series_id);
-        let len = self.values[start..].partition_point(|v| &*v.series_id == series_id);
-        &self.values[start..start + len]
+        match self.by_series.get(series_id) {
+            Some(&(start, end)) => &self.values[start..end],
+            None => &[],
+        }
     }
 
     /// What result `result_id` adds to its points (its health counts, `num_prompts`, lengths).

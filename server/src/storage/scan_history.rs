@@ -61,7 +61,7 @@ impl Store {
         let mut points = self
             .series_history_at(project_id, series_ids, Some(commits), graph)
             .await?;
-        points.retain(|p| p.branch == branch);
+        points.retain(|p| *p.branch == *branch);
         Ok(points)
     }
 

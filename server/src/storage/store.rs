@@ -221,7 +221,9 @@ impl Store {
         run: &NewRun,
         lease: Option<chrono::Duration>,
     ) -> Result<(Inserted, Option<super::JobTicket>), StorageError> {
+        let started = std::time::Instant::now();
         let mut tx = self.begin_write().await?;
+        let began = started.elapsed();
         // Roll back explicitly on failure rather than on drop: the in-memory SQLite pool has a
         // single connection and the next query must find it clean.
         let written = match write_run(&mut tx, run).await {
@@ -240,7 +242,16 @@ impl Store {
         match written {
             // An identical re-upload stores nothing but its count (`upload_count`).
             Ok(inserted) => {
+                let written = started.elapsed();
                 tx.commit().await?;
+                // Where an insert's time goes (cumulative milliseconds), for `history_growth`.
+                tracing::debug!(
+                    run = %run.id,
+                    began_ms = began.as_secs_f64() * 1e3,
+                    written_ms = written.as_secs_f64() * 1e3,
+                    committed_ms = started.elapsed().as_secs_f64() * 1e3,
+                    "run inserted"
+                );
                 Ok(inserted)
             }
             outcome => {
@@ -358,7 +369,7 @@ impl Store {
         }
         q.push(" ORDER BY r.seq DESC LIMIT ")
             .bind(Arg::Int(limit.saturating_add(1)));
-        let rows = q.query().fetch_all(&self.pool).await?;
+        let rows = q.query(self.backend).fetch_all(&self.pool).await?;
         let runs = rows
             .iter()
             .map(run_summary)
@@ -464,7 +475,7 @@ impl Store {
         q.bind_list(project_ids.iter().map(|id| Arg::Int(*id)));
         q.push(") ORDER BY r.seq DESC LIMIT ")
             .bind(Arg::Int(limit.max(1)));
-        q.query()
+        q.query(self.backend)
             .fetch_all(&self.pool)
             .await?
             .iter()
@@ -507,7 +518,7 @@ impl Store {
         }
         q.push(" ORDER BY s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id LIMIT ")
             .bind(Arg::Int(limit.saturating_add(1)));
-        let rows = q.query().fetch_all(&self.pool).await?;
+        let rows = q.query(self.backend).fetch_all(&self.pool).await?;
         let series = rows
             .iter()
             .map(series_info)
@@ -539,7 +550,7 @@ impl Store {
             "SELECT r.project_id, r.commit_sha, r.commit_time, r.commit_time_offset, r.commit_subject, r.id, r.run_at, \
              r.repeat_index, mv.value, mv.n, mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, \
              (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
-             FROM metric_values mv JOIN runs r ON r.id = mv.run_id \
+             FROM metric_values mv JOIN runs r ON r.seq = mv.run_seq \
              WHERE mv.series_id = $1 AND r.branch = $2 \
              ORDER BY r.run_at, r.seq, mv.result_id",
         )
@@ -556,7 +567,7 @@ impl Store {
             .map(series_point)
             .collect::<Result<Vec<_>, _>>()?;
         // Stable: within a commit, the query's order (run time, upload, result) stays.
-        points.sort_by_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
+        points.sort_by_cached_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
         Ok(points)
     }
 
@@ -759,16 +770,25 @@ fn split_sqlite_url(url: &str) -> (&str, &str) {
 /// (or a `Conflict`) without writing when the run id is taken; the caller rolls back.
 async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, StorageError> {
     let run_id = run.id.to_string();
-    if !insert_run_row(conn, run, &run_id).await? {
+    let Some(run_seq) = insert_run_row(conn, run, &run_id).await? else {
         return existing_run_outcome(conn, run, &run_id).await;
-    }
+    };
     for (idx, file) in run.files.iter().enumerate() {
         insert_file(conn, &run_id, idx as i64, file).await?;
     }
     // A series is shared by many results of a run; insert each definition once per run.
     let mut series_written = HashSet::new();
     for (idx, result) in run.results.iter().enumerate() {
-        insert_result(conn, run, &run_id, idx as i64, result, &mut series_written).await?;
+        insert_result(
+            conn,
+            run,
+            run_seq,
+            &run_id,
+            idx as i64,
+            result,
+            &mut series_written,
+        )
+        .await?;
     }
     for (idx, q) in run.quality.iter().enumerate() {
         sqlx::query(
@@ -793,13 +813,13 @@ async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, S
     Ok(Inserted::Created)
 }
 
-/// Inserts the run row and its commit (see [`upsert_commit`]); `false`, writing nothing, if a
-/// run with this id already exists.
+/// Inserts the run row and its commit (see [`upsert_commit`]) and returns the run's `seq`;
+/// `None`, writing nothing, if a run with this id already exists.
 async fn insert_run_row(
     conn: &mut AnyConnection,
     run: &NewRun,
     run_id: &str,
-) -> Result<bool, StorageError> {
+) -> Result<Option<i64>, StorageError> {
     let commit_time = run.commit_time.as_ref().map(offset_time_parts);
     let seq: Option<i64> = sqlx::query_scalar(
         "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, commit_time_offset, commit_subject, \
@@ -826,9 +846,9 @@ async fn insert_run_row(
     .fetch_optional(&mut *conn)
     .await
     .map_err(|e| unique_as_conflict(e, || format!("run {} could not be stored: unique constraint", run.id)))?;
-    let Some(seq) = seq else { return Ok(false) };
+    let Some(seq) = seq else { return Ok(None) };
     upsert_commit(conn, run, seq, commit_time.map(|(t, _)| t)).await?;
-    Ok(true)
+    Ok(Some(seq))
 }
 
 /// Adds the run's commit to the project's commit graph. A commit uploaded again keeps what it
@@ -911,11 +931,12 @@ async fn insert_file(
     Ok(())
 }
 
-/// Inserts one result: its configuration (once per fingerprint), the result row, new series
-/// definitions and the metric values.
+/// Inserts one result of the run `run_id` (whose `seq` is `run_seq`): its configuration (once
+/// per fingerprint), the result row, new series definitions and the metric values.
 async fn insert_result(
     conn: &mut AnyConnection,
     run: &NewRun,
+    run_seq: i64,
     run_id: &str,
     idx: i64,
     result: &NewResult,
@@ -944,7 +965,7 @@ async fn insert_result(
         .map(|m| &m.series)
         .collect();
     batch_insert::insert_series(conn, run.project_id, &new_series).await?;
-    batch_insert::insert_values(conn, result_id, run_id, idx, &result.metrics).await?;
+    batch_insert::insert_values(conn, result_id, run_seq, idx, &result.metrics).await?;
     if let Some((data, requests)) = &result.samples {
         sqlx::query(
             "INSERT INTO result_samples (result_id, encoding, requests, data) VALUES ($1, $2, $3, $4)",
@@ -1048,7 +1069,7 @@ async fn write_settings(
     .map_err(|e| unique_as_conflict(e, || "the settings were changed concurrently; retry".to_string()))?;
 
     let found = sqlx::query(
-        "SELECT rs.result_id, res.run_id, c.canonical_json, res.cell_json, res.cell_key, rs.data \
+        "SELECT rs.result_id, res.run_id, r.seq, c.canonical_json, res.cell_json, res.cell_key, rs.data \
          FROM result_samples rs JOIN results res ON res.id = rs.result_id \
          JOIN runs r ON r.id = res.run_id JOIN configurations c ON c.fingerprint = res.config_fingerprint \
          WHERE r.project_id = $1 ORDER BY rs.result_id",
@@ -1068,6 +1089,7 @@ async fn write_settings(
             samples: super::samples_codec::decode(&data)
                 .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))?,
         };
+        let run_seq: i64 = row.try_get("seq")?;
         let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;
         sqlx::query(
             "DELETE FROM metric_values WHERE result_id = $1 AND series_id IN \
@@ -1083,7 +1105,7 @@ async fn write_settings(
             .map(|m| &m.series)
             .collect();
         batch_insert::insert_series(conn, project.id, &new_series).await?;
-        batch_insert::insert_values(conn, samples.result_id, &samples.run_id, 0, &new_rows).await?;
+        batch_insert::insert_values(conn, samples.result_id, run_seq, 0, &new_rows).await?;
     }
     Ok(stored)
 }
@@ -1292,10 +1314,17 @@ pub(super) enum Arg {
     OptText(Option<String>),
 }
 
-/// SQL text assembled from optional parts, with `$N` placeholders numbered in the order they
-/// are appended (SQLite numbers `$N` by first appearance, Postgres by digit: both agree then).
+/// SQL text assembled from optional parts, with one placeholder per bound value in the order
+/// they are appended: `$N` for Postgres, plain `?` for SQLite. SQLite could read `$N` too, but
+/// sqlx looks up the name of every `$N` parameter it binds, a walk of SQLite's list of named
+/// parameters, so binding n of them costs n²: a 200-row insert of 1,000 values spent more time
+/// there than in SQLite itself (BENCHMARKS.md, session 25). A plain `?` has no name and is bound
+/// by position.
 pub(super) struct SqlBuilder {
+    /// With `$N` placeholders.
     sql: String,
+    /// The same with `?` placeholders.
+    sqlite_sql: String,
     args: Vec<Arg>,
 }
 
@@ -1303,12 +1332,14 @@ impl SqlBuilder {
     pub(super) fn new(sql: &str) -> SqlBuilder {
         SqlBuilder {
             sql: sql.to_string(),
+            sqlite_sql: sql.to_string(),
             args: Vec::new(),
         }
     }
 
     pub(super) fn push(&mut self, sql: &str) -> &mut SqlBuilder {
         self.sql.push_str(sql);
+        self.sqlite_sql.push_str(sql);
         self
     }
 
@@ -1316,6 +1347,7 @@ impl SqlBuilder {
     pub(super) fn bind(&mut self, arg: Arg) -> &mut SqlBuilder {
         self.args.push(arg);
         self.sql.push_str(&format!("${}", self.args.len()));
+        self.sqlite_sql.push('?');
         self
     }
 
@@ -1323,23 +1355,35 @@ impl SqlBuilder {
     pub(super) fn bind_list(&mut self, args: impl IntoIterator<Item = Arg>) -> &mut SqlBuilder {
         for (i, arg) in args.into_iter().enumerate() {
             if i > 0 {
-                self.sql.push_str(", ");
+                self.push(", ");
             }
             self.bind(arg);
         }
         self
     }
 
-    pub(super) fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
-        self.args
-            .iter()
-            .fold(sqlx::query(&self.sql), |q, arg| match arg {
-                Arg::Int(v) => q.bind(*v),
-                Arg::Text(v) => q.bind(v.as_str()),
-                Arg::Real(v) => q.bind(*v),
-                Arg::OptInt(v) => q.bind(*v),
-                Arg::OptText(v) => q.bind(v.as_deref()),
-            })
+    /// The query for `backend`, its values bound.
+    pub(super) fn query(&self, backend: Backend) -> Query<'_, Any, AnyArguments<'_>> {
+        let sql = match backend {
+            Backend::Postgres => &self.sql,
+            Backend::Sqlite => &self.sqlite_sql,
+        };
+        self.args.iter().fold(sqlx::query(sql), |q, arg| match arg {
+            Arg::Int(v) => q.bind(*v),
+            Arg::Text(v) => q.bind(v.as_str()),
+            Arg::Real(v) => q.bind(*v),
+            Arg::OptInt(v) => q.bind(*v),
+            Arg::OptText(v) => q.bind(v.as_deref()),
+        })
+    }
+}
+
+/// The backend of an open connection (for code that holds a connection, not the [`Store`]).
+pub(super) fn backend_of_connection(conn: &AnyConnection) -> Backend {
+    if conn.backend_name() == <sqlx::Postgres as sqlx::Database>::NAME {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
     }
 }
 
@@ -1384,6 +1428,7 @@ mod tests {
             .push(" AND b = ")
             .bind(Arg::Text("x".into()));
         assert_eq!(q.sql, "SELECT 1 WHERE a = $1 AND b = $2");
+        assert_eq!(q.sqlite_sql, "SELECT 1 WHERE a = ? AND b = ?");
     }
 
     #[test]
