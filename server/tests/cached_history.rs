@@ -157,7 +157,7 @@ async fn a_window_read_from_memory_is_the_database_as_it_is_now() {
         assert_eq!(cached.len(), 2 * 36, "{name}");
         let repeat: Vec<f64> = cached[36..]
             .iter()
-            .filter(|p| p.commit_sha == sha(4))
+            .filter(|p| *p.commit_sha == *sha(4))
             .map(|p| p.value)
             .collect();
         // Commit 4's two runs in run time order; in each, its results in upload order (cells 1
@@ -173,7 +173,7 @@ async fn a_window_read_from_memory_is_the_database_as_it_is_now() {
         );
         let excluded: Vec<bool> = cached[36..]
             .iter()
-            .filter(|p| p.commit_sha == sha(3))
+            .filter(|p| *p.commit_sha == *sha(3))
             .map(|p| p.excluded)
             .collect();
         assert_eq!(
@@ -193,7 +193,7 @@ async fn a_window_read_from_memory_is_the_database_as_it_is_now() {
             .map(|p| {
                 let value = format!("{}", p.value);
                 (
-                    p.series_id.clone(),
+                    p.series_id.to_string(),
                     p.result_id,
                     p.run_id.to_string(),
                     value,

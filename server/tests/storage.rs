@@ -1354,10 +1354,7 @@ async fn history_is_ordered_by_ancestry_with_time_only_between_unrelated_commits
             "{db}"
         );
         let history = store.series_history(pid, &[series_id]).await.unwrap();
-        let got: Vec<(&str, f64)> = history
-            .iter()
-            .map(|p| (p.commit_sha.as_str(), p.value))
-            .collect();
+        let got: Vec<(&str, f64)> = history.iter().map(|p| (&*p.commit_sha, p.value)).collect();
         assert_eq!(
             got,
             [("a", 1.0), ("b", 2.5), ("b", 2.0), ("c", 3.0), ("d", 4.0)],
@@ -1457,14 +1454,14 @@ async fn the_scan_reads_the_newest_commits_of_its_branch_in_commit_order() {
             .unwrap();
         let got: Vec<(&str, &str, f64)> = points
             .iter()
-            .map(|p| (p.commit_sha.as_str(), p.branch.as_str(), p.value))
+            .map(|p| (&*p.commit_sha, &*p.branch, p.value))
             .collect();
         assert_eq!(got, [("c", "main", 3.0), ("d", "main", 4.0)], "{db}");
         let series: Vec<Vec<&str>> = groups
             .values()
             .map(|g| g.iter().map(|s| s.series_id.as_str()).collect())
             .collect();
-        assert_eq!(series, [vec![points[0].series_id.as_str()]], "{db}");
+        assert_eq!(series, [vec![&*points[0].series_id]], "{db}");
     })
     .await;
 }

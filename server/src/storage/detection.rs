@@ -598,14 +598,15 @@ impl Store {
     }
 
     /// The decoded per-request samples of the results `result_ids` that have any, by result id
-    /// (one query for all of them).
+    /// (one query for all of them but those already known to have none).
     pub async fn samples_of_results(
         &self,
         result_ids: &[i64],
     ) -> Result<HashMap<i64, benchtrail_core::samples::RequestSamples>, StorageError> {
         let mut out = HashMap::new();
+        let unknown = self.run_values.may_have_samples(result_ids);
         // Bounded IN lists: SQLite allows 32766 parameters, Postgres 65535.
-        for chunk in result_ids.chunks(1000) {
+        for chunk in unknown.chunks(1000) {
             let mut q =
                 SqlBuilder::new("SELECT result_id, data FROM result_samples WHERE result_id IN (");
             q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
@@ -617,6 +618,8 @@ impl Store {
                 out.insert(row.try_get("result_id")?, samples);
             }
         }
+        self.run_values
+            .note_without_samples(unknown.iter().copied().filter(|id| !out.contains_key(id)));
         Ok(out)
     }
 

@@ -89,7 +89,15 @@ impl CachedRun {
 #[derive(Default)]
 pub(super) struct RunValuesCache {
     inner: Mutex<Inner>,
+    /// Results known to have no per-request samples (a result's samples are stored with it, in
+    /// its upload's transaction, or never), so an analysis does not ask again for every result
+    /// of its window at every upload: 18 queries that found nothing were 7–11 ms of an 18-cell
+    /// upload's analysis. At most [`MAX_WITHOUT_SAMPLES`] ids; forgotten all at once beyond.
+    without_samples: Mutex<rustc_hash::FxHashSet<i64>>,
 }
+
+/// Result ids [`RunValuesCache`] remembers as having no samples (8 bytes each, 800 KB).
+const MAX_WITHOUT_SAMPLES: usize = 100_000;
 
 #[derive(Default)]
 struct Inner {
@@ -148,6 +156,33 @@ impl RunValuesCache {
         let s: Arc<str> = Arc::from(series_id);
         inner.interned.insert(Arc::clone(&s));
         s
+    }
+
+    /// Of `result_ids`, those not known to have no samples: the ones to look up.
+    pub fn may_have_samples(&self, result_ids: &[i64]) -> Vec<i64> {
+        let known = self
+            .without_samples
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        result_ids
+            .iter()
+            .copied()
+            .filter(|id| !known.contains(id))
+            .collect()
+    }
+
+    /// Remembers that the stored results `result_ids` have no samples.
+    pub fn note_without_samples(&self, result_ids: impl IntoIterator<Item = i64>) {
+        let mut known = self
+            .without_samples
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for id in result_ids {
+            if known.len() >= MAX_WITHOUT_SAMPLES {
+                known.clear();
+            }
+            known.insert(id);
+        }
     }
 
     /// How many runs and values are held.

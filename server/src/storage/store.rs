@@ -776,20 +776,30 @@ async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, S
     for (idx, file) in run.files.iter().enumerate() {
         insert_file(conn, &run_id, idx as i64, file).await?;
     }
-    // A series is shared by many results of a run; insert each definition once per run.
+    // A series is shared by many results of a run (and a configuration by its cells): insert
+    // each definition once per run, all series in one batch and all values in another once
+    // every result row has its id (statements, not rows, are what an insert pays for).
     let mut series_written = HashSet::new();
+    let mut configs_written = HashSet::new();
+    let mut new_series: Vec<&NewSeries> = Vec::new();
+    let mut values: Vec<(i64, i64, &[NewMetric])> = Vec::with_capacity(run.results.len());
     for (idx, result) in run.results.iter().enumerate() {
-        insert_result(
-            conn,
-            run,
-            run_seq,
-            &run_id,
-            idx as i64,
-            result,
-            &mut series_written,
-        )
-        .await?;
+        let idx = idx as i64;
+        if configs_written.insert(result.config_fingerprint.as_str()) {
+            insert_config(conn, &result.config_fingerprint, &result.config_json).await?;
+        }
+        let result_id = insert_result(conn, &run_id, idx, result).await?;
+        new_series.extend(
+            result
+                .metrics
+                .iter()
+                .filter(|m| series_written.insert(m.series.series_id.as_str()))
+                .map(|m| &m.series),
+        );
+        values.push((result_id, idx, result.metrics.as_slice()));
     }
+    batch_insert::insert_series(conn, run.project_id, &new_series).await?;
+    batch_insert::insert_values(conn, run_seq, &values).await?;
     for (idx, q) in run.quality.iter().enumerate() {
         sqlx::query(
             "INSERT INTO quality_results (run_id, idx, task, metric, value, stderr, samples) \
@@ -931,18 +941,14 @@ async fn insert_file(
     Ok(())
 }
 
-/// Inserts one result of the run `run_id` (whose `seq` is `run_seq`): its configuration (once
-/// per fingerprint), the result row, new series definitions and the metric values.
+/// Inserts result `idx` of the run `run_id` (its row and its per-request samples) and returns
+/// its id; its configuration, series and values are written by [`write_run`].
 async fn insert_result(
     conn: &mut AnyConnection,
-    run: &NewRun,
-    run_seq: i64,
     run_id: &str,
     idx: i64,
     result: &NewResult,
-    series_written: &mut HashSet<String>,
-) -> Result<(), StorageError> {
-    insert_config(conn, &result.config_fingerprint, &result.config_json).await?;
+) -> Result<i64, StorageError> {
     let result_id: i64 = sqlx::query_scalar(
         "INSERT INTO results (run_id, idx, config_fingerprint, cell_key, cell_json, facts_json, warnings_json, source_json) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
@@ -958,14 +964,6 @@ async fn insert_result(
     .fetch_one(&mut *conn)
     .await
     .map_err(|e| unique_as_conflict(e, || format!("result {idx} of run {run_id} is stored twice")))?;
-    let new_series: Vec<&NewSeries> = result
-        .metrics
-        .iter()
-        .filter(|m| series_written.insert(m.series.series_id.clone()))
-        .map(|m| &m.series)
-        .collect();
-    batch_insert::insert_series(conn, run.project_id, &new_series).await?;
-    batch_insert::insert_values(conn, result_id, run_seq, idx, &result.metrics).await?;
     if let Some((data, requests)) = &result.samples {
         sqlx::query(
             "INSERT INTO result_samples (result_id, encoding, requests, data) VALUES ($1, $2, $3, $4)",
@@ -977,7 +975,7 @@ async fn insert_result(
         .execute(&mut *conn)
         .await?;
     }
-    Ok(())
+    Ok(result_id)
 }
 
 /// Stores a configuration unless one with this fingerprint is already stored (equal
@@ -1105,7 +1103,12 @@ async fn write_settings(
             .map(|m| &m.series)
             .collect();
         batch_insert::insert_series(conn, project.id, &new_series).await?;
-        batch_insert::insert_values(conn, samples.result_id, run_seq, 0, &new_rows).await?;
+        batch_insert::insert_values(
+            conn,
+            run_seq,
+            &[(samples.result_id, 0, new_rows.as_slice())],
+        )
+        .await?;
     }
     Ok(stored)
 }
