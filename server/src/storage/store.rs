@@ -226,7 +226,8 @@ impl Store {
         let began = started.elapsed();
         // Roll back explicitly on failure rather than on drop: the in-memory SQLite pool has a
         // single connection and the next query must find it clean.
-        let written = match write_run(&mut tx, run).await {
+        let mut without_samples = Vec::new();
+        let written = match write_run(&mut tx, run, &mut without_samples).await {
             Ok(Inserted::Created) => {
                 let target = super::JobTarget::Commit {
                     branch: run.branch.clone(),
@@ -244,6 +245,8 @@ impl Store {
             Ok(inserted) => {
                 let written = started.elapsed();
                 tx.commit().await?;
+                // Committed: the next analyses need not ask whether these have samples.
+                self.run_values.note_without_samples(without_samples);
                 // Where an insert's time goes (cumulative milliseconds), for `history_growth`.
                 tracing::debug!(
                     run = %run.id,
@@ -768,7 +771,13 @@ fn split_sqlite_url(url: &str) -> (&str, &str) {
 
 /// Everything [`Store::insert_run`] writes, inside its transaction. Returns `AlreadyStored`
 /// (or a `Conflict`) without writing when the run id is taken; the caller rolls back.
-async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, StorageError> {
+/// Writes `run` (see [`Store::insert_run`]) and adds to `without_samples` the ids of its results
+/// that have no per-request samples.
+async fn write_run(
+    conn: &mut AnyConnection,
+    run: &NewRun,
+    without_samples: &mut Vec<i64>,
+) -> Result<Inserted, StorageError> {
     let run_id = run.id.to_string();
     let Some(run_seq) = insert_run_row(conn, run, &run_id).await? else {
         return existing_run_outcome(conn, run, &run_id).await;
@@ -783,12 +792,18 @@ async fn write_run(conn: &mut AnyConnection, run: &NewRun) -> Result<Inserted, S
     let mut configs_written = HashSet::new();
     let mut new_series: Vec<&NewSeries> = Vec::new();
     let mut values: Vec<(i64, i64, &[NewMetric])> = Vec::with_capacity(run.results.len());
-    for (idx, result) in run.results.iter().enumerate() {
-        let idx = idx as i64;
+    for result in &run.results {
         if configs_written.insert(result.config_fingerprint.as_str()) {
             insert_config(conn, &result.config_fingerprint, &result.config_json).await?;
         }
-        let result_id = insert_result(conn, &run_id, idx, result).await?;
+    }
+    let result_ids = batch_insert::insert_results(conn, &run_id, &run.results).await?;
+    for ((idx, result), result_id) in run.results.iter().enumerate().zip(result_ids) {
+        let idx = idx as i64;
+        insert_samples(conn, result_id, result).await?;
+        if result.samples.is_none() {
+            without_samples.push(result_id);
+        }
         new_series.extend(
             result
                 .metrics
@@ -941,29 +956,12 @@ async fn insert_file(
     Ok(())
 }
 
-/// Inserts result `idx` of the run `run_id` (its row and its per-request samples) and returns
-/// its id; its configuration, series and values are written by [`write_run`].
-async fn insert_result(
+/// Stores the per-request samples of `result` (stored as `result_id`), if it has any.
+async fn insert_samples(
     conn: &mut AnyConnection,
-    run_id: &str,
-    idx: i64,
+    result_id: i64,
     result: &NewResult,
-) -> Result<i64, StorageError> {
-    let result_id: i64 = sqlx::query_scalar(
-        "INSERT INTO results (run_id, idx, config_fingerprint, cell_key, cell_json, facts_json, warnings_json, source_json) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-    )
-    .bind(run_id)
-    .bind(idx)
-    .bind(&result.config_fingerprint)
-    .bind(&result.cell_key)
-    .bind(&result.cell_json)
-    .bind(&result.facts_json)
-    .bind(&result.warnings_json)
-    .bind(&result.source_json)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(|e| unique_as_conflict(e, || format!("result {idx} of run {run_id} is stored twice")))?;
+) -> Result<(), StorageError> {
     if let Some((data, requests)) = &result.samples {
         sqlx::query(
             "INSERT INTO result_samples (result_id, encoding, requests, data) VALUES ($1, $2, $3, $4)",
@@ -975,7 +973,7 @@ async fn insert_result(
         .execute(&mut *conn)
         .await?;
     }
-    Ok(result_id)
+    Ok(())
 }
 
 /// Stores a configuration unless one with this fingerprint is already stored (equal
