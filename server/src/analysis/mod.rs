@@ -56,13 +56,13 @@ mod scan;
 pub use benchtrail_core::report::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
 pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
 
-use crate::storage::{Alert, AlertKind, GroupSeries, Project, StorageError, Store, StoredRun};
+use crate::storage::{Alert, AlertKind, Project, StorageError, Store, StoredRun};
 use alerts::{new_alert, resolve_returned};
 use benchtrail_core::regression::Finding;
 use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
 use benchtrail_core::report::window;
 use benchtrail_core::report::{CellAnalysis, Continuing, RunAnalysis, ANALYSIS_SCHEMA};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
 
 /// Kinds of alerts an analysis of one commit owns (recomputing it resolves those it no longer
@@ -141,30 +141,32 @@ async fn analyze_one(
     let merge_base = runs.iter().find_map(|r| r.summary.merge_base_sha.clone());
     let pins = store.baseline_pins(project.id).await?;
 
-    // The groups of the commit's results: (series key, cell) → its series.
-    let mut groups: BTreeMap<(String, String), Vec<GroupSeries>> = BTreeMap::new();
+    // The groups of the commit's results: (series key, cell) → its series (one query for all:
+    // a result's group is the group of its first series).
+    let firsts: Vec<String> = runs
+        .iter()
+        .flat_map(|run| &run.results)
+        .filter_map(|result| result.metrics.first().map(|m| m.series_id.clone()))
+        .collect();
+    let groups = store.series_groups(&firsts).await?;
+    let group_of: HashMap<&str, &(String, String)> = groups
+        .iter()
+        .flat_map(|(key, series)| series.iter().map(move |s| (s.series_id.as_str(), key)))
+        .collect();
     let mut run_groups: HashMap<Uuid, Vec<(String, String)>> = HashMap::new();
     for run in &runs {
         for result in &run.results {
-            let Some(m) = result.metrics.first() else {
+            let Some(key) = result
+                .metrics
+                .first()
+                .and_then(|m| group_of.get(m.series_id.as_str()))
+            else {
                 continue;
             };
-            let key = match groups
-                .iter()
-                .find(|(_, s)| s.iter().any(|g| g.series_id == m.series_id))
-            {
-                Some((k, _)) => k.clone(),
-                None => {
-                    let series = store.series_group(&m.series_id).await?;
-                    let Some(first) = series.first() else {
-                        continue;
-                    };
-                    let key = (first.series_key_json.clone(), first.cell_key.clone());
-                    groups.insert(key.clone(), series);
-                    key
-                }
-            };
-            run_groups.entry(run.summary.id).or_default().push(key);
+            run_groups
+                .entry(run.summary.id)
+                .or_default()
+                .push((*key).clone());
         }
     }
 

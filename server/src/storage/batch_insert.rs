@@ -1,7 +1,8 @@
 //! An upload's results, series definitions and metric values in multi-row INSERTs: one
-//! statement per few hundred rows instead of one round trip per row. An 18-cell vLLM upload holds 612
-//! values, and each of them used to be two statements (the series' `ON CONFLICT DO NOTHING`
-//! and the value), so ingest was bound by round trips, most of all on Postgres.
+//! statement per few hundred rows instead of one round trip per row. An 18-cell vLLM upload
+//! holds 18 results and 612 values, and each value used to be two statements (the series'
+//! `ON CONFLICT DO NOTHING` and the value), so ingest was bound by round trips, most of all on
+//! Postgres.
 
 use super::codec::count_to_db;
 use super::model::{NewMetric, NewResult, NewSeries};

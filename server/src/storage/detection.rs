@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
 
 /// A run's exclusion from baselines.
@@ -681,19 +681,42 @@ impl Store {
         .bind(series_id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| {
-                let stat: String = row.try_get("stat")?;
-                Ok(GroupSeries {
-                    series_id: row.try_get("series_id")?,
-                    metric: row.try_get("metric")?,
-                    stat: parse_stat(&stat)?,
-                    slo_profile: row.try_get("slo_profile")?,
-                    series_key_json: row.try_get("series_key_json")?,
-                    cell_key: row.try_get("cell_key")?,
-                })
-            })
-            .collect()
+        rows.iter().map(group_series).collect()
+    }
+
+    /// The groups of `series_ids` ([`Store::series_group`] of each, one query for all): every
+    /// series with the same project, series key and cell as one of them, by (series key JSON,
+    /// cell key), each group ordered by metric, statistic and id. An analysis asks for the
+    /// groups of all results of its commit at once (one query instead of one per cell).
+    pub async fn series_groups(
+        &self,
+        series_ids: &[String],
+    ) -> Result<BTreeMap<(String, String), Vec<GroupSeries>>, StorageError> {
+        let mut groups: BTreeMap<(String, String), Vec<GroupSeries>> = BTreeMap::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        // Bounded IN lists: SQLite allows 32766 parameters, Postgres 65535.
+        for chunk in series_ids.chunks(1000) {
+            let mut q = SqlBuilder::new(
+                "SELECT DISTINCT s.series_id, s.metric, s.stat, s.slo_profile, s.series_key_json, s.cell_key \
+                 FROM series s JOIN series o ON o.project_id = s.project_id \
+                 AND o.series_key_json = s.series_key_json AND o.cell_key = s.cell_key \
+                 WHERE o.series_id IN (",
+            );
+            q.bind_list(chunk.iter().map(|id| Arg::Text(id.clone())));
+            q.push(") ORDER BY s.metric, s.stat, s.series_id");
+            for row in q.query(self.backend()).fetch_all(&self.pool).await? {
+                let series = group_series(&row)?;
+                if seen.insert(series.series_id.clone()) {
+                    groups
+                        .entry((series.series_key_json.clone(), series.cell_key.clone()))
+                        .or_default()
+                        .push(series);
+                }
+            }
+        }
+        // Any member asked for brings its whole group, in order, in one chunk; a later chunk's
+        // copy of it is skipped above. So each group keeps the query's order.
+        Ok(groups)
     }
 
     /// The (series key, cell key) of every group of the project with a value at a commit other
@@ -858,6 +881,19 @@ impl HistoryRun {
             lengths: result.lengths.clone(),
         }
     }
+}
+
+/// A row of `series` as one series of its group.
+fn group_series(row: &sqlx::any::AnyRow) -> Result<GroupSeries, StorageError> {
+    let stat: String = row.try_get("stat")?;
+    Ok(GroupSeries {
+        series_id: row.try_get("series_id")?,
+        metric: row.try_get("metric")?,
+        stat: parse_stat(&stat)?,
+        slo_profile: row.try_get("slo_profile")?,
+        series_key_json: row.try_get("series_key_json")?,
+        cell_key: row.try_get("cell_key")?,
+    })
 }
 
 /// A row of [`HISTORY_RUNS`].

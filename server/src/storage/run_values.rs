@@ -16,7 +16,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
-/// How many values the cache holds at most, over all runs (about 32 bytes each: 4.8 MB). The
+/// How many values the cache holds at most, over all runs (about 32 bytes each and as much
+/// again for the series index of each run: about 10 MB). The
 /// windows of one upload's groups hold about 38,000, the change-point scan's 200-commit window
 /// of one configuration about 122,000.
 const MAX_VALUES: usize = 150_000;
@@ -236,6 +237,14 @@ mod tests {
             })
             .collect();
         Arc::new(CachedRun::new(values, HashMap::new()))
+    }
+
+    #[test]
+    fn results_noted_without_samples_are_not_asked_for_again() {
+        let cache = RunValuesCache::default();
+        assert_eq!(cache.may_have_samples(&[1, 2, 3]), vec![1, 2, 3]);
+        cache.note_without_samples([2, 3]);
+        assert_eq!(cache.may_have_samples(&[1, 2, 3, 4]), vec![1, 4]);
     }
 
     #[test]
