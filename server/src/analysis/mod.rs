@@ -133,12 +133,14 @@ async fn analyze_one(
     let stored = store.settings(project).await?;
     let det = stored.settings.detection.clone();
     let version = stored.version;
+    timing.lap("settings");
     let run_ids = store.commit_runs(project.id, branch, commit_sha).await?;
     let mut runs = Vec::new();
     for id in &run_ids {
         runs.extend(store.run(*id).await?);
     }
     let merge_base = runs.iter().find_map(|r| r.summary.merge_base_sha.clone());
+    timing.lap("runs");
     let pins = store.baseline_pins(project.id).await?;
 
     // The groups of the commit's results: (series key, cell) → its series (one query for all:
@@ -170,7 +172,9 @@ async fn analyze_one(
         }
     }
 
+    timing.lap("groups");
     let graph = store.commit_graph(project.id).await?;
+    timing.lap("graph");
     let ctx = CommitContext {
         default_branch: &project.default_branch,
         branch,
