@@ -673,15 +673,8 @@ impl Store {
     /// Every series with the same project, series key and cell as `series_id` (itself
     /// included), ordered by metric, statistic and id.
     pub async fn series_group(&self, series_id: &str) -> Result<Vec<GroupSeries>, StorageError> {
-        let rows = sqlx::query(
-            "SELECT s.series_id, s.metric, s.stat, s.slo_profile, s.series_key_json, s.cell_key FROM series s \
-             JOIN series o ON o.project_id = s.project_id AND o.series_key_json = s.series_key_json \
-             AND o.cell_key = s.cell_key WHERE o.series_id = $1 ORDER BY s.metric, s.stat, s.series_id",
-        )
-        .bind(series_id)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(group_series).collect()
+        let groups = self.series_groups(&[series_id.to_string()]).await?;
+        Ok(groups.into_values().next().unwrap_or_default())
     }
 
     /// The groups of `series_ids` ([`Store::series_group`] of each, one query for all): every
