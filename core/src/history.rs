@@ -150,6 +150,37 @@ impl CommitGraph {
         found
     }
 
+    /// The commits other than `sha` whose history `sha` changes: those that may have it as an
+    /// ancestor, and those whose possible ancestors ([`CommitGraph::possible_ancestors`]) are
+    /// others with `sha` in the graph than without it (its arrival closed a gap: a commit
+    /// uploaded before its parent took unrelated commits as possible ancestors until then). In
+    /// history order. Empty for the newest commit of the order, or one not in the graph.
+    ///
+    /// What an upload of `sha` must have analyzed again, besides `sha` itself. O(n²) in the
+    /// commits (a walk per commit in both graphs); only called when `sha` is not the newest.
+    pub fn affected_by(&self, sha: &str) -> Vec<&str> {
+        let Some(&at) = self.index.get(sha) else {
+            return Vec::new();
+        };
+        if self.order.last() == Some(&at) {
+            return Vec::new();
+        }
+        let without = CommitGraph::new(
+            self.order
+                .iter()
+                .filter(|&&i| i != at)
+                .map(|&i| self.nodes[i].clone())
+                .collect(),
+        );
+        self.order()
+            .filter(|&c| c != sha)
+            .filter(|&c| {
+                let mut now = self.possible_ancestors(c);
+                now.remove(sha) || now != without.possible_ancestors(c)
+            })
+            .collect()
+    }
+
     /// Known ancestors of `sha`, and the order position of the latest gap its walk reached.
     fn walk(&self, sha: &str) -> (HashSet<&str>, Option<usize>) {
         let mut found = HashSet::new();
@@ -204,6 +235,48 @@ mod tests {
         let mut v: Vec<&str> = set.into_iter().collect();
         v.sort_unstable();
         v
+    }
+
+    #[test]
+    fn a_parent_uploaded_after_its_children_affects_them_and_the_commits_it_reordered() {
+        // 1 ← 2 ← 3 ← 4 ← 5, committer times running backwards; 4 and 5 uploaded first, then
+        // 1 (a root, the latest time: ordered after 4 and 5, taking them as possible
+        // ancestors), 2, and last 3, which joins the two lines.
+        let g = CommitGraph::new(vec![
+            node("4", &["3"], 6, 1),
+            node("5", &["4"], 5, 2),
+            node("1", &[], 9, 3),
+            node("2", &["1"], 8, 4),
+            node("3", &["2"], 7, 5),
+        ]);
+        assert_eq!(order(&g), ["1", "2", "3", "4", "5"]);
+        // 4 and 5 now descend from 3; 1 and 2 lost 4 and 5 as possible ancestors.
+        assert_eq!(g.affected_by("3"), ["1", "2", "4", "5"]);
+        // 5 is the newest: nothing reads it.
+        assert!(g.affected_by("5").is_empty());
+        assert!(g.affected_by("nope").is_empty());
+    }
+
+    #[test]
+    fn another_run_of_a_commit_affects_only_the_commits_after_it() {
+        // A linear history with parents: a run of b arrives after c and d are stored.
+        let g = CommitGraph::new(vec![
+            node("a", &[], 1, 1),
+            node("b", &["a"], 2, 2),
+            node("c", &["b"], 3, 3),
+            node("d", &["c"], 4, 4),
+        ]);
+        assert_eq!(g.affected_by("b"), ["c", "d"]);
+        // Without parents (a nightly job that sends none), time orders, and a gap makes every
+        // earlier commit a possible ancestor: the same commits.
+        let g = CommitGraph::new(vec![
+            node("a", &[], 1, 1),
+            node("b", &[], 2, 2),
+            node("c", &[], 3, 3),
+            node("d", &[], 4, 4),
+        ]);
+        assert_eq!(g.affected_by("b"), ["c", "d"]);
+        assert!(g.affected_by("d").is_empty());
     }
 
     #[test]

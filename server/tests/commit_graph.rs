@@ -1,7 +1,8 @@
 //! History in commit order over HTTP, on SQLite and Postgres: uploads with `parents` are
 //! plotted and baselined by ancestry (committer time only between unrelated commits), a pull
 //! request's baseline holds only ancestors of its merge base, commit times keep their UTC
-//! offset, and identical re-uploads are counted.
+//! offset, identical re-uploads are counted, and an upload out of order (a parent after its
+//! child, another run of an earlier commit) brings the later commits it affects up to date.
 
 use crate::common;
 
@@ -460,6 +461,44 @@ async fn an_identical_reupload_answers_200_and_is_counted() {
             page.contains(r#"id="upload-badge""#) && page.contains(">×3</span>"),
             "{db}"
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn another_run_of_a_commit_after_a_later_commit_brings_the_later_one_up_to_date() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("demo", json!({})).await;
+        // a ← b ← c ← d on main, one run each (d the candidate); then a second run of b
+        // (another CI job of the same commit that finished late), uploaded after d.
+        let docs = [
+            ('a', doc('a', &[], "2026-11-01T09:00:00Z", "main", FILES[0])),
+            ('b', doc('b', &['a'], "2026-11-02T09:00:00Z", "main", FILES[1])),
+            ('c', doc('c', &['b'], "2026-11-03T09:00:00Z", "main", FILES[2])),
+            ('d', doc('d', &['c'], "2026-11-04T09:00:00Z", "main", FILES[4])),
+        ];
+        let ids = upload_all(&server, &token, &docs).await;
+        let report_of = |run: String| {
+            let server = &server;
+            async move {
+                let (status, a) = server.get(&format!("/api/v1/runs/{run}/analysis")).await;
+                assert_eq!(status, 200, "{a}");
+                a["analysis"]["groups"][0]["report"].clone()
+            }
+        };
+        let d = id_of(&ids, 'd').to_string();
+        let before = report_of(d.clone()).await;
+        let mut late = doc('b', &['a'], "2026-11-02T09:00:00Z", "main", FILES[3]);
+        late["run"]["repeat_index"] = json!(1);
+        let (status, receipt) = server.upload("demo", &token, &late).await;
+        assert_eq!(status, 201, "{receipt}");
+        // d's baseline now holds both runs of b: analyzed again by the late upload ...
+        let after = report_of(d.clone()).await;
+        assert_ne!(after, before, "{db}: d was not analyzed again: {before:#}");
+        // ... exactly as a recomputation of the whole project analyzes it.
+        recompute(&server).await;
+        assert_eq!(report_of(d).await, after, "{db}");
     })
     .await;
 }

@@ -1,4 +1,5 @@
-//! What the benchmarks share: a benchtrail server on a loopback port, requests with the admin
+//! What the benchmarks share: a benchtrail server on a loopback port (in the benchmark's
+//! process, or the release `benchtrail-server` binary in its own), requests with the admin
 //! token, project set-up, and waiting until background work (change-point scans) is done.
 
 #![allow(dead_code)] // each benchmark uses its own part
@@ -12,20 +13,26 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-/// The admin token of benchmark servers.
-pub const ADMIN_TOKEN: &str = "bt_bench_admin_token";
+/// The admin token of benchmark servers (the binary takes tokens of at least 32 characters).
+pub const ADMIN_TOKEN: &str = "bt_bench_admin_token_0123456789abcdef";
 
 /// A running server on 127.0.0.1; stops when dropped.
 pub struct Bench {
     pub base: String,
     pub http: reqwest::Client,
     stop: Option<oneshot::Sender<()>>,
+    /// The server's own process, when it is one (see [`Bench::spawn_binary`]).
+    child: Option<std::process::Child>,
 }
 
 impl Drop for Bench {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
+        }
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }
@@ -50,7 +57,74 @@ impl Bench {
             base,
             http: reqwest::Client::new(),
             stop: Some(stop),
+            child: None,
         }
+    }
+
+    /// The release `benchtrail-server` binary in its own process, with its defaults, on
+    /// `database_url` and an ephemeral loopback port; its log goes to `log` (`RUST_LOG`
+    /// `info` unless set). Returns once it listens.
+    ///
+    /// # Panics
+    /// When the binary exits before it listens (its log has why).
+    pub fn spawn_binary(database_url: &str, log: &std::path::Path) -> Bench {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_benchtrail-server"))
+            .env("DATABASE_URL", database_url)
+            .env("BENCHTRAIL_BIND", "127.0.0.1:0")
+            .env("BENCHTRAIL_ADMIN_TOKEN", ADMIN_TOKEN)
+            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or("info".into()))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting benchtrail-server");
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut file = std::fs::File::create(log).expect("creating the server log");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Reads the log to its end (a full pipe would stop the server), passing on the address.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for line in stderr.lines().map_while(Result::ok) {
+                if let Some(at) = line.find("listening on http://") {
+                    let _ = tx.send(line[at + "listening on ".len()..].trim().to_string());
+                }
+                let _ = writeln!(file, "{line}");
+            }
+        });
+        let base = rx
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("benchtrail-server did not listen; see {}", log.display()));
+        Bench {
+            base,
+            http: reqwest::Client::new(),
+            stop: None,
+            child: Some(child),
+        }
+    }
+
+    /// The server process's id (this process's when the server runs inside it).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(std::process::id(), |c| c.id())
+    }
+
+    /// CPU seconds (user + system) of the server's process so far.
+    pub fn cpu_seconds(&self) -> f64 {
+        process_cpu_seconds(self.pid())
+    }
+
+    /// The server process's resident memory now and at its peak (`VmRSS`, `VmHWM`), MiB.
+    pub fn rss_mib(&self) -> (f64, f64) {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+                .map_or(0.0, |kb| kb / 1024.0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
     }
 
     /// Sends a request with the admin token (or `token`) and a prepared JSON body; returns
@@ -116,6 +190,29 @@ impl Bench {
         token["token"].as_str().unwrap().to_string()
     }
 
+    /// Polls `GET /api/v1/runs/{id}/verdict` of every run in `ids` until none is `pending`:
+    /// the seconds that took, or `None` when some still were after `limit_secs`.
+    pub async fn verdicts_settled(&self, ids: &[uuid::Uuid], limit_secs: u64) -> Option<f64> {
+        let start = Instant::now();
+        let mut pending: Vec<uuid::Uuid> = ids.to_vec();
+        while start.elapsed() < Duration::from_secs(limit_secs) {
+            let mut still = Vec::new();
+            for id in pending {
+                let path = format!("/api/v1/runs/{id}/verdict");
+                let (status, body, _) = self.send(reqwest::Method::GET, &path, ADMIN_TOKEN, None).await;
+                if status != 200 || body["verdict"] == "pending" {
+                    still.push(id);
+                }
+            }
+            pending = still;
+            if pending.is_empty() {
+                return Some(start.elapsed().as_secs_f64());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        None
+    }
+
     /// Changes project `slug`'s settings with `edit` (as an admin), before any upload.
     pub async fn configure(&self, slug: &str, edit: impl FnOnce(&mut Value)) {
         let path = format!("/api/v1/projects/{slug}/settings");
@@ -126,10 +223,15 @@ impl Bench {
     }
 }
 
-/// Process CPU time (user + system) in seconds, from `/proc/self/stat` (Linux; USER_HZ = 100);
-/// 0 elsewhere.
+/// This process's CPU time (user + system) in seconds (see [`process_cpu_seconds`]).
 pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    process_cpu_seconds(std::process::id())
+}
+
+/// Process `pid`'s CPU time (user + system) in seconds, from `/proc/<pid>/stat` (Linux;
+/// USER_HZ = 100); 0 elsewhere.
+pub fn process_cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };
     // Fields after the command name (which may hold spaces) start at field 3 (state).

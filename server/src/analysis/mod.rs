@@ -58,6 +58,7 @@ pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
 
 use crate::storage::{Alert, AlertKind, Project, StorageError, Store, StoredRun};
 use alerts::{new_alert, resolve_returned};
+use benchtrail_core::history::CommitGraph;
 use benchtrail_core::regression::Finding;
 use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
 use benchtrail_core::report::window;
@@ -109,24 +110,24 @@ pub async fn analyze_commit(
     project: &Project,
     branch: &str,
     commit_sha: &str,
-) -> Result<(), StorageError> {
-    let previous = analyze_one(store, project, branch, commit_sha, true).await?;
+) -> Result<CommitGraph, StorageError> {
+    let (previous, graph) = analyze_one(store, project, branch, commit_sha, true).await?;
     for commit in previous {
         analyze_one(store, project, branch, &commit, false).await?;
     }
-    Ok(())
+    Ok(graph)
 }
 
 /// [`analyze_commit`] without the re-analysis of earlier commits; returns those commits (the
-/// up to `confirm_commits` commits before this one, in any of its groups). `scan`: ask for the
-/// change-point scan (`scan::request`).
+/// up to `confirm_commits` commits before this one, in any of its groups) and the commit graph
+/// the analysis followed. `scan`: ask for the change-point scan (`scan::request`).
 async fn analyze_one(
     store: &Store,
     project: &Project,
     branch: &str,
     commit_sha: &str,
     scan: bool,
-) -> Result<Vec<String>, StorageError> {
+) -> Result<(Vec<String>, CommitGraph), StorageError> {
     let mut timing = PhaseTimes::start();
     // Values read for the groups' windows, for the debug line.
     let mut history_values = 0usize;
@@ -357,7 +358,7 @@ async fn analyze_one(
         "commit analyzed"
     );
     crate::memory::note_work();
-    Ok(previous)
+    Ok((previous, graph))
 }
 
 /// Wall time of an analysis's phases, for the `debug` log line that says where an upload's
@@ -481,24 +482,35 @@ pub async fn verdict_and_analysis(
     Ok((verdict, analysis))
 }
 
-/// The analysis of an upload: [`analyze_commit`], and then, when the uploaded commit is a
-/// parent of a commit already stored (the history arrived out of order), every commit of the
-/// project again ([`recompute_project`]): the commits uploaded before their ancestor were
-/// analyzed against a graph with a gap, where unrelated earlier commits stand in for the
-/// missing ancestry, and their baselines, alerts and verdicts must follow the completed graph.
-/// `true` when every commit was analyzed again (other runs' reports may have changed).
+/// The analysis of an upload: [`analyze_commit`], and then, when the upload changed the history
+/// of commits stored before it (it arrived out of order: a parent after its child, or another
+/// run of a commit after a later commit), those commits again
+/// ([`CommitGraph::affected_by`]): they were analyzed against a graph with a gap, where
+/// unrelated commits stood in for the missing ancestry, or without this run in their baseline,
+/// and their baselines, alerts and verdicts must follow what is stored now. `true` when other
+/// commits were analyzed again (other runs' reports may have changed).
 pub async fn analyze_upload(
     store: &Store,
     project: &Project,
     branch: &str,
     commit_sha: &str,
 ) -> Result<bool, StorageError> {
-    analyze_commit(store, project, branch, commit_sha).await?;
-    let out_of_order = store.has_stored_child(project.id, commit_sha).await?;
-    if out_of_order {
-        recompute_project(store, project).await?;
+    let graph = analyze_commit(store, project, branch, commit_sha).await?;
+    let affected: HashSet<&str> = graph.affected_by(commit_sha).into_iter().collect();
+    if affected.is_empty() {
+        return Ok(false);
     }
-    Ok(out_of_order)
+    let commits = store.project_commits(project.id).await?;
+    let again: Vec<&(String, String)> = commits
+        .iter()
+        .filter(|(_, c)| affected.contains(c.as_str()))
+        .collect();
+    tracing::debug!(project = %project.slug, commit = commit_sha, again = again.len(),
+        "commits analyzed again after an upload out of order");
+    for (b, c) in again {
+        analyze_one(store, project, b, c, false).await?;
+    }
+    Ok(true)
 }
 
 /// Analyzes every commit of a project again, in commit order (after an exclusion or a pin).

@@ -751,23 +751,6 @@ impl Store {
         Ok(rows)
     }
 
-    /// Whether a stored commit of the project other than `sha` names `sha` among its parents
-    /// (one indexed-row probe instead of reading the whole graph on every upload).
-    pub async fn has_stored_child(&self, project_id: i64, sha: &str) -> Result<bool, StorageError> {
-        // `parent_shas` is a JSON array of SHAs: `"sha"` matches one element exactly (a LIKE
-        // wildcard in a SHA that is not hex can only add a false positive: one needless
-        // recompute, never a missed one).
-        let row = sqlx::query(
-            "SELECT 1 AS hit FROM commits WHERE project_id = $1 AND sha <> $2 AND parent_shas LIKE $3 LIMIT 1",
-        )
-        .bind(project_id)
-        .bind(sha)
-        .bind(format!("%\"{sha}\"%"))
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.is_some())
-    }
-
     /// The project's commit graph: every commit a run measured, with the parents and time it
     /// was uploaded with, in ancestry order (see [`benchtrail_core::history`]). The tie-break
     /// time is the commit time, else the first run's time.
