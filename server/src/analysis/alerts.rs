@@ -3,7 +3,7 @@
 
 use super::{IMPROVEMENT_REASON, SUPERSEDED};
 use crate::storage::{
-    Alert, AlertKind, AlertStatus, GroupSeries, NewAlert, StorageError, Store, StoredRun,
+    Alert, AlertKind, AlertStatus, CommitRun, GroupSeries, NewAlert, StorageError, Store,
 };
 use benchtrail_core::regression::{
     analyze,
@@ -29,7 +29,7 @@ pub(super) fn new_alert(
     commit: &str,
     ga: &GroupAnalysis,
     version: i64,
-    runs: &[StoredRun],
+    runs: &[CommitRun],
 ) -> NewAlert {
     let kind = AlertKind::from(f.kind);
     let improvement = kind == AlertKind::Improvement;
@@ -39,11 +39,7 @@ pub(super) fn new_alert(
     let run_id = runs
         .iter()
         .rev()
-        .find(|r| {
-            r.results
-                .iter()
-                .any(|res| res.metrics.iter().any(|m| Some(&m.series_id) == headline))
-        })
+        .find(|r| headline.is_some_and(|h| r.has_series(h)))
         .map(|r| r.summary.id);
     let mut finding = serde_json::to_value(f).expect("findings serialize");
     finding["baseline_rule"] = json!(ga.baseline_rule);

@@ -56,7 +56,7 @@ mod scan;
 pub use benchtrail_core::report::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
 pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
 
-use crate::storage::{Alert, AlertKind, Project, StorageError, Store, StoredRun};
+use crate::storage::{Alert, AlertKind, CommitRun, Project, RunSummary, StorageError, Store};
 use alerts::{new_alert, resolve_returned};
 use benchtrail_core::history::CommitGraph;
 use benchtrail_core::regression::Finding;
@@ -135,11 +135,9 @@ async fn analyze_one(
     let det = stored.settings.detection.clone();
     let version = stored.version;
     timing.lap("settings");
-    let run_ids = store.commit_runs(project.id, branch, commit_sha).await?;
-    let mut runs = Vec::new();
-    for id in &run_ids {
-        runs.extend(store.run(*id).await?);
-    }
+    let runs = store
+        .commit_runs_with_series(project.id, branch, commit_sha)
+        .await?;
     let merge_base = runs.iter().find_map(|r| r.summary.merge_base_sha.clone());
     timing.lap("runs");
     let pins = store.baseline_pins(project.id).await?;
@@ -148,8 +146,8 @@ async fn analyze_one(
     // a result's group is the group of its first series).
     let firsts: Vec<String> = runs
         .iter()
-        .flat_map(|run| &run.results)
-        .filter_map(|result| result.metrics.first().map(|m| m.series_id.clone()))
+        .flat_map(|run| &run.result_series)
+        .filter_map(|series| series.first().cloned())
         .collect();
     let groups = store.series_groups(&firsts).await?;
     let group_of: HashMap<&str, &(String, String)> = groups
@@ -158,12 +156,8 @@ async fn analyze_one(
         .collect();
     let mut run_groups: HashMap<Uuid, Vec<(String, String)>> = HashMap::new();
     for run in &runs {
-        for result in &run.results {
-            let Some(key) = result
-                .metrics
-                .first()
-                .and_then(|m| group_of.get(m.series_id.as_str()))
-            else {
+        for series in &run.result_series {
+            let Some(key) = series.first().and_then(|id| group_of.get(id.as_str())) else {
                 continue;
             };
             run_groups
@@ -443,7 +437,7 @@ pub async fn current_verdict(
     project: &Project,
     run_id: Uuid,
 ) -> Result<Option<Verdict>, StorageError> {
-    let Some(run) = store.run(run_id).await? else {
+    let Some(run) = store.run_summary(run_id).await? else {
         return Ok(None);
     };
     Ok(Some(verdict_and_analysis(store, project, &run).await?.0))
@@ -455,23 +449,20 @@ pub async fn current_verdict(
 pub async fn verdict_and_analysis(
     store: &Store,
     project: &Project,
-    run: &StoredRun,
+    run: &RunSummary,
 ) -> Result<(Verdict, Option<RunAnalysis>), StorageError> {
     let settings = store.settings(project).await?;
-    let analysis = store
-        .run_analysis(run.summary.id)
-        .await?
-        .map(|a| a.analysis);
-    let alerts = store.run_alerts(run.summary.id).await?;
+    let analysis = store.run_analysis(run.id).await?.map(|a| a.analysis);
+    let alerts = store.run_alerts(run.id).await?;
     let mut verdict = verdict_of(
-        run.summary.id,
-        &run.summary.commit_sha,
+        run.id,
+        &run.commit_sha,
         analysis.as_ref(),
         &alerts,
         &settings.settings.detection,
     );
     verdict.queued_analysis = store
-        .job_of_commit(project.id, &run.summary.branch, &run.summary.commit_sha)
+        .job_of_commit(project.id, &run.branch, &run.commit_sha)
         .await?
         .map(|job| benchtrail_core::report::verdict::QueuedAnalysis {
             queued_at: job.queued_at,
@@ -559,7 +550,7 @@ pub async fn recompute_stale(store: &Store) -> Result<usize, StorageError> {
 /// The analysis of one run: its groups with the baseline they were compared with, reports and
 /// effect-only findings (coverage is set by the caller).
 fn run_analysis(
-    run: &StoredRun,
+    run: &CommitRun,
     keys: &[(String, String)],
     analyzed: &HashMap<(String, String), GroupAnalysis>,
     version: i64,

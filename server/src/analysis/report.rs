@@ -29,7 +29,7 @@ pub async fn report_document(
     run: &StoredRun,
     base_url: &str,
 ) -> Result<ReportDocument, StorageError> {
-    let (verdict, analysis) = verdict_and_analysis(store, project, run).await?;
+    let (verdict, analysis) = verdict_and_analysis(store, project, &run.summary).await?;
     let run_url = format!("{base_url}/runs/{}", run.summary.id);
     let mut links = vec![Link {
         label: "run".into(),

@@ -212,7 +212,8 @@ pub(super) async fn verdict(
 ) -> ApiResult<Json<Verdict>> {
     let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
     let project = project_or_404(&state, &run.summary.project).await?;
-    let (verdict, _) = crate::analysis::verdict_and_analysis(&state.store, &project, &run).await?;
+    let (verdict, _) =
+        crate::analysis::verdict_and_analysis(&state.store, &project, &run.summary).await?;
     Ok(Json(verdict))
 }
 

@@ -3,7 +3,7 @@
 
 use super::codec::*;
 use super::store::{Arg, SqlBuilder};
-use super::{StorageError, Store};
+use super::{CommitRun, StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
 pub use benchtrail_core::report::{GroupSeries, HistoryPoint};
 use benchtrail_core::report::{RunAnalysis, VerdictLevel, ANALYSIS_SCHEMA};
@@ -639,6 +639,74 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         ids.iter().map(|i| parse_uuid("id", i)).collect()
+    }
+
+    /// The runs of `commit_sha` on `branch`, in upload order, each with its results' series
+    /// ([`CommitRun`]): two queries, whatever the number of runs and results.
+    pub async fn commit_runs_with_series(
+        &self,
+        project_id: i64,
+        branch: &str,
+        commit_sha: &str,
+    ) -> Result<Vec<CommitRun>, StorageError> {
+        let sql = format!(
+            "SELECT {} FROM runs r JOIN projects p ON p.id = r.project_id \
+             WHERE r.project_id = $1 AND r.branch = $2 AND r.commit_sha = $3 ORDER BY r.seq",
+            super::store::RUN_COLUMNS
+        );
+        let rows = sqlx::query(&sql)
+            .bind(project_id)
+            .bind(branch)
+            .bind(commit_sha)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut runs = rows
+            .iter()
+            .map(|row| {
+                Ok(CommitRun {
+                    summary: super::store::run_summary(row)?.1,
+                    result_series: Vec::new(),
+                })
+            })
+            .collect::<Result<Vec<_>, StorageError>>()?;
+        if runs.is_empty() {
+            return Ok(runs);
+        }
+        let rows = sqlx::query(
+            "SELECT res.run_id, res.idx, s.series_id, s.metric, s.stat FROM runs r \
+             JOIN results res ON res.run_id = r.id JOIN metric_values mv ON mv.result_id = res.id \
+             JOIN series s ON s.series_id = mv.series_id \
+             WHERE r.project_id = $1 AND r.branch = $2 AND r.commit_sha = $3",
+        )
+        .bind(project_id)
+        .bind(branch)
+        .bind(commit_sha)
+        .fetch_all(&self.pool)
+        .await?;
+        // (run, result index) → (the metric's order key, series id)
+        let mut by_result: BTreeMap<(String, i64), Vec<((usize, String, (u8, u64)), String)>> =
+            BTreeMap::new();
+        for row in &rows {
+            let metric: String = row.try_get("metric")?;
+            let stat = parse_stat(&row.try_get::<String, _>("stat")?)?;
+            let key = (
+                benchtrail_core::metric::vocabulary_rank(&metric),
+                metric,
+                benchtrail_core::metric::stat_rank(&stat),
+            );
+            by_result
+                .entry((row.try_get("run_id")?, row.try_get("idx")?))
+                .or_default()
+                .push((key, row.try_get("series_id")?));
+        }
+        for ((run_id, _), mut series) in by_result {
+            series.sort();
+            if let Some(run) = runs.iter_mut().find(|r| r.summary.id.to_string() == run_id) {
+                run.result_series
+                    .push(series.into_iter().map(|(_, id)| id).collect());
+            }
+        }
+        Ok(runs)
     }
 
     /// The (series key JSON, cell key) of every result of `commit_sha`'s runs on `branch`,

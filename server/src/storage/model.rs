@@ -190,6 +190,25 @@ pub enum Inserted {
     AlreadyStored,
 }
 
+/// A run of a commit as its analysis reads it (`Store::commit_runs_with_series`): the summary
+/// and, per result in upload order, the ids of the result's series in the order the run's
+/// page lists its metrics (the first names the result's group). No values: the analysis
+/// reads those from the window of each group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitRun {
+    /// The run's metadata.
+    pub summary: RunSummary,
+    /// Each result's series ids (16 hex digits), in the result's metric order.
+    pub result_series: Vec<Vec<String>>,
+}
+
+impl CommitRun {
+    /// Whether a result of the run has series `id`.
+    pub fn has_series(&self, id: &str) -> bool {
+        self.result_series.iter().flatten().any(|s| s == id)
+    }
+}
+
 /// A stored run without its results (for lists).
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RunSummary {

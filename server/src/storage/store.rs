@@ -321,18 +321,22 @@ impl Store {
         .transpose()
     }
 
+    /// A run's summary (one row), without its files and results: what a verdict needs.
+    pub async fn run_summary(&self, id: Uuid) -> Result<Option<RunSummary>, StorageError> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = $1");
+        let row = sqlx::query(&sql)
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(run_summary).transpose()?.map(|(_, s)| s))
+    }
+
     /// A run with its files and results.
     pub async fn run(&self, id: Uuid) -> Result<Option<StoredRun>, StorageError> {
         let run_id = id.to_string();
-        let sql = format!("SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = $1");
-        let Some(row) = sqlx::query(&sql)
-            .bind(&run_id)
-            .fetch_optional(&self.pool)
-            .await?
-        else {
+        let Some(summary) = self.run_summary(id).await? else {
             return Ok(None);
         };
-        let (_, summary) = run_summary(&row)?;
         Ok(Some(StoredRun {
             summary,
             files: self.run_files(&run_id).await?,
