@@ -90,7 +90,11 @@ fn uploads_by_commit(path: &std::path::Path) -> Vec<Vec<Upload>> {
     // commit sha → (first timestamp, cell key → (cell tags, metric name → stats.data))
     type Cells = BTreeMap<String, (Value, BTreeMap<String, Vec<f64>>)>;
     let mut commits: Vec<(String, String, Cells)> = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let body: Value =
             serde_json::from_str(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
         let sha = body["github"]["commit"].as_str().expect("github.commit");
@@ -111,8 +115,16 @@ fn uploads_by_commit(path: &std::path::Path) -> Vec<Vec<Upload>> {
     }
     let mut out = Vec::new();
     for (k, (sha, time, cells)) in commits.iter().enumerate() {
-        let parents: Vec<&str> = if k == 0 { vec![] } else { vec![&commits[k - 1].0] };
-        let repetitions = cells.values().map(|c| c.1.values().map(Vec::len).min().unwrap_or(0)).min().unwrap_or(0);
+        let parents: Vec<&str> = if k == 0 {
+            vec![]
+        } else {
+            vec![&commits[k - 1].0]
+        };
+        let repetitions = cells
+            .values()
+            .map(|c| c.1.values().map(Vec::len).min().unwrap_or(0))
+            .min()
+            .unwrap_or(0);
         let mut per_commit = Vec::new();
         for r in 0..repetitions {
             let mut values = 0;
@@ -265,7 +277,11 @@ async fn repetition(
                                 tokio::time::sleep(Duration::from_secs(wait)).await;
                             }
                             (other, _) => {
-                                tally.lock().unwrap().errors.push(format!("{other}: {receipt}"));
+                                tally
+                                    .lock()
+                                    .unwrap()
+                                    .errors
+                                    .push(format!("{other}: {receipt}"));
                                 break;
                             }
                         }
@@ -321,7 +337,12 @@ async fn measure(
 ) {
     let log = std::env::temp_dir().join(format!("benchtrail-peer-ingest-{store}.log"));
     let server = Bench::spawn_binary(database_url, &log);
-    println!("{store}: server pid {}, {}, log {}", server.pid(), server.base, log.display());
+    println!(
+        "{store}: server pid {}, {}, log {}",
+        server.pid(),
+        server.base,
+        log.display()
+    );
     for &clients in &args.clients {
         for rep in 0..args.reps {
             let slug = format!("peer-c{clients}-r{rep}");

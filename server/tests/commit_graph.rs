@@ -474,9 +474,18 @@ async fn another_run_of_a_commit_after_a_later_commit_brings_the_later_one_up_to
         // (another CI job of the same commit that finished late), uploaded after d.
         let docs = [
             ('a', doc('a', &[], "2026-11-01T09:00:00Z", "main", FILES[0])),
-            ('b', doc('b', &['a'], "2026-11-02T09:00:00Z", "main", FILES[1])),
-            ('c', doc('c', &['b'], "2026-11-03T09:00:00Z", "main", FILES[2])),
-            ('d', doc('d', &['c'], "2026-11-04T09:00:00Z", "main", FILES[4])),
+            (
+                'b',
+                doc('b', &['a'], "2026-11-02T09:00:00Z", "main", FILES[1]),
+            ),
+            (
+                'c',
+                doc('c', &['b'], "2026-11-03T09:00:00Z", "main", FILES[2]),
+            ),
+            (
+                'd',
+                doc('d', &['c'], "2026-11-04T09:00:00Z", "main", FILES[4]),
+            ),
         ];
         let ids = upload_all(&server, &token, &docs).await;
         let report_of = |run: String| {

@@ -1493,6 +1493,31 @@ async fn a_finished_jobs_id_is_never_given_to_a_later_job() {
 }
 
 #[tokio::test]
+async fn a_job_asked_for_again_while_it_ran_waits_until_its_again_at() {
+    for_each_store(|db, store| async move {
+        let p = project_id(&store, "p").await;
+        let scan = JobTarget::Scan {
+            branch: "main".into(),
+        };
+        store.enqueue_job(p, &scan, None).await.unwrap();
+        let lease = chrono::Duration::seconds(30);
+        let claimed = store.claim_due_job(lease).await.unwrap().expect("due");
+        // Asked for again while it runs: one more generation.
+        store.enqueue_job(p, &scan, None).await.unwrap();
+        let again_at = chrono::Utc::now() + chrono::Duration::seconds(3600);
+        let deleted = store
+            .finish_job_again_at(claimed.id, claimed.generation, None, Some(again_at))
+            .await
+            .unwrap();
+        assert!(!deleted, "{db}: the newer generation stays queued");
+        assert_eq!(store.queued_jobs().await.unwrap(), 1, "{db}");
+        // Released but not due before `again_at`.
+        assert!(store.claim_due_job(lease).await.unwrap().is_none(), "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_projects_comments_jobs_are_claimed_one_at_a_time_and_scans_after_analyses() {
     for_each_store(|db, store| async move {
         let p = project_id(&store, "p").await;

@@ -73,7 +73,10 @@ impl Bench {
             .env("DATABASE_URL", database_url)
             .env("BENCHTRAIL_BIND", "127.0.0.1:0")
             .env("BENCHTRAIL_ADMIN_TOKEN", ADMIN_TOKEN)
-            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or("info".into()))
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or("info".into()),
+            )
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -199,7 +202,9 @@ impl Bench {
             let mut still = Vec::new();
             for id in pending {
                 let path = format!("/api/v1/runs/{id}/verdict");
-                let (status, body, _) = self.send(reqwest::Method::GET, &path, ADMIN_TOKEN, None).await;
+                let (status, body, _) = self
+                    .send(reqwest::Method::GET, &path, ADMIN_TOKEN, None)
+                    .await;
                 if status != 200 || body["verdict"] == "pending" {
                     still.push(id);
                 }

@@ -272,10 +272,25 @@ impl Analyzer {
         (project_id, id, generation, attempts): (i64, i64, i64, i64),
         outcome: Result<Vec<JobTarget>, StorageError>,
     ) -> bool {
+        self.settle_again_at(store, (project_id, id, generation, attempts), outcome, None)
+            .await
+    }
+
+    /// [`Analyzer::settle`], where a job asked for again while it ran is due at `again_at`.
+    async fn settle_again_at(
+        &self,
+        store: &Store,
+        (project_id, id, generation, attempts): (i64, i64, i64, i64),
+        outcome: Result<Vec<JobTarget>, StorageError>,
+        again_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> bool {
         match outcome {
             Ok(then) => {
                 let then = (!then.is_empty()).then_some((project_id, then.as_slice()));
-                match store.finish_job_then(id, generation, then).await {
+                match store
+                    .finish_job_again_at(id, generation, then, again_at)
+                    .await
+                {
                     Ok(true) => {
                         tracing::info!(job = id, generation, again = false, "job finished");
                         if then.is_some() {
@@ -489,10 +504,16 @@ async fn run(state: &AppState, job: ClaimedJob) {
                 .map(nothing_after)
         }
         JobTarget::Scan { branch } => {
+            let began = std::time::Instant::now();
             let work = super::scan::scan_branch(store, &project, branch);
-            with_lease(store, job.id, lease, work)
+            let outcome = with_lease(store, job.id, lease, work)
                 .await
-                .map(nothing_after)
+                .map(nothing_after);
+            let again_at = chrono::Utc::now() + super::scan::spacing(began.elapsed());
+            analyzer
+                .settle_again_at(store, key, outcome, Some(again_at))
+                .await;
+            return;
         }
     };
     analyzer.settle(store, key, outcome).await;

@@ -33,6 +33,18 @@ use std::collections::{HashMap, HashSet};
 /// finds nor supersedes them ([`supersedable`]).
 pub const SCAN_COMMITS: usize = 200;
 
+/// How long after a scan that took `took` the next one of its branch may start, when it was
+/// asked for again meanwhile: four times as long (a worker scans at most a fifth of its time
+/// during a burst of uploads), at most a minute. A scan costs more than an analysis (its
+/// permutation test over [`SCAN_COMMITS`] commits of every group) and only moves the history's
+/// change points, never an upload's verdict; back to back, as uploads arrived, it kept one of
+/// two cores busy and halved the ingest rate of 8 clients (`cargo bench --bench peer_ingest`,
+/// BENCHMARKS.md).
+pub(super) fn spacing(took: std::time::Duration) -> chrono::Duration {
+    let wait = (took * 4).min(std::time::Duration::from_secs(60));
+    chrono::Duration::from_std(wait).unwrap_or_default()
+}
+
 /// Asks for the scan of `branch` of project `project_id`: a new job, or the running one asked
 /// for again; nothing when one waits that has not started.
 ///
@@ -172,5 +184,16 @@ mod tests {
         small.sort();
         assert_eq!(small, ["c2", "c3"]);
         assert!(supersedable(&window(3, true), 5).is_empty());
+    }
+
+    #[test]
+    fn the_next_scan_waits_four_times_the_last_ones_length_at_most_a_minute() {
+        use std::time::Duration;
+        assert_eq!(
+            spacing(Duration::from_millis(250)).num_milliseconds(),
+            1_000
+        );
+        assert_eq!(spacing(Duration::from_secs(20)).num_seconds(), 60);
+        assert_eq!(spacing(Duration::ZERO).num_milliseconds(), 0);
     }
 }

@@ -14,7 +14,7 @@
 //! branch).
 
 use super::codec::{now, parse_timestamp, timestamp_text};
-use super::store::{project_row, PROJECT_COLUMNS};
+use super::store::{project_row, Arg, SqlBuilder, PROJECT_COLUMNS};
 use super::{Project, StorageError, Store};
 use chrono::{DateTime, Duration, Utc};
 use sqlx::{AnyConnection, Row};
@@ -242,6 +242,22 @@ impl Store {
         generation: i64,
         then: Option<(i64, &[JobTarget])>,
     ) -> Result<bool, StorageError> {
+        self.finish_job_again_at(id, generation, then, None).await
+    }
+
+    /// [`Store::finish_job_then`], where a job asked for again while it ran is due again at
+    /// `again_at` (when given) instead of at once: a change-point scan is spaced out so that
+    /// back-to-back requests during a burst of uploads do not keep a worker scanning.
+    ///
+    /// # Errors
+    /// A storage error (nothing changed).
+    pub async fn finish_job_again_at(
+        &self,
+        id: i64,
+        generation: i64,
+        then: Option<(i64, &[JobTarget])>,
+        again_at: Option<DateTime<Utc>>,
+    ) -> Result<bool, StorageError> {
         let mut tx = self.begin_write().await?;
         let deleted = sqlx::query("DELETE FROM analysis_jobs WHERE id = $1 AND generation = $2")
             .bind(id)
@@ -256,13 +272,15 @@ impl Store {
         }
         tx.commit().await?;
         if deleted == 0 {
-            sqlx::query(
-                "UPDATE analysis_jobs SET lease_until = NULL, attempts = 0, last_error = NULL \
-                 WHERE id = $1",
-            )
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+            let mut q = SqlBuilder::new(
+                "UPDATE analysis_jobs SET lease_until = NULL, attempts = 0, last_error = NULL",
+            );
+            if let Some(at) = again_at {
+                q.push(", not_before = ")
+                    .bind(Arg::Text(timestamp_text(&at)));
+            }
+            q.push(" WHERE id = ").bind(Arg::Int(id));
+            q.query(self.backend()).execute(&self.pool).await?;
         }
         Ok(deleted == 1)
     }
