@@ -193,6 +193,8 @@ struct Tally {
     values: usize,
     latencies_ms: Vec<f64>,
     unavailable: usize,
+    /// The first 503's problem detail (why the server refused).
+    unavailable_detail: Option<String>,
     errors: Vec<String>,
 }
 
@@ -212,6 +214,9 @@ async fn repetition(
     settle: u64,
 ) -> (String, Value) {
     let token = server.project(slug).await;
+    // Every repetition meets an idle server: the background work (change-point scans) the
+    // previous one asked for is done, so its CPU is not counted here.
+    server.wait_idle(Duration::from_secs(120)).await;
     let queue = Arc::new(Mutex::new((0..commits.len()).collect::<VecDeque<_>>()));
     let tally = Arc::new(Mutex::new(Tally::default()));
     let url = format!("{}/api/v1/projects/{slug}/runs", server.base);
@@ -273,7 +278,12 @@ async fn repetition(
                                 break;
                             }
                             (503, Some(wait)) => {
-                                tally.lock().unwrap().unavailable += 1;
+                                {
+                                    let mut t_ = tally.lock().unwrap();
+                                    t_.unavailable += 1;
+                                    t_.unavailable_detail
+                                        .get_or_insert_with(|| receipt["detail"].to_string());
+                                }
                                 tokio::time::sleep(Duration::from_secs(wait)).await;
                             }
                             (other, _) => {
@@ -315,6 +325,9 @@ async fn repetition(
     );
     for e in tally.errors.iter().take(3) {
         line.push_str(&format!("\n    error: {e}"));
+    }
+    if let Some(detail) = &tally.unavailable_detail {
+        line.push_str(&format!("\n    first 503: {detail}"));
     }
     let figures = json!({
         "clients": clients, "values": tally.values, "wall_s": wall,

@@ -41,7 +41,8 @@ fn doc(c: char, parents: &[char], time: &str, branch: &str, file: &str) -> Value
     })
 }
 
-/// Uploads each document (expecting 201); returns the run ids by commit letter.
+/// Uploads each document (expecting 201) and waits until the analyses they asked for are done;
+/// returns the run ids by commit letter.
 async fn upload_all(
     server: &TestServer,
     token: &str,
@@ -53,6 +54,8 @@ async fn upload_all(
         assert_eq!(status, 201, "{c}: {receipt}");
         ids.push((*c, receipt["run_id"].as_str().unwrap().to_string()));
     }
+    // The re-analyses an upload out of order asks for run in the background.
+    server.drained().await;
     ids
 }
 
@@ -502,7 +505,8 @@ async fn another_run_of_a_commit_after_a_later_commit_brings_the_later_one_up_to
         late["run"]["repeat_index"] = json!(1);
         let (status, receipt) = server.upload("demo", &token, &late).await;
         assert_eq!(status, 201, "{receipt}");
-        // d's baseline now holds both runs of b: analyzed again by the late upload ...
+        server.drained().await;
+        // d's baseline now holds both runs of b: analyzed again after the late upload ...
         let after = report_of(d.clone()).await;
         assert_ne!(after, before, "{db}: d was not analyzed again: {before:#}");
         // ... exactly as a recomputation of the whole project analyzes it.

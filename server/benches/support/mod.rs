@@ -116,6 +116,20 @@ impl Bench {
         process_cpu_seconds(self.pid())
     }
 
+    /// Waits until the server's process is idle (under 5 % of one core over half a second),
+    /// at most `limit`; returns the wait in seconds.
+    pub async fn wait_idle(&self, limit: Duration) -> f64 {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            let c = self.cpu_seconds();
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if self.cpu_seconds() - c < 0.025 {
+                break;
+            }
+        }
+        start.elapsed().as_secs_f64()
+    }
+
     /// The server process's resident memory now and at its peak (`VmRSS`, `VmHWM`), MiB.
     pub fn rss_mib(&self) -> (f64, f64) {
         let status =

@@ -86,7 +86,19 @@ pub struct Analyzer {
     /// The address the last upload reached this server at, for the links of PR comments that
     /// a worker posts (the server's `--public-url` wins when set).
     last_base_url: Arc<Mutex<Option<String>>>,
+    /// When this server's last [`FINISHES_KEPT`] jobs finished: the rate the queue drains at,
+    /// for the `Retry-After` of an upload refused while it is full.
+    finished: Arc<Mutex<std::collections::VecDeque<std::time::Instant>>>,
 }
+
+/// Job finishes [`Analyzer`] remembers to estimate the queue's drain rate.
+const FINISHES_KEPT: usize = 32;
+
+/// The `Retry-After` (seconds) of a refused upload while no drain rate is known yet.
+pub const RETRY_AFTER_UNKNOWN_RATE_SECS: u64 = 10;
+
+/// The longest `Retry-After` (seconds) of a refused upload.
+const RETRY_AFTER_MAX_SECS: u64 = 60;
 
 impl Analyzer {
     /// A queue worked as `options` say (nothing runs before [`Analyzer::start`]).
@@ -97,6 +109,9 @@ impl Analyzer {
             wake: Arc::new(Notify::new()),
             stop: Arc::new(watch::channel(false).0),
             last_base_url: Arc::new(Mutex::new(None)),
+            finished: Arc::new(Mutex::new(std::collections::VecDeque::with_capacity(
+                FINISHES_KEPT,
+            ))),
         }
     }
 
@@ -108,6 +123,36 @@ impl Analyzer {
     /// Whether `queued` jobs fill the queue: new uploads wait (503) until the workers catch up.
     pub fn is_full(&self, queued: i64) -> bool {
         queued >= self.options.max_queued
+    }
+
+    /// The `Retry-After` (whole seconds) of an upload refused while `queued` jobs fill the
+    /// queue: how long this server takes to finish the jobs over the bound, at the rate its
+    /// last jobs finished ([`FINISHES_KEPT`] of them); 1 … 60 s, and
+    /// [`RETRY_AFTER_UNKNOWN_RATE_SECS`] before two jobs have finished. A fixed 10 s made 8
+    /// clients idle while the queue drained in about one (`cargo bench --bench peer_ingest`,
+    /// BENCHMARKS.md). Other servers on the same database drain it too: the estimate errs
+    /// long.
+    pub fn retry_after_secs(&self, queued: i64) -> u64 {
+        let over = (queued - self.options.max_queued + 1).max(1) as f64;
+        let finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        let (Some(first), Some(last)) = (finished.front(), finished.back()) else {
+            return RETRY_AFTER_UNKNOWN_RATE_SECS;
+        };
+        let span = last.duration_since(*first).as_secs_f64();
+        if finished.len() < 2 || span <= 0.0 {
+            return RETRY_AFTER_UNKNOWN_RATE_SECS;
+        }
+        let per_second = (finished.len() - 1) as f64 / span;
+        ((over / per_second).ceil() as u64).clamp(1, RETRY_AFTER_MAX_SECS)
+    }
+
+    /// Notes that a job finished now (for [`Analyzer::retry_after_secs`]).
+    fn note_finished(&self) {
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        if finished.len() == FINISHES_KEPT {
+            finished.pop_front();
+        }
+        finished.push_back(std::time::Instant::now());
     }
 
     /// Starts the workers on `state` (they stop at [`Analyzer::stop`] or when the store is
@@ -137,8 +182,8 @@ impl Analyzer {
     /// stored; `false` when it is pending (left to the workers, or it failed and will be
     /// retried). `comments`: the project posts PR comments and the upload names a pull
     /// request, so the analysis is followed by a [`JobTarget::Comments`] job (and an upload
-    /// that completed the history, so every commit was analyzed again, by a
-    /// [`JobTarget::Refresh`] when the project posts PR comments).
+    /// out of order by the [`JobTarget::Reanalysis`] of each commit whose history it changed,
+    /// which refresh the PR comments after them).
     pub async fn after_upload(
         &self,
         store: &Store,
@@ -161,9 +206,9 @@ impl Analyzer {
         };
         started(ticket.id, ticket.generation, 1, "commit", "inline");
         let analysis = async {
-            let recomputed = analyze_upload(store, project, branch, commit_sha).await?;
+            let again = analyze_upload(store, project, branch, commit_sha).await?;
             let comments = comments.then(|| comments_of(branch, commit_sha));
-            then_after_upload(store, project, comments, recomputed).await
+            Ok(then_after_upload(comments, again))
         };
         let outcome = with_lease(store, ticket.id, self.options.lease, analysis).await;
         self.settle(
@@ -286,6 +331,7 @@ impl Analyzer {
     ) -> bool {
         match outcome {
             Ok(then) => {
+                self.note_finished();
                 let then = (!then.is_empty()).then_some((project_id, then.as_slice()));
                 match store
                     .finish_job_again_at(id, generation, then, again_at)
@@ -347,20 +393,11 @@ async fn refresh_of(store: &Store, project: &Project) -> Result<Option<JobTarget
         .then_some(JobTarget::Refresh))
 }
 
-/// The jobs to follow an upload's analysis: its commit's PR comments (`comments`), and when
-/// the upload had every commit analyzed again (`recomputed`: it completed the history), the
-/// refresh of the others'.
-async fn then_after_upload(
-    store: &Store,
-    project: &Project,
-    comments: Option<JobTarget>,
-    recomputed: bool,
-) -> Result<Vec<JobTarget>, StorageError> {
-    let mut then: Vec<JobTarget> = comments.into_iter().collect();
-    if recomputed {
-        then.extend(refresh_of(store, project).await?);
-    }
-    Ok(then)
+/// The jobs to follow an upload's analysis: its commit's PR comments (`comments`), and the
+/// re-analyses of the commits whose history it changed (`again`; each refreshes the PR
+/// comments after it).
+fn then_after_upload(comments: Option<JobTarget>, again: Vec<JobTarget>) -> Vec<JobTarget> {
+    comments.into_iter().chain(again).collect()
 }
 
 /// Recomputes every commit of `project` ([`recompute_project`]); the refresh of its PR
@@ -478,12 +515,20 @@ async fn run(state: &AppState, job: ClaimedJob) {
     let outcome = match &job.target {
         JobTarget::Commit { branch, commit_sha } => {
             let work = async {
-                let recomputed = analyze_upload(store, &project, branch, commit_sha).await?;
+                let again = analyze_upload(store, &project, branch, commit_sha).await?;
                 // The settings as they are now: comments turned on meanwhile are posted.
                 let comments = posts_comments(store, &project)
                     .await?
                     .then(|| comments_of(branch, commit_sha));
-                then_after_upload(store, &project, comments, recomputed).await
+                Ok(then_after_upload(comments, again))
+            };
+            with_lease(store, job.id, lease, work).await
+        }
+        JobTarget::Reanalysis { branch, commit_sha } => {
+            let work = async {
+                super::analyze_commit(store, &project, branch, commit_sha).await?;
+                // Its runs' reports may have changed: their PR comments follow.
+                Ok(refresh_of(store, &project).await?.into_iter().collect())
             };
             with_lease(store, job.id, lease, work).await
         }
@@ -565,5 +610,32 @@ mod tests {
         let max = Duration::from_secs(30);
         let waits: Vec<u64> = (0..8).map(|a| backoff(a, max).as_secs()).collect();
         assert_eq!(waits, [1, 1, 2, 4, 8, 16, 30, 30]);
+    }
+
+    #[test]
+    fn retry_after_is_the_time_to_drain_the_jobs_over_the_bound_at_the_recent_rate() {
+        let analyzer = Analyzer::new(AnalyzerOptions {
+            max_queued: 64,
+            ..Default::default()
+        });
+        assert_eq!(analyzer.retry_after_secs(64), RETRY_AFTER_UNKNOWN_RATE_SECS);
+        // 11 finishes 100 ms apart: 10 jobs per second.
+        let t0 = std::time::Instant::now();
+        for k in 0..11 {
+            analyzer
+                .finished
+                .lock()
+                .unwrap()
+                .push_back(t0 + Duration::from_millis(100 * k));
+        }
+        // 1 job over the bound: 0.1 s, at least 1 s; 25 over: 2.5 s → 3 s; far over: 60 s.
+        assert_eq!(analyzer.retry_after_secs(64), 1);
+        assert_eq!(analyzer.retry_after_secs(88), 3);
+        assert_eq!(analyzer.retry_after_secs(10_000), 60);
+        // Only the last FINISHES_KEPT are kept.
+        for _ in 0..40 {
+            analyzer.note_finished();
+        }
+        assert_eq!(analyzer.finished.lock().unwrap().len(), FINISHES_KEPT);
     }
 }

@@ -56,7 +56,9 @@ mod scan;
 pub use benchtrail_core::report::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
 pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
 
-use crate::storage::{Alert, AlertKind, CommitRun, Project, RunSummary, StorageError, Store};
+use crate::storage::{
+    Alert, AlertKind, CommitRun, JobTarget, Project, RunSummary, StorageError, Store,
+};
 use alerts::{new_alert, resolve_returned};
 use benchtrail_core::history::CommitGraph;
 use benchtrail_core::regression::Finding;
@@ -473,35 +475,35 @@ pub async fn verdict_and_analysis(
     Ok((verdict, analysis))
 }
 
-/// The analysis of an upload: [`analyze_commit`], and then, when the upload changed the history
-/// of commits stored before it (it arrived out of order: a parent after its child, or another
-/// run of a commit after a later commit), those commits again
-/// ([`CommitGraph::affected_by`]): they were analyzed against a graph with a gap, where
-/// unrelated commits stood in for the missing ancestry, or without this run in their baseline,
-/// and their baselines, alerts and verdicts must follow what is stored now. `true` when other
-/// commits were analyzed again (other runs' reports may have changed).
+/// The analysis of an upload: [`analyze_commit`]; returns the re-analyses it asks for. When the
+/// upload changed the history of commits stored before it (it arrived out of order: a parent
+/// after its child, or another run of a commit after a later commit), those commits
+/// ([`CommitGraph::affected_by`]) were analyzed against a graph with a gap, where unrelated
+/// commits stood in for the missing ancestry, or without this run in their baseline: their
+/// baselines, alerts and verdicts must follow what is stored now. Each becomes a
+/// [`JobTarget::Reanalysis`], enqueued by the caller with the end of this analysis's job, so
+/// that many uploads out of order (8 clients uploading a history at once) ask for one
+/// analysis of each commit instead of one per upload.
 pub async fn analyze_upload(
     store: &Store,
     project: &Project,
     branch: &str,
     commit_sha: &str,
-) -> Result<bool, StorageError> {
+) -> Result<Vec<JobTarget>, StorageError> {
     let graph = analyze_commit(store, project, branch, commit_sha).await?;
     let affected: HashSet<&str> = graph.affected_by(commit_sha).into_iter().collect();
     if affected.is_empty() {
-        return Ok(false);
+        return Ok(Vec::new());
     }
     let commits = store.project_commits(project.id).await?;
-    let again: Vec<&(String, String)> = commits
-        .iter()
+    let again: Vec<JobTarget> = commits
+        .into_iter()
         .filter(|(_, c)| affected.contains(c.as_str()))
+        .map(|(branch, commit_sha)| JobTarget::Reanalysis { branch, commit_sha })
         .collect();
     tracing::debug!(project = %project.slug, commit = commit_sha, again = again.len(),
-        "commits analyzed again after an upload out of order");
-    for (b, c) in again {
-        analyze_one(store, project, b, c, false).await?;
-    }
-    Ok(true)
+        "commits to analyze again after an upload out of order");
+    Ok(again)
 }
 
 /// Analyzes every commit of a project again, in commit order (after an exclusion or a pin).

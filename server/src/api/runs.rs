@@ -19,9 +19,6 @@ use uuid::Uuid;
 
 pub use benchtrail_core::wire::UploadReceipt;
 
-/// The `Retry-After` (seconds) of an upload refused while the analysis queue is full.
-const ANALYSIS_QUEUE_RETRY_AFTER_SECS: u64 = 10;
-
 /// `POST /api/v1/projects/{project}/runs`: stores one run in one transaction. 201 when stored,
 /// 200 when a run with the same id was already stored (idempotent retry), 422 with a pointer
 /// to the fault when a file or result is wrong. The body may be sent with
@@ -77,11 +74,12 @@ pub(super) async fn upload(
     // stored run was answered above.)
     let queued = state.store.queued_jobs().await?;
     if state.analyzer.is_full(queued) {
+        let retry_after_secs = state.analyzer.retry_after_secs(queued);
         return Err(ApiError::Overloaded {
-            retry_after_secs: ANALYSIS_QUEUE_RETRY_AFTER_SECS,
+            retry_after_secs,
             detail: format!(
                 "{queued} analyses are queued; this upload was not stored: retry in \
-                 {ANALYSIS_QUEUE_RETRY_AFTER_SECS} s"
+                 {retry_after_secs} s"
             ),
         });
     }

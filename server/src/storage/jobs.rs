@@ -29,6 +29,17 @@ pub enum JobTarget {
         /// The full, lowercase commit SHA.
         commit_sha: String,
     },
+    /// One commit on one branch analyzed again because an upload out of order changed its
+    /// history (`crate::analysis::analyze_upload` asks for it, with the end of the upload's
+    /// own analysis): [`crate::analysis::analyze_commit`] alone, which asks for no further
+    /// re-analysis (the commit's own runs did not change). Its own row beside the commit's
+    /// `commit` job, so requests from many uploads coalesce into one analysis.
+    Reanalysis {
+        /// The branch.
+        branch: String,
+        /// The full, lowercase commit SHA.
+        commit_sha: String,
+    },
     /// Every commit of the project again, in order (`crate::analysis::recompute_project`):
     /// after an exclusion, a pin, a change of settings, or an analysis schema upgrade.
     Project,
@@ -57,7 +68,7 @@ pub enum JobTarget {
 }
 
 impl JobTarget {
-    /// The kind as stored: `commit`, `project`, `comments`, `refresh` or `scan`.
+    /// The kind as stored: `commit`, `reanalysis`, `project`, `comments`, `refresh` or `scan`.
     pub fn kind(&self) -> &'static str {
         self.columns().0
     }
@@ -72,6 +83,7 @@ impl JobTarget {
     fn columns(&self) -> (&'static str, &str, &str) {
         match self {
             JobTarget::Commit { branch, commit_sha } => ("commit", branch, commit_sha),
+            JobTarget::Reanalysis { branch, commit_sha } => ("reanalysis", branch, commit_sha),
             JobTarget::Project => ("project", "", ""),
             JobTarget::Comments { branch, commit_sha } => ("comments", branch, commit_sha),
             JobTarget::Refresh => ("refresh", "", ""),
@@ -82,13 +94,14 @@ impl JobTarget {
     fn from_columns(kind: &str, branch: String, commit_sha: String) -> Result<Self, StorageError> {
         match kind {
             "commit" => Ok(JobTarget::Commit { branch, commit_sha }),
+            "reanalysis" => Ok(JobTarget::Reanalysis { branch, commit_sha }),
             "project" => Ok(JobTarget::Project),
             "comments" => Ok(JobTarget::Comments { branch, commit_sha }),
             "refresh" => Ok(JobTarget::Refresh),
             "scan" => Ok(JobTarget::Scan { branch }),
             other => Err(StorageError::Corrupt(format!(
-                "analysis_jobs.kind `{other}` is not `commit`, `project`, `comments`, `refresh` \
-                 or `scan`"
+                "analysis_jobs.kind `{other}` is not `commit`, `reanalysis`, `project`, \
+                 `comments`, `refresh` or `scan`"
             ))),
         }
     }
@@ -358,7 +371,7 @@ impl Store {
     ) -> Result<Option<JobState>, StorageError> {
         let row = sqlx::query(
             "SELECT queued_at, attempts, not_before, lease_until FROM analysis_jobs \
-             WHERE project_id = $1 AND ((kind = 'commit' AND branch = $2 AND commit_sha = $3) \
+             WHERE project_id = $1 AND ((kind IN ('commit', 'reanalysis') AND branch = $2 AND commit_sha = $3) \
              OR kind = 'project') ORDER BY kind LIMIT 1",
         )
         .bind(project_id)

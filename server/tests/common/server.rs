@@ -124,6 +124,18 @@ impl TestServer {
         }
     }
 
+    /// Waits (at most a minute) until nothing is queued: the re-analyses an upload out of
+    /// order asks for, change-point scans. Panics when something still is.
+    pub async fn drained(&self) {
+        let (status, ready) =
+            super::polling::drained(&self.http, &self.base, std::time::Duration::from_secs(60))
+                .await;
+        assert!(
+            status == 200 && ready["queued_analyses"] == 0,
+            "still queued after a minute: {status} {ready}"
+        );
+    }
+
     /// `base` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
