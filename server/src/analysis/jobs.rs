@@ -128,10 +128,10 @@ impl Analyzer {
     /// The `Retry-After` (whole seconds) of an upload refused while `queued` jobs fill the
     /// queue: how long this server takes to finish the jobs over the bound, at the rate its
     /// last jobs finished ([`FINISHES_KEPT`] of them); 1 … 60 s, and
-    /// [`RETRY_AFTER_UNKNOWN_RATE_SECS`] before two jobs have finished. A fixed 10 s made 8
-    /// clients idle while the queue drained in about one (`cargo bench --bench peer_ingest`,
-    /// BENCHMARKS.md). Other servers on the same database drain it too: the estimate errs
-    /// long.
+    /// [`RETRY_AFTER_UNKNOWN_RATE_SECS`] before two jobs have finished. A fixed 10 s left 8
+    /// clients idle long after the queue had room again (`cargo bench --bench peer_ingest`,
+    /// BENCHMARKS.md "Session 26"). Other servers on the same database drain it too: the
+    /// estimate errs long.
     pub fn retry_after_secs(&self, queued: i64) -> u64 {
         let over = (queued - self.options.max_queued + 1).max(1) as f64;
         let finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());

@@ -37,9 +37,9 @@ pub const SCAN_COMMITS: usize = 200;
 /// asked for again meanwhile: four times as long (a worker scans at most a fifth of its time
 /// during a burst of uploads), at most a minute. A scan costs more than an analysis (its
 /// permutation test over [`SCAN_COMMITS`] commits of every group) and only moves the history's
-/// change points, never an upload's verdict; back to back, as uploads arrived, it kept one of
-/// two cores busy and halved the ingest rate of 8 clients (`cargo bench --bench peer_ingest`,
-/// BENCHMARKS.md).
+/// change points, never an upload's verdict; back to back, as uploads arrived, E-Divisive took
+/// a fifth of the server's CPU while one client uploaded the peer data set (`perf record` of
+/// `cargo bench --bench peer_ingest`, BENCHMARKS.md "Session 26").
 pub(super) fn spacing(took: std::time::Duration) -> chrono::Duration {
     let wait = (took * 4).min(std::time::Duration::from_secs(60));
     chrono::Duration::from_std(wait).unwrap_or_default()
