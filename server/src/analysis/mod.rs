@@ -496,11 +496,25 @@ pub async fn analyze_upload(
         return Ok(Vec::new());
     }
     let commits = store.project_commits(project.id).await?;
-    let again: Vec<JobTarget> = commits
-        .into_iter()
-        .filter(|(_, c)| affected.contains(c.as_str()))
-        .map(|(branch, commit_sha)| JobTarget::Reanalysis { branch, commit_sha })
-        .collect();
+    let mut again = Vec::new();
+    for (branch, commit_sha) in commits {
+        if !affected.contains(commit_sha.as_str()) {
+            continue;
+        }
+        // A job of the commit that has not started reads this upload's run when it does (the
+        // run was stored before this analysis began): asking again would only write.
+        let upload_job = JobTarget::Commit {
+            branch: branch.clone(),
+            commit_sha: commit_sha.clone(),
+        };
+        let target = JobTarget::Reanalysis { branch, commit_sha };
+        if store.job_waiting(project.id, &upload_job).await?
+            || store.job_waiting(project.id, &target).await?
+        {
+            continue;
+        }
+        again.push(target);
+    }
     tracing::debug!(project = %project.slug, commit = commit_sha, again = again.len(),
         "commits to analyze again after an upload out of order");
     Ok(again)
