@@ -356,9 +356,9 @@ async fn measure(
         server.base,
         log.display()
     );
-    for &clients in &args.clients {
+    for (k, &clients) in args.clients.iter().enumerate() {
         for rep in 0..args.reps {
-            let slug = format!("peer-c{clients}-r{rep}");
+            let slug = format!("peer-{k}-c{clients}-r{rep}");
             let (line, mut figures) =
                 repetition(&server, commits.clone(), &slug, clients, args.settle).await;
             println!("{store}: rep {} | {line}", rep + 1);
