@@ -61,7 +61,8 @@ impl Bench {
         }
     }
 
-    /// The release `benchtrail-server` binary in its own process, with its defaults, on
+    /// The release `benchtrail-server` binary in its own process (another build when
+    /// `BENCHTRAIL_BENCH_SERVER` names one, to compare two), with its defaults, on
     /// `database_url` and an ephemeral loopback port; its log goes to `log` (`RUST_LOG`
     /// `info` unless set). Returns once it listens.
     ///
@@ -69,7 +70,9 @@ impl Bench {
     /// When the binary exits before it listens (its log has why).
     pub fn spawn_binary(database_url: &str, log: &std::path::Path) -> Bench {
         use std::io::{BufRead, BufReader};
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_benchtrail-server"))
+        let binary = std::env::var_os("BENCHTRAIL_BENCH_SERVER")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_benchtrail-server").into());
+        let mut child = std::process::Command::new(binary)
             .env("DATABASE_URL", database_url)
             .env("BENCHTRAIL_BIND", "127.0.0.1:0")
             .env("BENCHTRAIL_ADMIN_TOKEN", ADMIN_TOKEN)
