@@ -22,7 +22,9 @@
 //! Printed every `--every` commits: the p50 and p95 upload latency (the HTTP round trip:
 //! ingest, storage and the analysis that runs before the response) of the last `--window`
 //! uploads, the ratio of that p50 to the first checkpoint's, and the process's resident memory
-//! (server and client share the process). The change-point scan runs in the background as
+//! (server and client share the process); then (`--reads`) every page kind's and the series
+//! API's read latency, and the series API against the hand-written SQL of the same rows. The
+//! change-point scan runs in the background as
 //! shipped; its CPU competes with the uploads as it does in production. With
 //! `RUST_LOG=benchtrail_server::analysis=debug` every analysis logs its phase times to stderr
 //! (`commit analyzed … phases=read=… windows=… decide=… coverage=… alerts=… store=…`).
@@ -67,6 +69,11 @@ struct Args {
     /// inspect what was stored.
     #[arg(long)]
     keep_sqlite: Option<std::path::PathBuf>,
+    /// After the history is loaded, read every page kind (dashboard, alerts, series, run,
+    /// validation matrix, compare) and the series API this many times each, and the series'
+    /// rows by hand-written SQL as often: p50 / p95 of each (0: skip).
+    #[arg(long, default_value_t = 20)]
+    reads: usize,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -135,7 +142,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-async fn grow(bench: &Bench, args: &Args, database: &str) {
+async fn grow(bench: &Bench, args: &Args, database: &str) -> String {
     let spec = HistorySpec {
         workload: workload(),
         ..HistorySpec::chat(args.seed, args.commits, 1, 0.02)
@@ -150,6 +157,7 @@ async fn grow(bench: &Bench, args: &Args, database: &str) {
         if args.quiet { ", each at an idle server" } else { "" }
     );
     let mut pending = 0usize;
+    let mut last_run = String::new();
     for i in 0..args.commits {
         let body = upload(&spec, i);
         let until_checkpoint = args.every - 1 - i % args.every;
@@ -160,6 +168,7 @@ async fn grow(bench: &Bench, args: &Args, database: &str) {
             .send(reqwest::Method::POST, path, &token, Some(body))
             .await;
         assert_eq!(status, 201, "commit {i}: {receipt}");
+        last_run = receipt["run_id"].as_str().unwrap_or_default().to_string();
         if receipt["verdict"] == "pending" {
             pending += 1;
         }
@@ -185,6 +194,99 @@ async fn grow(bench: &Bench, args: &Args, database: &str) {
     // at rest is what an idle server holds, so look again after that.
     tokio::time::sleep(Duration::from_secs(5)).await;
     println!("{database}: idle {wait:.1} s after the last upload ({cpu:.1} CPU s meanwhile); RSS when idle {idle:.0} MiB, 5 s later (at rest) {:.0} MiB", rss_mib());
+    last_run
+}
+
+/// p50 and p95 (ms) of `n` timed calls of `call` (after one untimed call), and its status.
+async fn timed<F, Fut>(n: usize, mut call: F) -> (f64, f64, u16)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = (u16, f64)>,
+{
+    let (status, _) = call().await;
+    let mut ms = Vec::with_capacity(n);
+    for _ in 0..n {
+        ms.push(call().await.1);
+    }
+    ms.sort_by(f64::total_cmp);
+    (percentile(&ms, 50.0), percentile(&ms, 95.0), status)
+}
+
+/// The reads of issue 12's targets on the loaded history (`--reads`): every page kind's
+/// round trip (server render, loopback HTTP) and the series API, against the hand-written SQL
+/// of the series' rows on `url` (a pool of its own, no HTTP).
+async fn read_pages(bench: &Bench, url: &str, run: &str, args: &Args, database: &str) {
+    let list = bench
+        .admin(
+            reqwest::Method::GET,
+            "/api/v1/projects/growth/series?metric=ttft&stat=p50&limit=500",
+            None,
+        )
+        .await;
+    let series = list["items"]
+        .as_array()
+        .and_then(|items| {
+            items.iter().find(|i| {
+                i["cell_key"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("max_concurrency=1;")
+            })
+        })
+        .and_then(|i| i["series_id"].as_str())
+        .expect("the ttft p50 series at max_concurrency=1")
+        .to_string();
+    let reads = [
+        ("dashboard", "/projects/growth".to_string()),
+        ("alerts", "/projects/growth/alerts".to_string()),
+        ("series page", format!("/projects/growth/series/{series}")),
+        ("run", format!("/runs/{run}")),
+        ("matrix", format!("/runs/{run}/matrix")),
+        ("compare", format!("/compare?head={run}")),
+        (
+            "series API",
+            format!("/api/v1/projects/growth/series/{series}"),
+        ),
+    ];
+    let mut api_p50 = 0.0;
+    for (name, path) in &reads {
+        let (p50, p95, status) = timed(args.reads, || async {
+            let (status, _, ms) = bench
+                .send(reqwest::Method::GET, path, support::ADMIN_TOKEN, None)
+                .await;
+            (status, ms)
+        })
+        .await;
+        if *name == "series API" {
+            api_p50 = p50;
+        }
+        println!(
+            "{database}: {name:<12} {status} | ms p50 {p50:>7.1} p95 {p95:>7.1} ({} reads)",
+            args.reads
+        );
+    }
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(url).await.unwrap();
+    // The rows the series API returns, as one would write them by hand.
+    let sql = "SELECT r.commit_sha, r.run_at, mv.value FROM metric_values mv \
+               JOIN runs r ON r.seq = mv.run_seq WHERE mv.series_id = $1 AND r.branch = 'main' \
+               ORDER BY r.run_at";
+    let (p50, p95, _) = timed(args.reads, || async {
+        let t = std::time::Instant::now();
+        let rows = sqlx::query(sql)
+            .bind(&series)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), args.commits);
+        (200, t.elapsed().as_secs_f64() * 1e3)
+    })
+    .await;
+    pool.close().await;
+    println!(
+        "{database}: series SQL   | ms p50 {p50:>7.1} p95 {p95:>7.1}: the series API is {:.1}× the hand-written SQL",
+        api_p50 / p50
+    );
 }
 
 /// Prints the bytes per stored metric value of the database at `url`, in all and of its five
@@ -234,7 +336,11 @@ async fn main() {
             .await
             .unwrap();
         let bench = Bench::start(store).await;
-        grow(&bench, &args, "sqlite").await;
+        let run = grow(&bench, &args, "sqlite").await;
+        let url = format!("sqlite://{}", file.display());
+        if args.reads > 0 {
+            read_pages(&bench, &url, &run, &args, "sqlite").await;
+        }
         let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
         println!(
             "sqlite: database file {:.1} MiB, {:.0} B per stored value",
@@ -243,7 +349,6 @@ async fn main() {
         );
         // SQLite's `dbstat` table (compiled into the bundled library) gives each table's and
         // index's pages.
-        let url = format!("sqlite://{}", file.display());
         print_disk(
             "sqlite",
             &url,
@@ -257,7 +362,10 @@ async fn main() {
         {
             let store = Store::connect(&url).await.unwrap();
             let bench = Bench::start(store).await;
-            grow(&bench, &args, "postgres").await;
+            let run = grow(&bench, &args, "postgres").await;
+            if args.reads > 0 {
+                read_pages(&bench, &url, &run, &args, "postgres").await;
+            }
         }
         // Tables with their indexes and TOAST (where compressed JSON of large rows goes).
         print_disk(
