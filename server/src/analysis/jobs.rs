@@ -130,8 +130,8 @@ impl Analyzer {
     /// last jobs finished ([`FINISHES_KEPT`] of them); 1 … 60 s, and
     /// [`RETRY_AFTER_UNKNOWN_RATE_SECS`] before two jobs have finished. A fixed 10 s left 8
     /// clients idle long after the queue had room again (`cargo bench --bench peer_ingest`,
-    /// BENCHMARKS.md "Session 26"). Other servers on the same database drain it too: the
-    /// estimate errs long.
+    /// BENCHMARKS.md, "Ingest side by side with the peer"). Other servers on the same
+    /// database drain it too: the estimate errs long.
     pub fn retry_after_secs(&self, queued: i64) -> u64 {
         let over = (queued - self.options.max_queued + 1).max(1) as f64;
         let finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());

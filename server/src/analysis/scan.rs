@@ -39,7 +39,7 @@ pub const SCAN_COMMITS: usize = 200;
 /// permutation test over [`SCAN_COMMITS`] commits of every group) and only moves the history's
 /// change points, never an upload's verdict; back to back, as uploads arrived, E-Divisive took
 /// a fifth of the server's CPU while one client uploaded the peer data set (`perf record` of
-/// `cargo bench --bench peer_ingest`, BENCHMARKS.md "Session 26").
+/// `cargo bench --bench peer_ingest`, BENCHMARKS.md, "Ingest side by side with the peer").
 pub(super) fn spacing(took: std::time::Duration) -> chrono::Duration {
     let wait = (took * 4).min(std::time::Duration::from_secs(60));
     chrono::Duration::from_std(wait).unwrap_or_default()

@@ -371,7 +371,8 @@ impl Store {
     ) -> Result<Option<JobState>, StorageError> {
         let row = sqlx::query(
             "SELECT queued_at, attempts, not_before, lease_until FROM analysis_jobs \
-             WHERE project_id = $1 AND ((kind IN ('commit', 'reanalysis') AND branch = $2 AND commit_sha = $3) \
+             WHERE project_id = $1 AND ((kind IN ('commit', 'reanalysis') AND branch = $2 \
+             AND commit_sha = $3) \
              OR kind = 'project') ORDER BY kind LIMIT 1",
         )
         .bind(project_id)
