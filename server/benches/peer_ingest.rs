@@ -131,6 +131,10 @@ fn uploads_by_commit(path: &std::path::Path) -> Vec<Vec<Upload>> {
             let results: Vec<Value> = cells
                 .values()
                 .map(|(tags, metrics)| {
+                    // The harness writes ISL, OSL and concurrency as strings.
+                    let number = |key: &str| -> u64 {
+                        tags[key].as_str().and_then(|v| v.parse().ok()).expect(key)
+                    };
                     let metrics: Vec<Value> = metrics
                         .iter()
                         .map(|(name, data)| {
@@ -140,9 +144,9 @@ fn uploads_by_commit(path: &std::path::Path) -> Vec<Vec<Upload>> {
                         .collect();
                     json!({
                         "cell": {
-                            "input_len": tags["isl"].as_str().unwrap().parse::<u64>().unwrap(),
-                            "output_len": tags["osl"].as_str().unwrap().parse::<u64>().unwrap(),
-                            "load": {"max_concurrency": tags["concurrency"].as_str().unwrap().parse::<u64>().unwrap()},
+                            "input_len": number("isl"),
+                            "output_len": number("osl"),
+                            "load": {"max_concurrency": number("concurrency")},
                             "dataset": "random-ids",
                         },
                         "configuration": {"model": {"name": tags["model"]}},
