@@ -191,14 +191,15 @@ pub enum Inserted {
 }
 
 /// A run of a commit as its analysis reads it (`Store::commit_runs_with_series`): the summary
-/// and, per result in upload order, the ids of the result's series in the order the run's
-/// page lists its metrics (the first names the result's group). No values: the analysis
-/// reads those from the window of each group.
+/// and, per result with metric values in upload order, the ids of the result's series in the
+/// order the run's page lists its metrics (the first names the result's group). No values:
+/// the analysis reads those from the window of each group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommitRun {
     /// The run's metadata.
     pub summary: RunSummary,
-    /// Each result's series ids (16 hex digits), in the result's metric order.
+    /// Each result's series ids (16 hex digits), in the result's metric order; a result
+    /// without values has no entry.
     pub result_series: Vec<Vec<String>>,
 }
 
