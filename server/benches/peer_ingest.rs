@@ -44,7 +44,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::{create_postgres, drop_postgres, Bench};
+use support::{create_postgres, drop_postgres, post_retrying, Bench, Outcome};
 use uuid::Uuid;
 
 #[derive(Parser, Debug, Clone)]
@@ -248,57 +248,28 @@ async fn repetition(
                 };
                 for upload in &commits[k] {
                     let t = Instant::now();
-                    loop {
-                        let sent = http
-                            .post(&url)
-                            .bearer_auth(&token)
-                            .header("content-type", "application/json")
-                            .body(upload.body.clone())
-                            .send()
-                            .await;
-                        let r = match sent {
-                            Ok(r) => r,
-                            Err(e) => {
-                                tally.lock().unwrap().errors.push(format!("no answer: {e}"));
-                                break;
-                            }
-                        };
-                        let status = r.status().as_u16();
-                        let retry_after = r
-                            .headers()
-                            .get("retry-after")
-                            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-                        let receipt: Value = r.json().await.unwrap_or(Value::Null);
-                        match (status, retry_after) {
-                            (200 | 201, _) => {
-                                let id = receipt["run_id"]
-                                    .as_str()
-                                    .and_then(|s| s.parse().ok())
-                                    .expect("the receipt's run_id");
-                                let mut t_ = tally.lock().unwrap();
-                                t_.acknowledged.push(id);
-                                t_.values += upload.values;
-                                t_.latencies_ms.push(t.elapsed().as_secs_f64() * 1e3);
-                                break;
-                            }
-                            (503, Some(wait)) => {
-                                {
-                                    let mut t_ = tally.lock().unwrap();
-                                    t_.unavailable += 1;
-                                    t_.unavailable_detail
-                                        .get_or_insert_with(|| receipt["detail"].to_string());
-                                }
-                                tokio::time::sleep(Duration::from_secs(wait)).await;
-                            }
-                            (other, _) => {
-                                tally
-                                    .lock()
-                                    .unwrap()
-                                    .errors
-                                    .push(format!("{other}: {receipt}"));
-                                break;
-                            }
+                    let (outcome, refusals) =
+                        post_retrying(&http, &url, &token, &upload.body).await;
+                    let mut t_ = tally.lock().unwrap();
+                    t_.unavailable += refusals.len();
+                    if let Some(first) = refusals.first() {
+                        t_.unavailable_detail
+                            .get_or_insert_with(|| first["detail"].to_string());
+                    }
+                    match outcome {
+                        Outcome::Acknowledged(receipt) => {
+                            let id = receipt["run_id"]
+                                .as_str()
+                                .and_then(|s| s.parse().ok())
+                                .expect("the receipt's run_id");
+                            t_.acknowledged.push(id);
+                            t_.values += upload.values;
+                            t_.latencies_ms.push(t.elapsed().as_secs_f64() * 1e3);
                         }
+                        Outcome::RefusedForGood => {
+                            t_.errors.push("503 without Retry-After".into());
+                        }
+                        Outcome::Failed(e) => t_.errors.push(e),
                     }
                 }
             }

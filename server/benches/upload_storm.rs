@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::{create_postgres, drop_postgres, Bench};
+use support::{create_postgres, drop_postgres, post_retrying, Bench, Outcome};
 use uuid::Uuid;
 
 /// The files the uploads carry, one per workload cell (real vLLM `bench serve` outputs).
@@ -110,60 +110,16 @@ async fn storm(args: &Args, name: &str, store: Store) {
                 let (id, body) = doc(c, k, content, file_name);
                 k += 1;
                 let t = Instant::now();
-                loop {
-                    let sent = http
-                        .post(&url)
-                        .bearer_auth(&token)
-                        .header("content-type", "application/json")
-                        .body(body.clone())
-                        .send()
-                        .await;
-                    let r = match sent {
-                        Ok(r) => r,
-                        Err(e) => {
-                            tally
-                                .lock()
-                                .unwrap()
-                                .errors
-                                .push(format!("no answer: {e:?}"));
-                            break;
-                        }
-                    };
-                    let status = r.status().as_u16();
-                    let retry_after = r
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.parse::<u64>().ok());
-                    let text = r.text().await.unwrap_or_default();
-                    match status {
-                        200 | 201 => {
-                            let mut t_ = tally.lock().unwrap();
-                            t_.acknowledged.push(id);
-                            t_.latencies_ms.push(t.elapsed().as_secs_f64() * 1e3);
-                            break;
-                        }
-                        503 => {
-                            {
-                                let mut t_ = tally.lock().unwrap();
-                                t_.unavailable += 1;
-                                if retry_after.is_none() {
-                                    t_.unavailable_without_retry_after += 1;
-                                }
-                            }
-                            let Some(wait) = retry_after else {
-                                break;
-                            };
-                            tokio::time::sleep(Duration::from_secs(wait)).await;
-                        }
-                        other => {
-                            tally.lock().unwrap().errors.push(format!(
-                                "{other}: {}",
-                                text.chars().take(200).collect::<String>()
-                            ));
-                            break;
-                        }
+                let (outcome, refusals) = post_retrying(&http, &url, &token, &body).await;
+                let mut t_ = tally.lock().unwrap();
+                t_.unavailable += refusals.len();
+                match outcome {
+                    Outcome::Acknowledged(_) => {
+                        t_.acknowledged.push(id);
+                        t_.latencies_ms.push(t.elapsed().as_secs_f64() * 1e3);
                     }
+                    Outcome::RefusedForGood => t_.unavailable_without_retry_after += 1,
+                    Outcome::Failed(e) => t_.errors.push(e),
                 }
             }
         }));

@@ -245,6 +245,61 @@ impl Bench {
     }
 }
 
+/// How an upload ended once its 503s were retried ([`post_retrying`]).
+pub enum Outcome {
+    /// 200 or 201: the receipt.
+    Acknowledged(Value),
+    /// A 503 without `Retry-After`: nothing says when to retry.
+    RefusedForGood,
+    /// No answer, or another status: what happened (status and the body's first 200 bytes).
+    Failed(String),
+}
+
+/// Posts the JSON `body` to `url` as `benchtrail upload` does: a 503 is retried after its
+/// `Retry-After` seconds; returns the outcome and the problem body of every 503 met.
+pub async fn post_retrying(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    body: &[u8],
+) -> (Outcome, Vec<Value>) {
+    let mut refusals = Vec::new();
+    loop {
+        let sent = http
+            .post(url)
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.to_vec())
+            .send()
+            .await;
+        let r = match sent {
+            Ok(r) => r,
+            Err(e) => return (Outcome::Failed(format!("no answer: {e:?}")), refusals),
+        };
+        let status = r.status().as_u16();
+        let retry_after = r
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        let text = r.text().await.unwrap_or_default();
+        let json = || serde_json::from_str(&text).unwrap_or(Value::Null);
+        match (status, retry_after) {
+            (200 | 201, _) => return (Outcome::Acknowledged(json()), refusals),
+            (503, wait) => {
+                refusals.push(json());
+                let Some(wait) = wait else {
+                    return (Outcome::RefusedForGood, refusals);
+                };
+                tokio::time::sleep(Duration::from_secs(wait)).await;
+            }
+            (other, _) => {
+                let head: String = text.chars().take(200).collect();
+                return (Outcome::Failed(format!("{other}: {head}")), refusals);
+            }
+        }
+    }
+}
+
 /// This process's CPU time (user + system) in seconds (see [`process_cpu_seconds`]).
 pub fn cpu_seconds() -> f64 {
     process_cpu_seconds(std::process::id())
