@@ -12,6 +12,7 @@
 //! * [`distribution`]: per-request CDFs (TTFT, TPOT) for a reader.
 //! * [`model`]: the stored analysis of one run.
 //! * [`verdict`]: the verdict rules: levels, reason codes, what fails CI.
+//! * [`verdict_basis`]: the part of an analysis the verdict reads, stored beside it.
 //! * [`grouped`]: the findings of a run grouped across the cells where they hold.
 //! * [`render`]: the verdict and analysis as terminal text or Markdown, within a size limit.
 //! * [`extras`]: links and sparklines a report shows besides the model.
@@ -66,6 +67,7 @@ pub mod model;
 pub mod pairing;
 pub mod render;
 pub mod verdict;
+pub mod verdict_basis;
 pub mod window;
 
 pub use history::{GroupSeries, HistoryPoint};

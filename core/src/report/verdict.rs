@@ -23,6 +23,7 @@
 
 use super::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats, RepeatsSource};
 use super::model::RunAnalysis;
+use super::verdict_basis::VerdictBasis;
 use crate::regression::confounds::ConfoundCode;
 use crate::regression::{FindingKind, SeriesState, Severity};
 use crate::settings::DetectionSettings;
@@ -293,6 +294,19 @@ pub fn verdict_of(
     run_id: Uuid,
     commit: &str,
     analysis: Option<&RunAnalysis>,
+    alerts: &[Alert],
+    det: &DetectionSettings,
+) -> Verdict {
+    let basis = analysis.map(VerdictBasis::of);
+    verdict_from_basis(run_id, commit, basis.as_ref(), alerts, det)
+}
+
+/// [`verdict_of`] from the analysis' [`VerdictBasis`] (`None`: never analyzed): the same
+/// verdict, for a reader that stored or decoded only the basis.
+pub fn verdict_from_basis(
+    run_id: Uuid,
+    commit: &str,
+    analysis: Option<&VerdictBasis>,
     alerts: &[Alert],
     det: &DetectionSettings,
 ) -> Verdict {

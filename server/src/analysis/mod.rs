@@ -54,6 +54,7 @@ pub mod report;
 mod scan;
 
 pub use benchtrail_core::report::coverage::{CellGap, Coverage, HeldFinding, NotMeasured, Repeats};
+pub use benchtrail_core::report::verdict::verdict_from_basis;
 pub use benchtrail_core::report::{verdict_of, Reason, Verdict};
 
 use crate::storage::{
@@ -442,7 +443,46 @@ pub async fn current_verdict(
     let Some(run) = store.run_summary(run_id).await? else {
         return Ok(None);
     };
-    Ok(Some(verdict_and_analysis(store, project, &run).await?.0))
+    Ok(Some(verdict_of_run(store, project, &run).await?))
+}
+
+/// The current verdict of `run` (see [`current_verdict`]), from the stored basis of its
+/// analysis ([`Store::run_verdict_basis`]) rather than the whole analysis: what the verdict
+/// endpoint CI polls reads.
+pub async fn verdict_of_run(
+    store: &Store,
+    project: &Project,
+    run: &RunSummary,
+) -> Result<Verdict, StorageError> {
+    let settings = store.settings(project).await?;
+    let basis = store.run_verdict_basis(run.id).await?;
+    let alerts = store.run_alerts(run.id).await?;
+    let mut verdict = verdict_from_basis(
+        run.id,
+        &run.commit_sha,
+        basis.as_ref(),
+        &alerts,
+        &settings.settings.detection,
+    );
+    verdict.queued_analysis = queued_analysis(store, project, run).await?;
+    Ok(verdict)
+}
+
+/// The analysis job waiting for `run`'s commit, if any, as a verdict reports it.
+async fn queued_analysis(
+    store: &Store,
+    project: &Project,
+    run: &RunSummary,
+) -> Result<Option<benchtrail_core::report::verdict::QueuedAnalysis>, StorageError> {
+    Ok(store
+        .job_of_commit(project.id, &run.branch, &run.commit_sha)
+        .await?
+        .map(|job| benchtrail_core::report::verdict::QueuedAnalysis {
+            queued_at: job.queued_at,
+            attempts: job.attempts,
+            next_attempt_at: job.not_before,
+            running: job.running,
+        }))
 }
 
 /// The current verdict of `run` and the stored analysis it is computed from (none when the
@@ -463,15 +503,7 @@ pub async fn verdict_and_analysis(
         &alerts,
         &settings.settings.detection,
     );
-    verdict.queued_analysis = store
-        .job_of_commit(project.id, &run.branch, &run.commit_sha)
-        .await?
-        .map(|job| benchtrail_core::report::verdict::QueuedAnalysis {
-            queued_at: job.queued_at,
-            attempts: job.attempts,
-            next_attempt_at: job.not_before,
-            running: job.running,
-        });
+    verdict.queued_analysis = queued_analysis(store, project, run).await?;
     Ok((verdict, analysis))
 }
 

@@ -8,7 +8,7 @@
 use super::access::{readable_project, AlertWriteAccess};
 use super::json::ApiJson;
 use super::query::ApiQuery;
-use super::runs::readable_run;
+use super::runs::readable_run_summary;
 use super::{page_limit, project_or_404};
 use crate::analysis::Verdict;
 use crate::app::AppState;
@@ -210,11 +210,10 @@ pub(super) async fn verdict(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Verdict>> {
-    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
-    let project = project_or_404(&state, &run.summary.project).await?;
-    let (verdict, _) =
-        crate::analysis::verdict_and_analysis(&state.store, &project, &run.summary).await?;
-    Ok(Json(verdict))
+    let (run, project) = readable_run_summary(&state, &bearer.caller(&state).await?, &id).await?;
+    Ok(Json(
+        crate::analysis::verdict_of_run(&state.store, &project, &run).await?,
+    ))
 }
 
 /// `GET /api/v1/runs/{id}/analysis`: the run's latest analysis: per result (series key and
@@ -229,10 +228,10 @@ pub(super) async fn analysis(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<StoredAnalysis>> {
-    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
+    let (run, _) = readable_run_summary(&state, &bearer.caller(&state).await?, &id).await?;
     state
         .store
-        .run_analysis(run.summary.id)
+        .run_analysis(run.id)
         .await?
         .map(Json)
         .ok_or_else(|| ApiError::NotFound(format!("run `{id}` has not been analyzed")))
@@ -247,9 +246,9 @@ pub(super) async fn run_alerts(
     bearer: Bearer,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Page<Alert>>> {
-    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
+    let (run, _) = readable_run_summary(&state, &bearer.caller(&state).await?, &id).await?;
     Ok(Json(Page {
-        items: state.store.run_alerts(run.summary.id).await?,
+        items: state.store.run_alerts(run.id).await?,
         next_cursor: None,
     }))
 }

@@ -258,7 +258,23 @@ pub(super) async fn list(
     ))
 }
 
-/// Loads a run the caller may read, or 404.
+/// The summary of a run the caller may read, and its project, or 404 (also for a run of a
+/// private project the caller may not read: answered alike).
+pub(super) async fn readable_run_summary(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> ApiResult<(RunSummary, Project)> {
+    let not_found = || ApiError::NotFound(format!("no run `{id}`"));
+    let id: Uuid = id.parse().map_err(|_| not_found())?;
+    let run = state.store.run_summary(id).await?.ok_or_else(not_found)?;
+    let project = project_or_404(state, &run.project).await?;
+    caller.require_read(&project).map_err(|_| not_found())?;
+    Ok((run, project))
+}
+
+/// [`readable_run_summary`] with the run's files and results (the run's values: 612 rows at
+/// 18 cells), for the endpoints that answer with them.
 pub(super) async fn readable_run(
     state: &AppState,
     caller: &Caller,
@@ -296,10 +312,10 @@ pub(super) async fn file(
     bearer: Bearer,
     Path((id, n)): Path<(String, i64)>,
 ) -> ApiResult<impl IntoResponse> {
-    let run = readable_run(&state, &bearer.caller(&state).await?, &id).await?;
+    let (run, _) = readable_run_summary(&state, &bearer.caller(&state).await?, &id).await?;
     let (info, content) = state
         .store
-        .run_file(run.summary.id, n)
+        .run_file(run.id, n)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("run `{id}` has no file {n}")))?;
     let disposition = content_disposition(&info.name);

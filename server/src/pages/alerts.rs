@@ -16,6 +16,7 @@ use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Project, Store,
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Html;
+use benchtrail_core::report::RunAnalysis;
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -593,27 +594,27 @@ pub struct VerdictView {
     pub undecided: Vec<(String, String)>,
 }
 
-/// The run's verdict, as `GET /api/v1/runs/{id}/verdict` computes it from storage: the
-/// stored analysis and the current alerts of the run's commit. `None` when the run was never
-/// analyzed.
+/// The run's verdict, as `GET /api/v1/runs/{id}/verdict` computes it from storage: its
+/// stored `analysis` (read by the caller) and the current alerts of the run's commit. `None`
+/// when the run was never analyzed.
 pub async fn run_verdict(
     store: &Store,
     project: &Project,
     run: &StoredRun,
+    analysis: Option<&RunAnalysis>,
     alerts: &[Alert],
 ) -> Result<Option<VerdictView>, PageError> {
-    let Some(analysis) = store.run_analysis(run.summary.id).await? else {
+    let Some(a) = analysis else {
         return Ok(None);
     };
     let settings = store.settings(project).await?;
     let v = crate::analysis::verdict_of(
         run.summary.id,
         &run.summary.commit_sha,
-        Some(&analysis.analysis),
+        Some(a),
         alerts,
         &settings.settings.detection,
     );
-    let a = &analysis.analysis;
     Ok(Some(VerdictView {
         findings: benchtrail_core::report::grouped::grouped_findings(a)
             .into_iter()

@@ -92,18 +92,18 @@ impl RunVerdict {
 
 /// The current verdict of `run` (its stored analysis and the current alerts of its commit,
 /// by `det`), as [`crate::analysis::current_verdict`] computes it, without reading the run's
-/// results.
+/// results or its whole analysis (only the basis of its verdict).
 pub async fn run_verdict(
     store: &Store,
     det: &DetectionSettings,
     run: &RunSummary,
 ) -> Result<RunVerdict, PageError> {
-    let analysis = store.run_analysis(run.id).await?;
+    let basis = store.run_verdict_basis(run.id).await?;
     let run_alerts = store.run_alerts(run.id).await?;
-    let v = crate::analysis::verdict_of(
+    let v = crate::analysis::verdict_from_basis(
         run.id,
         &run.commit_sha,
-        analysis.as_ref().map(|a| &a.analysis),
+        basis.as_ref(),
         &run_alerts,
         det,
     );

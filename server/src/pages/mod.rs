@@ -230,13 +230,16 @@ async fn run_page(
     let profiles = state.store.settings(&project).await?.settings.slo_profiles;
     let mut page = RunPage::new(&project, &run, &profiles);
     let run_alerts = state.store.run_alerts(run.summary.id).await?;
-    page.verdict = alerts::run_verdict(&state.store, &project, &run, &run_alerts).await?;
+    // One read of the stored analysis serves both the verdict and the deltas.
+    let deltas = run_deltas::run_deltas(&state, &project, &run).await?;
+    let analysis = deltas.as_ref().map(|d| &d.analysis);
+    page.verdict = alerts::run_verdict(&state.store, &project, &run, analysis, &run_alerts).await?;
     page.acknowledged = alerts::acknowledgement(page.verdict.as_ref(), &run_alerts);
     page.alerts = alerts::alert_views(&run_alerts, &project, &state.store).await?;
     page.triage = triage::TriageForms::for_visitor(&visitor, &project, triage::ReturnTo::Run(uuid));
     page.baselines = baselines::run_baselines(&state.store, &project, &run).await?;
-    if let Some(deltas) = run_deltas::run_deltas(&state, &project, &run).await? {
-        page.set_deltas(&deltas);
+    if let Some(deltas) = &deltas {
+        page.set_deltas(deltas);
     }
     page.header = visitor.header();
     Ok(Html(page.render()?))

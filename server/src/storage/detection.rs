@@ -5,6 +5,7 @@ use super::codec::*;
 use super::store::{Arg, SqlBuilder};
 use super::{CommitRun, StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
+use benchtrail_core::report::verdict_basis::VerdictBasis;
 pub use benchtrail_core::report::{GroupSeries, HistoryPoint};
 use benchtrail_core::report::{RunAnalysis, VerdictLevel, ANALYSIS_SCHEMA};
 use chrono::{DateTime, Utc};
@@ -534,19 +535,22 @@ impl Store {
         let json = serde_json::to_vec(analysis)
             .map_err(|e| StorageError::Corrupt(format!("analysis of run {id}: {e}")))?;
         let gz = gzip_json(&json);
+        let basis = serde_json::to_vec(&VerdictBasis::of(analysis))
+            .map_err(|e| StorageError::Corrupt(format!("verdict basis of run {id}: {e}")))?;
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM run_analyses WHERE run_id = $1")
             .bind(&id)
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_gz, analyzed_at, analysis_schema) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_gz, verdict_basis_gz, \
+             analyzed_at, analysis_schema) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&id)
         .bind(verdict.as_str())
         .bind(analysis.settings_version)
         .bind(gz)
+        .bind(gzip_json(&basis))
         .bind(timestamp_text(&now()))
         .bind(i64::from(analysis.schema))
         .execute(&mut *tx)
@@ -580,6 +584,33 @@ impl Store {
             analysis,
             analyzed_at: parse_timestamp("analyzed_at", &at)?,
         }))
+    }
+
+    /// What the verdict of a run reads of its latest analysis ([`VerdictBasis`]), if it was
+    /// analyzed with the current [`ANALYSIS_SCHEMA`]: the stored basis (about 4 KB), or, for
+    /// a row written before migration 0018, the basis decoded from the whole analysis.
+    pub async fn run_verdict_basis(
+        &self,
+        run_id: Uuid,
+    ) -> Result<Option<VerdictBasis>, StorageError> {
+        let row = sqlx::query(
+            "SELECT verdict_basis_gz, \
+             CASE WHEN verdict_basis_gz IS NULL THEN analysis_gz END AS analysis_gz, \
+             CASE WHEN verdict_basis_gz IS NULL AND analysis_gz IS NULL THEN analysis_json END \
+             AS analysis_json FROM run_analyses WHERE run_id = $1 AND analysis_schema = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(i64::from(ANALYSIS_SCHEMA))
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        if let Some(gz) = row.try_get::<Option<Vec<u8>>, _>("verdict_basis_gz")? {
+            let json = gunzip_column("verdict_basis_gz", &gz)?;
+            return serde_json::from_slice(&json).map(Some).map_err(|e| {
+                StorageError::Corrupt(format!("verdict_basis_gz of run {run_id}: {e}"))
+            });
+        }
+        decode_analysis_json(run_id, &row).map(Some)
     }
 
     /// Slugs of the projects holding a run analysis of a schema other than
@@ -639,6 +670,32 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         ids.iter().map(|i| parse_uuid("id", i)).collect()
+    }
+
+    /// The newest upload (highest `seq`) among the runs of the project on `branch` at any of
+    /// `commits`; `None` when none has a run there (or `commits` is empty). One query,
+    /// whatever the number of commits.
+    pub async fn newest_commit_run(
+        &self,
+        project_id: i64,
+        branch: &str,
+        commits: &[&str],
+    ) -> Result<Option<Uuid>, StorageError> {
+        if commits.is_empty() {
+            return Ok(None);
+        }
+        let mut q = SqlBuilder::new("SELECT id FROM runs WHERE project_id = ");
+        q.bind(Arg::Int(project_id));
+        q.push(" AND branch = ").bind(Arg::Text(branch.to_string()));
+        q.push(" AND commit_sha IN (");
+        q.bind_list(commits.iter().map(|c| Arg::Text(c.to_string())));
+        q.push(") ORDER BY seq DESC LIMIT 1");
+        let row = q.query(self.backend()).fetch_optional(&self.pool).await?;
+        row.map(|row| {
+            let id: String = row.try_get("id")?;
+            parse_uuid("id", &id)
+        })
+        .transpose()
     }
 
     /// The runs of `commit_sha` on `branch`, in upload order, each with its results' series
@@ -855,6 +912,15 @@ impl Store {
 /// in `analysis_json` as servers before migration 0013 wrote it (such a row is replaced, in the
 /// compressed form, at the run's next analysis).
 fn analysis_of_row(run_id: Uuid, row: &sqlx::any::AnyRow) -> Result<RunAnalysis, StorageError> {
+    decode_analysis_json(run_id, row)
+}
+
+/// The analysis JSON of a `run_analyses` row (`analysis_gz`, else `analysis_json`) decoded as
+/// `T`: the whole [`RunAnalysis`], or a part of it whose JSON is a subset ([`VerdictBasis`]).
+fn decode_analysis_json<T: serde::de::DeserializeOwned>(
+    run_id: Uuid,
+    row: &sqlx::any::AnyRow,
+) -> Result<T, StorageError> {
     let (column, json) = match row.try_get::<Option<Vec<u8>>, _>("analysis_gz")? {
         Some(gz) => ("analysis_gz", gunzip_column("analysis_gz", &gz)?),
         None => {
