@@ -46,6 +46,7 @@ mod tokens;
 mod truncated_uploads;
 mod two_servers;
 mod upload_bounds;
+mod verdict_basis;
 mod workload_checks;
 mod workload_identity;
 mod write_limits;

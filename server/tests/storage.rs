@@ -653,6 +653,41 @@ async fn a_run_id_of_another_project_conflicts() {
 }
 
 #[tokio::test]
+async fn the_newest_run_of_some_commits_is_the_last_uploaded_on_the_branch() {
+    for_each_store(|db, store| async move {
+        let p = project_id(&store, "newest").await;
+        let at = "2024-01-01T00:00:00Z";
+        // Upload order: c2 (main), c1 (main), c1 again, c3 (main), c1 on a branch.
+        let runs = [
+            ("c2", "main"),
+            ("c1", "main"),
+            ("c1", "main"),
+            ("c3", "main"),
+            ("c1", "pr"),
+        ]
+        .map(|(commit, branch)| ttft_run(("newest", p), commit, branch, None, at, 1.0));
+        for run in &runs {
+            store.insert_run(run).await.unwrap();
+        }
+        let newest = |commits: &'static [&'static str]| {
+            let store = store.clone();
+            async move { store.newest_commit_run(p, "main", commits).await.unwrap() }
+        };
+        assert_eq!(newest(&["c1", "c2"]).await, Some(runs[2].id), "{db}");
+        assert_eq!(newest(&["c2"]).await, Some(runs[0].id), "{db}");
+        assert_eq!(newest(&["c3", "c1", "c2"]).await, Some(runs[3].id), "{db}");
+        assert_eq!(newest(&["c9"]).await, None, "{db}");
+        assert_eq!(newest(&[]).await, None, "{db}");
+        let pr = store
+            .newest_commit_run(p, "pr", &["c1", "c2"])
+            .await
+            .unwrap();
+        assert_eq!(pr, Some(runs[4].id), "{db}");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_failing_insert_leaves_nothing_behind() {
     for_each_store(|db, store| async move {
         let pid = project_id(&store, "demo").await;
