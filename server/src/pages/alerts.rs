@@ -12,7 +12,9 @@ use super::triage::{ReturnTo, TriageForms};
 use super::views::ProjectView;
 use super::{visible_project, PageError, PageResult};
 use crate::app::AppState;
-use crate::storage::{Alert, AlertFilter, AlertKind, AlertStatus, Project, Store, StoredRun};
+use crate::storage::{
+    Alert, AlertFilter, AlertKind, AlertStatus, Project, SeriesInfo, Store, StoredRun,
+};
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Html;
@@ -113,22 +115,48 @@ fn kind_label(kind: AlertKind) -> &'static str {
     }
 }
 
+/// `TTFT p99`, with ` (SLO profile chat)` for a goodput series of a profile.
+fn series_label(s: &SeriesInfo) -> String {
+    let mut l = format!("{} {}", format::metric_label(&s.metric), s.stat);
+    if let Some(p) = &s.slo_profile {
+        l.push_str(&format!(" (SLO profile {p})"));
+    }
+    l
+}
+
 /// Labels of series looked up once per page.
 #[derive(Default)]
 pub struct SeriesLabels(HashMap<String, String>);
 
 impl SeriesLabels {
-    /// The link of `series_id`, looked up in storage the first time.
+    /// Looks up, in one query, the labels of every series `alerts` name that are not known
+    /// yet; a series that no longer exists is labelled by its id.
+    pub async fn load(&mut self, store: &Store, alerts: &[Alert]) -> Result<(), PageError> {
+        let mut wanted: Vec<&str> = alerts
+            .iter()
+            .flat_map(|a| a.series_ids.iter().chain([&a.series_id]))
+            .map(String::as_str)
+            .filter(|id| !self.0.contains_key(*id))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let found = store.series_by_ids(&wanted).await?;
+        for id in wanted {
+            let label = found.get(id).map_or_else(|| id.to_string(), series_label);
+            self.0.insert(id.to_string(), label);
+        }
+        Ok(())
+    }
+
+    /// The link of `series_id`, looked up in storage the first time (when [`Self::load`] did
+    /// not already).
     async fn link(&mut self, store: &Store, series_id: &str) -> Result<AlertSeriesLink, PageError> {
         if !self.0.contains_key(series_id) {
             let label = match store.series(series_id).await? {
-                Some(s) => {
-                    let mut l = format!("{} {}", format::metric_label(&s.metric), s.stat);
-                    if let Some(p) = &s.slo_profile {
-                        l.push_str(&format!(" (SLO profile {p})"));
-                    }
-                    l
-                }
+                Some(s) => series_label(&s),
                 None => series_id.to_string(),
             };
             self.0.insert(series_id.to_string(), label);
@@ -194,6 +222,7 @@ pub async fn alert_views(
     store: &Store,
 ) -> Result<Vec<AlertView>, PageError> {
     let mut labels = SeriesLabels::default();
+    labels.load(store, alerts).await?;
     let mut out = Vec::with_capacity(alerts.len());
     for a in alerts {
         out.push(AlertView::new(a, project, store, &mut labels).await?);
@@ -435,6 +464,7 @@ pub(super) async fn alerts_page(
                 .store
                 .list_alerts(project.id, &f, None, ALERTS_PER_STATUS)
                 .await?;
+            labels.load(&state.store, &page.items).await?;
             let mut alerts = Vec::with_capacity(page.items.len());
             for a in &page.items {
                 alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
@@ -479,6 +509,7 @@ pub(super) async fn alerts_page(
             // What needs a look first: open, acknowledged, dismissed, resolved (newest first
             // within each).
             items.sort_by_key(|a| AlertStatus::ALL.iter().position(|s| *s == a.status));
+            labels.load(&state.store, &items).await?;
             let mut alerts = Vec::with_capacity(items.len());
             for a in &items {
                 alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
