@@ -687,6 +687,73 @@ async fn the_newest_run_of_some_commits_is_the_last_uploaded_on_the_branch() {
     .await;
 }
 
+/// The commit graph a store keeps between reads follows what another store (another server
+/// process on the same database) writes: a new commit, and parents filled in later.
+#[tokio::test]
+async fn a_kept_commit_graph_follows_commits_another_process_stores() {
+    for db in common::db::stores().await {
+        let name = db.name;
+        let reader = db.store.clone();
+        let writer = Store::connect(&db.url).await.unwrap();
+        let p = project_id(&writer, "graph").await;
+        let at = "2024-01-01T00:00:00Z";
+        let order = |graph: &benchtrail_core::history::CommitGraph| -> Vec<String> {
+            graph.order().map(str::to_string).collect()
+        };
+        // b is uploaded first without parents (a shallow clone), then a with a later time.
+        let mut b = ttft_run(
+            ("graph", p),
+            "b",
+            "main",
+            Some("2024-01-02T00:00:00Z"),
+            at,
+            1.0,
+        );
+        b.parent_shas = Vec::new();
+        writer.insert_run(&b).await.unwrap();
+        let mut a = ttft_run(
+            ("graph", p),
+            "a",
+            "main",
+            Some("2024-01-03T00:00:00Z"),
+            at,
+            1.0,
+        );
+        a.parent_shas = Vec::new();
+        writer.insert_run(&a).await.unwrap();
+        assert_eq!(
+            order(&reader.commit_graph(p).await.unwrap()),
+            ["b", "a"],
+            "{name}"
+        );
+        assert_eq!(
+            order(&reader.commit_graph(p).await.unwrap()),
+            ["b", "a"],
+            "{name}"
+        );
+        // Another run of b now names a as its parent: a comes first, whatever the times.
+        let mut b_again = ttft_run(("graph", p), "b", "main", None, at, 1.0);
+        b_again.parent_shas = vec!["a".to_string()];
+        writer.insert_run(&b_again).await.unwrap();
+        assert_eq!(
+            order(&reader.commit_graph(p).await.unwrap()),
+            ["a", "b"],
+            "{name}"
+        );
+        // A new commit c after b.
+        let mut c = ttft_run(("graph", p), "c", "main", None, at, 1.0);
+        c.parent_shas = vec!["b".to_string()];
+        writer.insert_run(&c).await.unwrap();
+        assert_eq!(
+            order(&reader.commit_graph(p).await.unwrap()),
+            ["a", "b", "c"],
+            "{name}"
+        );
+        writer.close().await;
+        db.cleanup().await;
+    }
+}
+
 #[tokio::test]
 async fn a_failing_insert_leaves_nothing_behind() {
     for_each_store(|db, store| async move {

@@ -67,6 +67,7 @@ use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis
 use benchtrail_core::report::window;
 use benchtrail_core::report::{CellAnalysis, Continuing, RunAnalysis, ANALYSIS_SCHEMA};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Kinds of alerts an analysis of one commit owns (recomputing it resolves those it no longer
@@ -113,7 +114,7 @@ pub async fn analyze_commit(
     project: &Project,
     branch: &str,
     commit_sha: &str,
-) -> Result<CommitGraph, StorageError> {
+) -> Result<Arc<CommitGraph>, StorageError> {
     let (previous, graph) = analyze_one(store, project, branch, commit_sha, true).await?;
     for commit in previous {
         analyze_one(store, project, branch, &commit, false).await?;
@@ -130,7 +131,7 @@ async fn analyze_one(
     branch: &str,
     commit_sha: &str,
     scan: bool,
-) -> Result<(Vec<String>, CommitGraph), StorageError> {
+) -> Result<(Vec<String>, Arc<CommitGraph>), StorageError> {
     let mut timing = PhaseTimes::start();
     // Values read for the groups' windows, for the debug line.
     let mut history_values = 0usize;

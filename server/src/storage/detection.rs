@@ -2,6 +2,7 @@
 //! exclusions, pinned baselines, and each run's latest analysis (verdict and series states).
 
 use super::codec::*;
+use super::commit_graphs::{Fingerprint, FINGERPRINT_SQL};
 use super::store::{Arg, SqlBuilder};
 use super::{CommitRun, StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
@@ -13,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// A run's exclusion from baselines.
@@ -878,8 +880,31 @@ impl Store {
 
     /// The project's commit graph: every commit a run measured, with the parents and time it
     /// was uploaded with, in ancestry order (see [`benchtrail_core::history`]). The tie-break
-    /// time is the commit time, else the first run's time.
-    pub async fn commit_graph(&self, project_id: i64) -> Result<CommitGraph, StorageError> {
+    /// time is the commit time, else the first run's time. Kept between calls while the
+    /// project's commits are unchanged ([`super::commit_graphs`]): one aggregate query then.
+    pub async fn commit_graph(&self, project_id: i64) -> Result<Arc<CommitGraph>, StorageError> {
+        let row = sqlx::query(FINGERPRINT_SQL)
+            .bind(project_id)
+            .fetch_one(&self.pool)
+            .await?;
+        let fingerprint = Fingerprint {
+            commits: row.try_get("commits")?,
+            with_parents: row.try_get("with_parents")?,
+            with_time: row.try_get("with_time")?,
+        };
+        if let Some(graph) = self.commit_graphs.get(project_id, fingerprint) {
+            return Ok(graph);
+        }
+        // Read after the fingerprint: a commit stored in between makes the kept graph newer
+        // than its fingerprint, so the next call reads it again; never older.
+        let graph = Arc::new(self.read_commit_graph(project_id).await?);
+        self.commit_graphs
+            .put(project_id, fingerprint, graph.clone());
+        Ok(graph)
+    }
+
+    /// [`Self::commit_graph`] read from the `commits` rows.
+    async fn read_commit_graph(&self, project_id: i64) -> Result<CommitGraph, StorageError> {
         let rows = sqlx::query(
             "SELECT sha, parent_shas, commit_time, first_run_at, first_seq FROM commits \
              WHERE project_id = $1 ORDER BY first_seq",

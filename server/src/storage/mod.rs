@@ -15,6 +15,7 @@ mod alerts;
 mod backup;
 mod batch_insert;
 mod codec;
+mod commit_graphs;
 mod dashboard;
 mod detection;
 mod jobs;

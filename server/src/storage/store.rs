@@ -61,6 +61,8 @@ pub struct Store {
     instance: u64,
     /// Stored runs' values kept for the next analyses (shared by the store's clones).
     pub(super) run_values: std::sync::Arc<super::run_values::RunValuesCache>,
+    /// The projects' commit graphs kept between reads (shared by the store's clones).
+    pub(super) commit_graphs: std::sync::Arc<super::commit_graphs::CommitGraphs>,
 }
 
 /// Numbers the stores of this process ([`Store::instance`]).
@@ -83,6 +85,7 @@ impl Store {
             backend,
             instance,
             run_values: Default::default(),
+            commit_graphs: Default::default(),
         })
     }
 
