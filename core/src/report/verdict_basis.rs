@@ -55,7 +55,8 @@ pub struct ReportBasis {
     /// Workload confounds of the candidate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workload: Vec<WorkloadConfound>,
-    /// Families that moved without a finding.
+    /// Families that moved for the worse without a finding (a stored basis leaves out the
+    /// moves for the better: no verdict names them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub undecided: Vec<Undecided>,
 }
@@ -93,7 +94,14 @@ impl GroupBasis {
             report: ReportBasis {
                 series: g.report.series.iter().map(SeriesBasis::of).collect(),
                 workload: g.report.workload.clone(),
-                undecided: g.report.undecided.clone(),
+                // A move for the better never becomes a reason, whatever the settings.
+                undecided: g
+                    .report
+                    .undecided
+                    .iter()
+                    .filter(|u| !u.better)
+                    .cloned()
+                    .collect(),
             },
             effect_only: g.effect_only.clone(),
             continuing: g.continuing.clone(),
