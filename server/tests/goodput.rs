@@ -178,6 +178,14 @@ async fn intervals_profiles_and_not_computable_goodput_are_reported() {
             "{db}"
         );
         assert_eq!(samples.len(), 60);
+        // All of a run's samples at once: the same, by result index.
+        let all = server
+            .store
+            .run_samples(receipt["run_id"].as_str().unwrap().parse().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(all.keys().copied().collect::<Vec<_>>(), [0], "{db}");
+        assert_eq!(all[&0], samples, "{db}");
 
         // Without samples and without the tool's goodput: nothing stored, and said so.
         let path =

@@ -6,7 +6,8 @@ use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::storage::{Store, StoredRun};
 use benchtrail_core::metric::MetricValue;
-use benchtrail_core::BenchResult;
+use benchtrail_core::{BenchResult, Configuration};
+use std::collections::HashMap;
 
 /// The results of `run`, in upload order, with their samples.
 ///
@@ -35,15 +36,24 @@ pub(crate) async fn stored_bench_results(
         ))
     };
     let mut out = Vec::with_capacity(run.results.len());
+    // One query for every result's samples, and each configuration read once: the cells of a
+    // run mostly share one (18 cells, one configuration).
+    let mut samples = store.run_samples(run.summary.id).await?;
+    let mut configurations: HashMap<&str, Configuration> = HashMap::new();
     for r in &run.results {
-        let config = store.config(&r.config_fingerprint).await?.ok_or_else(|| {
-            ApiError::Internal(format!(
-                "run {}: configuration {} is not stored",
-                run.summary.id, r.config_fingerprint
-            ))
-        })?;
-        let configuration = serde_json::from_value(config.configuration)
-            .map_err(|e| corrupt("configuration", e))?;
+        let fingerprint = r.config_fingerprint.as_str();
+        if !configurations.contains_key(fingerprint) {
+            let config = store.config(fingerprint).await?.ok_or_else(|| {
+                ApiError::Internal(format!(
+                    "run {}: configuration {fingerprint} is not stored",
+                    run.summary.id
+                ))
+            })?;
+            let configuration = serde_json::from_value(config.configuration)
+                .map_err(|e| corrupt("configuration", e))?;
+            configurations.insert(fingerprint, configuration);
+        }
+        let configuration = configurations[fingerprint].clone();
         // The stored cell object carries its `key` beside the cell's own fields.
         let mut cell = r.cell.clone();
         if let Some(o) = cell.as_object_mut() {
@@ -64,14 +74,13 @@ pub(crate) async fn stored_bench_results(
                 ci: m.ci.clone(),
             })
             .collect();
-        let samples = store.result_samples(run.summary.id, r.index).await?;
         out.push(BenchResult {
             cell,
             configuration,
             metrics,
             facts,
             warnings: Vec::new(),
-            samples,
+            samples: samples.remove(&r.index),
             source: None,
         });
     }

@@ -303,6 +303,29 @@ impl Store {
         }
     }
 
+    /// The decoded samples of every result of a run that has any, by result index: one query
+    /// (the compare page and the report read both runs' results whole).
+    pub async fn run_samples(
+        &self,
+        run_id: Uuid,
+    ) -> Result<HashMap<i64, benchtrail_core::samples::RequestSamples>, StorageError> {
+        let rows = sqlx::query(
+            "SELECT r.idx, rs.data FROM result_samples rs JOIN results r ON r.id = rs.result_id \
+             WHERE r.run_id = $1",
+        )
+        .bind(run_id.to_string())
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out = HashMap::with_capacity(rows.len());
+        for row in rows {
+            let data: Vec<u8> = row.try_get("data")?;
+            let samples = super::samples_codec::decode(&data)
+                .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))?;
+            out.insert(row.try_get("idx")?, samples);
+        }
+        Ok(out)
+    }
+
     /// The decoded samples of result `index` of a run, if it has any.
     pub async fn result_samples(
         &self,
