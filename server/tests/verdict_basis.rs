@@ -103,5 +103,7 @@ async fn the_verdict_read_from_its_basis_is_the_verdict_of_the_whole_analysis() 
         assert_eq!(from_analysis, served, "{name}");
         let page = server.text("/projects/basis").await;
         assert!(page.contains(&row), "{name}: {page}");
+        drop(server);
+        db.cleanup().await;
     }
 }
