@@ -689,9 +689,7 @@ fn an_undecided_change_says_what_would_decide_it_and_never_a_huge_detectable_cha
 #[test]
 fn a_large_undecided_worsening_is_a_warning_never_no_regressions() {
     use benchtrail_core::report::render::{render, Format};
-    use benchtrail_core::report::{
-        verdict_of, CellAnalysis, ReasonCode, RunAnalysis, VerdictLevel,
-    };
+    use benchtrail_core::report::{verdict_of, ReasonCode, VerdictLevel};
     use benchtrail_core::settings::DetectionSettings;
     // Three baseline commits and a TTFT +19.8 %: too little history to decide.
     let history: Vec<CommitRuns> = [100.0, 102.5, 98.0]
@@ -704,27 +702,10 @@ fn a_large_undecided_worsening_is_a_warning_never_no_regressions() {
         &Settings::default(),
     );
     assert!(report.findings.is_empty());
-    let analysis = RunAnalysis {
-        schema: benchtrail_core::report::ANALYSIS_SCHEMA,
-        run_id: uuid::Uuid::nil(),
-        commit: "c".repeat(40),
-        branch: "main".into(),
-        default_branch: "main".into(),
-        merge_base: None,
-        settings_version: 1,
-        groups: vec![CellAnalysis {
-            series_key: serde_json::json!({}),
-            cell: "max_concurrency=4".into(),
-            baseline_rule: String::new(),
-            pinned_baseline: None,
-            history_commits: vec![],
-            invalid_runs: vec![],
-            report: report.clone(),
-            effect_only: vec![],
-            continuing: vec![],
-        }],
-        coverage: Default::default(),
-    };
+    let analysis = crate::common::main_analysis(vec![crate::common::cell_analysis(
+        "max_concurrency=4",
+        report.clone(),
+    )]);
     let v = verdict_of(
         uuid::Uuid::nil(),
         &analysis.commit,

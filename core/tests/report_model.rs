@@ -24,9 +24,10 @@ fn engine_reports_round_trip_through_json() {
 /// analysis' JSON (rows stored before the basis existed), and the basis is a small part of it.
 #[test]
 fn the_verdict_of_the_basis_is_the_verdict_of_the_analysis() {
+    use crate::common::{cell_analysis, main_analysis};
     use benchtrail_core::report::verdict::verdict_from_basis;
     use benchtrail_core::report::verdict_basis::VerdictBasis;
-    use benchtrail_core::report::{verdict_of, CellAnalysis, RunAnalysis, VerdictLevel};
+    use benchtrail_core::report::{verdict_of, VerdictLevel};
     use benchtrail_core::settings::DetectionSettings;
     let det = DetectionSettings::default();
     for (candidate, level, reasons) in [
@@ -44,29 +45,12 @@ fn the_verdict_of_the_basis_is_the_verdict_of_the_analysis() {
         let groups = inputs
             .iter()
             .enumerate()
-            .map(|(i, group)| CellAnalysis {
-                series_key: serde_json::json!({"kv_cache_dtype": "fp8"}),
-                cell: format!("max_concurrency={}", 1 << i),
-                baseline_rule: "the last 10 commits".into(),
-                pinned_baseline: None,
-                history_commits: vec!["b".repeat(40)],
-                invalid_runs: vec![],
-                report: analyze(group, &Settings::default()),
-                effect_only: vec![],
-                continuing: vec![],
+            .map(|(i, group)| {
+                let cell = format!("max_concurrency={}", 1 << i);
+                cell_analysis(&cell, analyze(group, &Settings::default()))
             })
             .collect();
-        let analysis = RunAnalysis {
-            schema: benchtrail_core::report::ANALYSIS_SCHEMA,
-            run_id: uuid::Uuid::nil(),
-            commit: "c".repeat(40),
-            branch: "main".into(),
-            default_branch: "main".into(),
-            merge_base: None,
-            settings_version: 3,
-            groups,
-            coverage: Default::default(),
-        };
+        let analysis = main_analysis(groups);
         let whole = verdict_of(
             analysis.run_id,
             &analysis.commit,

@@ -1,4 +1,5 @@
-//! Helpers shared by the adapter tests: reading a repository file and looking a metric up.
+//! Helpers shared by the tests: reading a repository file, looking a metric up, and a stored
+//! analysis built around engine reports.
 #![allow(dead_code)]
 
 use benchtrail_core::{BenchResult, Stat};
@@ -17,4 +18,41 @@ pub fn value(r: &BenchResult, name: &str, stat: &str) -> (f64, Option<u64>) {
         .find(|m| m.name == name && m.stat == stat)
         .unwrap_or_else(|| panic!("no {name} {stat}"));
     (m.value, m.n)
+}
+
+/// Group `cell` of a stored analysis holding the engine's `report` (no invalid runs, effect-only
+/// or continuing findings).
+pub fn cell_analysis(
+    cell: &str,
+    report: benchtrail_core::regression::GroupReport,
+) -> benchtrail_core::report::CellAnalysis {
+    benchtrail_core::report::CellAnalysis {
+        series_key: serde_json::json!({}),
+        cell: cell.to_string(),
+        baseline_rule: String::new(),
+        pinned_baseline: None,
+        history_commits: vec![],
+        invalid_runs: vec![],
+        report,
+        effect_only: vec![],
+        continuing: vec![],
+    }
+}
+
+/// The stored analysis of a run (nil id) at commit `c…c` on `main`, settings version 1, of
+/// `groups`, covering nothing more.
+pub fn main_analysis(
+    groups: Vec<benchtrail_core::report::CellAnalysis>,
+) -> benchtrail_core::report::RunAnalysis {
+    benchtrail_core::report::RunAnalysis {
+        schema: benchtrail_core::report::ANALYSIS_SCHEMA,
+        run_id: uuid::Uuid::nil(),
+        commit: "c".repeat(40),
+        branch: "main".into(),
+        default_branch: "main".into(),
+        merge_base: None,
+        settings_version: 1,
+        groups,
+        coverage: Default::default(),
+    }
 }

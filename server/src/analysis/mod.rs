@@ -64,6 +64,7 @@ use alerts::{new_alert, resolve_returned};
 use benchtrail_core::history::CommitGraph;
 use benchtrail_core::regression::Finding;
 use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
+use benchtrail_core::report::verdict_basis::VerdictBasis;
 use benchtrail_core::report::window;
 use benchtrail_core::report::{CellAnalysis, Continuing, RunAnalysis, ANALYSIS_SCHEMA};
 use std::collections::{HashMap, HashSet};
@@ -455,13 +456,25 @@ pub async fn verdict_of_run(
     project: &Project,
     run: &RunSummary,
 ) -> Result<Verdict, StorageError> {
-    let settings = store.settings(project).await?;
     let basis = store.run_verdict_basis(run.id).await?;
+    verdict_with(store, project, run, basis.as_ref()).await
+}
+
+/// The current verdict of `run` from `basis` (its analysis' [`VerdictBasis`]; `None`: not
+/// analyzed), the current alerts of its commit, the project's detection settings, and the
+/// analysis queued for it.
+async fn verdict_with(
+    store: &Store,
+    project: &Project,
+    run: &RunSummary,
+    basis: Option<&VerdictBasis>,
+) -> Result<Verdict, StorageError> {
+    let settings = store.settings(project).await?;
     let alerts = store.run_alerts(run.id).await?;
     let mut verdict = verdict_from_basis(
         run.id,
         &run.commit_sha,
-        basis.as_ref(),
+        basis,
         &alerts,
         &settings.settings.detection,
     );
@@ -494,17 +507,9 @@ pub async fn verdict_and_analysis(
     project: &Project,
     run: &RunSummary,
 ) -> Result<(Verdict, Option<RunAnalysis>), StorageError> {
-    let settings = store.settings(project).await?;
     let analysis = store.run_analysis(run.id).await?.map(|a| a.analysis);
-    let alerts = store.run_alerts(run.id).await?;
-    let mut verdict = verdict_of(
-        run.id,
-        &run.commit_sha,
-        analysis.as_ref(),
-        &alerts,
-        &settings.settings.detection,
-    );
-    verdict.queued_analysis = queued_analysis(store, project, run).await?;
+    let basis = analysis.as_ref().map(VerdictBasis::of);
+    let verdict = verdict_with(store, project, run, basis.as_ref()).await?;
     Ok((verdict, analysis))
 }
 

@@ -280,12 +280,9 @@ pub(super) async fn readable_run(
     caller: &Caller,
     id: &str,
 ) -> ApiResult<StoredRun> {
-    let not_found = || ApiError::NotFound(format!("no run `{id}`"));
-    let id: Uuid = id.parse().map_err(|_| not_found())?;
-    let run = state.store.run(id).await?.ok_or_else(not_found)?;
-    let project = project_or_404(state, &run.summary.project).await?;
-    caller.require_read(&project).map_err(|_| not_found())?;
-    Ok(run)
+    let (summary, _) = readable_run_summary(state, caller, id).await?;
+    let run = state.store.run(summary.id).await?;
+    run.ok_or_else(|| ApiError::NotFound(format!("no run `{id}`")))
 }
 
 #[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs",

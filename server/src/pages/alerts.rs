@@ -151,43 +151,37 @@ impl SeriesLabels {
         Ok(())
     }
 
-    /// The link of `series_id`, looked up in storage the first time (when [`Self::load`] did
-    /// not already).
-    async fn link(&mut self, store: &Store, series_id: &str) -> Result<AlertSeriesLink, PageError> {
-        if !self.0.contains_key(series_id) {
-            let label = match store.series(series_id).await? {
-                Some(s) => series_label(&s),
-                None => series_id.to_string(),
-            };
-            self.0.insert(series_id.to_string(), label);
-        }
-        Ok(AlertSeriesLink {
+    /// The link of `series_id`, labelled as [`Self::load`] found it (by its id otherwise).
+    fn link(&self, series_id: &str) -> AlertSeriesLink {
+        AlertSeriesLink {
             series_id: series_id.to_string(),
-            label: self.0[series_id].clone(),
-        })
+            label: self
+                .0
+                .get(series_id)
+                .cloned()
+                .unwrap_or_else(|| series_id.to_string()),
+        }
     }
 }
 
 impl AlertView {
-    /// The view of a stored alert (series labels from `labels`).
-    pub async fn new(
-        a: &Alert,
-        project: &Project,
-        store: &Store,
-        labels: &mut SeriesLabels,
-    ) -> Result<AlertView, PageError> {
-        let mut parts = Vec::new();
-        for id in a.series_ids.iter().filter(|id| **id != a.series_id) {
-            parts.push(labels.link(store, id).await?);
-        }
-        Ok(AlertView {
+    /// The view of a stored alert (series labels from `labels`, [`SeriesLabels::load`]ed for
+    /// it).
+    pub fn new(a: &Alert, project: &Project, labels: &SeriesLabels) -> AlertView {
+        let parts = a
+            .series_ids
+            .iter()
+            .filter(|id| **id != a.series_id)
+            .map(|id| labels.link(id))
+            .collect();
+        AlertView {
             id: a.id.to_string(),
             kind: a.kind.as_str().to_string(),
             kind_label: kind_label(a.kind).to_string(),
             status: a.status.as_str().to_string(),
             severity: a.severity.clone().unwrap_or_default(),
             summary: a.summary.clone(),
-            series: labels.link(store, &a.series_id).await?,
+            series: labels.link(&a.series_id),
             parts,
             cell: a.cell.clone(),
             branch: a.branch.clone(),
@@ -211,7 +205,7 @@ impl AlertView {
                 .unwrap_or_default(),
             created_at: display_time(&a.created_at),
             per_request: per_request_sentences(&a.finding),
-        })
+        }
     }
 }
 
@@ -223,11 +217,10 @@ pub async fn alert_views(
 ) -> Result<Vec<AlertView>, PageError> {
     let mut labels = SeriesLabels::default();
     labels.load(store, alerts).await?;
-    let mut out = Vec::with_capacity(alerts.len());
-    for a in alerts {
-        out.push(AlertView::new(a, project, store, &mut labels).await?);
-    }
-    Ok(out)
+    Ok(alerts
+        .iter()
+        .map(|a| AlertView::new(a, project, &labels))
+        .collect())
 }
 
 /// The alerts of one status on the alerts page.
@@ -465,10 +458,11 @@ pub(super) async fn alerts_page(
                 .list_alerts(project.id, &f, None, ALERTS_PER_STATUS)
                 .await?;
             labels.load(&state.store, &page.items).await?;
-            let mut alerts = Vec::with_capacity(page.items.len());
-            for a in &page.items {
-                alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
-            }
+            let alerts = page
+                .items
+                .iter()
+                .map(|a| AlertView::new(a, &project, &labels))
+                .collect();
             let (title, meaning) = status_text(s);
             sections.push(StatusSection {
                 status: s.as_str().to_string(),
@@ -510,10 +504,10 @@ pub(super) async fn alerts_page(
             // within each).
             items.sort_by_key(|a| AlertStatus::ALL.iter().position(|s| *s == a.status));
             labels.load(&state.store, &items).await?;
-            let mut alerts = Vec::with_capacity(items.len());
-            for a in &items {
-                alerts.push(AlertView::new(a, &project, &state.store, &mut labels).await?);
-            }
+            let alerts = items
+                .iter()
+                .map(|a| AlertView::new(a, &project, &labels))
+                .collect();
             other_branches.push(BranchSection {
                 branch: b.to_string(),
                 anchor: format!("branch-{i}"),

@@ -141,6 +141,14 @@ pub(super) fn gunzip_column(column: &str, gz: &[u8]) -> Result<Vec<u8>, StorageE
     Ok(out)
 }
 
+/// The per-request samples stored in a `result_samples.data` value, decoded.
+pub(super) fn samples_column(
+    data: &[u8],
+) -> Result<benchtrail_core::samples::RequestSamples, StorageError> {
+    super::samples_codec::decode(data)
+        .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))
+}
+
 /// Compresses stored JSON (a run analysis) with gzip at level 3. Analyses repeat their keys,
 /// baseline commits and settings on every series; measured on a 539 KB analysis of an 18-cell
 /// run: level 1 gives 89 KB in 1.3 ms, level 3 67 KB in 3.2 ms, level 6 63 KB in 6.2 ms (the

@@ -576,7 +576,7 @@ impl Store {
         let Some(row) = row else { return Ok(None) };
         let at: String = row.try_get("analyzed_at")?;
         let verdict: String = row.try_get("verdict")?;
-        let analysis = analysis_of_row(run_id, &row)?;
+        let analysis: RunAnalysis = decode_analysis_json(run_id, &row)?;
         Ok(Some(StoredAnalysis {
             run_id,
             verdict: serde_json::from_value(Value::String(verdict.clone())).map_err(|_| {
@@ -647,9 +647,7 @@ impl Store {
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let data: Vec<u8> = row.try_get("data")?;
-                let samples = super::samples_codec::decode(&data)
-                    .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))?;
-                out.insert(row.try_get("result_id")?, samples);
+                out.insert(row.try_get("result_id")?, samples_column(&data)?);
             }
         }
         self.run_values
@@ -934,15 +932,10 @@ impl Store {
     }
 }
 
-/// The analysis a `run_analyses` row holds: gzip-compressed JSON in `analysis_gz`, or plain JSON
-/// in `analysis_json` as servers before migration 0013 wrote it (such a row is replaced, in the
-/// compressed form, at the run's next analysis).
-fn analysis_of_row(run_id: Uuid, row: &sqlx::any::AnyRow) -> Result<RunAnalysis, StorageError> {
-    decode_analysis_json(run_id, row)
-}
-
-/// The analysis JSON of a `run_analyses` row (`analysis_gz`, else `analysis_json`) decoded as
-/// `T`: the whole [`RunAnalysis`], or a part of it whose JSON is a subset ([`VerdictBasis`]).
+/// The analysis a `run_analyses` row holds, decoded as `T`: the whole [`RunAnalysis`], or a
+/// part of it whose JSON is a subset ([`VerdictBasis`]). Gzip-compressed JSON in `analysis_gz`,
+/// or plain JSON in `analysis_json` as servers before migration 0013 wrote it (such a row is
+/// replaced, in the compressed form, at the run's next analysis).
 fn decode_analysis_json<T: serde::de::DeserializeOwned>(
     run_id: Uuid,
     row: &sqlx::any::AnyRow,

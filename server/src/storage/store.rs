@@ -319,9 +319,7 @@ impl Store {
         let mut out = HashMap::with_capacity(rows.len());
         for row in rows {
             let data: Vec<u8> = row.try_get("data")?;
-            let samples = super::samples_codec::decode(&data)
-                .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))?;
-            out.insert(row.try_get("idx")?, samples);
+            out.insert(row.try_get("idx")?, samples_column(&data)?);
         }
         Ok(out)
     }
@@ -340,11 +338,7 @@ impl Store {
         .bind(index)
         .fetch_optional(&self.pool)
         .await?;
-        data.map(|d| {
-            super::samples_codec::decode(&d)
-                .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))
-        })
-        .transpose()
+        data.map(|d| samples_column(&d)).transpose()
     }
 
     /// A run's summary (one row), without its files and results: what a verdict needs.
@@ -1134,8 +1128,7 @@ async fn write_settings(
             config_json: row.try_get("canonical_json")?,
             cell_json: row.try_get("cell_json")?,
             cell_key: row.try_get("cell_key")?,
-            samples: super::samples_codec::decode(&data)
-                .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))?,
+            samples: samples_column(&data)?,
         };
         let run_seq: i64 = row.try_get("seq")?;
         let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;
