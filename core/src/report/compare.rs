@@ -150,7 +150,7 @@ pub fn compare_in(
             .sort_by_cached_key(|s| (s.metric.clone(), s.stat.to_string(), s.slo_profile.clone()));
         let points = history.points_of(&series);
         let plan = ctx.plan(&points, pinned);
-        let (input, scan_input) = ctx.inputs(&series, &points, &plan, &history.samples);
+        let input = ctx.inputs(&series, &points, &plan, &history.samples);
         let mut workload = ctx.workload(&series, &points, &plan);
         if group::lacks_history(&input) {
             let others: Vec<(String, String)> = with_history
@@ -165,7 +165,6 @@ pub fn compare_in(
             points,
             plan,
             input,
-            scan_input,
             workload,
         });
     }

@@ -40,8 +40,6 @@ pub struct GroupAnalysis {
     pub continuing: Vec<Continuing>,
     /// The baseline rule used, in words.
     pub baseline_rule: String,
-    /// Default-branch history through the candidate, for the change-point scan.
-    pub scan_input: GroupInput,
 }
 
 /// Which commits a group's analysis reads, from the stored history of its series.
@@ -216,22 +214,23 @@ impl CommitContext<'_> {
     }
 
     /// The group's engine input from `points` (with the per-request `samples` of the results
-    /// that have them, by result id), and the input of its change-point scan (the default
-    /// branch's history through the candidate). [`CommitContext::finish`] analyzes it once every
-    /// group of the commit has its input, since the cells of one configuration are decided
-    /// together ([`configuration_gates`]).
+    /// that have them, by result id). [`CommitContext::finish`] analyzes it once every group of
+    /// the commit has its input, since the cells of one configuration are decided together
+    /// ([`configuration_gates`]).
     pub fn inputs(
         &self,
         series: &[GroupSeries],
         points: &[HistoryPoint],
         plan: &Plan,
         samples: &HashMap<i64, RequestSamples>,
-    ) -> (GroupInput, GroupInput) {
+    ) -> GroupInput {
         let max = self.det.engine.per_request_max_per_side;
         let metric_of: rustc_hash::FxHashMap<&str, &str> = series
             .iter()
             .map(|s| (s.series_id.as_str(), s.metric.as_str()))
             .collect();
+        // Per-request samples for the comparison's baseline and candidate; the confirmation
+        // (following commits) reads values only.
         let run_value = |p: &HistoryPoint, with_samples: bool| RunValue {
             value: p.value,
             excluded: self.invalid(p).is_some(),
@@ -240,29 +239,10 @@ impl CommitContext<'_> {
                 .filter(|_| with_samples)
                 .and_then(|s| request_values(s, metric_of.get(&*p.series_id)?, max)),
         };
-        // Per-request samples for the comparison's inputs; the change-point scan and the
-        // confirmation read values only.
-        // The points of each (series, commit), in history order: one pass, so building the
-        // input is linear in the history rather than series × commits × points.
-        let mut by_commit: rustc_hash::FxHashMap<(&str, &str), Vec<&HistoryPoint>> =
-            rustc_hash::FxHashMap::default();
-        for p in points {
-            by_commit
-                .entry((&*p.series_id, &*p.commit_sha))
-                .or_default()
-                .push(p);
-        }
+        let by_commit = points_by_commit(points);
         let runs_of = |s: &GroupSeries, commit: &str, branch: Option<&str>, with_samples| {
-            let runs: Vec<RunValue> = by_commit
-                .get(&(s.series_id.as_str(), commit))
-                .into_iter()
-                .flatten()
-                .filter(|p| branch.is_none_or(|b| *p.branch == *b))
-                .map(|p| run_value(p, with_samples))
-                .collect();
-            (!runs.is_empty()).then(|| CommitRuns {
-                commit: commit.to_string(),
-                runs,
+            commit_runs(&by_commit, s, commit, branch, |p| {
+                run_value(p, with_samples)
             })
         };
         let base_branch = if plan.pinned.is_some() {
@@ -270,69 +250,90 @@ impl CommitContext<'_> {
         } else {
             Some(self.default_branch)
         };
-        let mut inputs = Vec::new();
-        let mut scan = Vec::new();
-        for s in series {
-            let history: Vec<CommitRuns> = plan
-                .base_commits
-                .iter()
-                .filter(|c| *c != self.commit || self.branch != self.default_branch)
-                .filter_map(|c| runs_of(s, c, base_branch, true))
-                .collect();
-            let candidate = runs_of(s, self.commit, Some(self.branch), true);
-            let following: Vec<CommitRuns> = plan
-                .following(self.commit)
-                .iter()
-                .filter_map(|c| runs_of(s, c, Some(self.branch), false))
-                .take(self.det.engine.confirm_commits)
-                .collect();
-            let mut full: Vec<CommitRuns> = plan
-                .order
-                .iter()
-                .filter_map(|c| runs_of(s, c, Some(self.default_branch), false))
-                .collect();
-            if let Some(end) = full.iter().position(|c| c.commit == self.commit) {
-                full.truncate(end + 1);
-            }
-            let input = SeriesInput {
-                series_id: s.series_id.clone(),
-                metric: s.metric.clone(),
-                stat: s.stat.clone(),
-                slo_profile: s.slo_profile.clone(),
-                history,
-                candidate,
-                following,
-            };
-            // Field by field: `..input.clone()` would copy the comparison's history only to
-            // drop it.
-            scan.push(SeriesInput {
-                series_id: input.series_id.clone(),
-                metric: input.metric.clone(),
-                stat: input.stat.clone(),
-                slo_profile: input.slo_profile.clone(),
-                history: full,
-                candidate: None,
-                following: Vec::new(),
-            });
-            inputs.push(input);
-        }
-        let (series_key, cell_key) = series
-            .first()
-            .map(|s| (s.series_key_json.clone(), s.cell_key.clone()))
-            .unwrap_or_default();
-        let input = GroupInput {
-            series_key: series_key.clone(),
-            cell_key: cell_key.clone(),
+        let inputs = series
+            .iter()
+            .map(|s| {
+                let history: Vec<CommitRuns> = plan
+                    .base_commits
+                    .iter()
+                    .filter(|c| *c != self.commit || self.branch != self.default_branch)
+                    .filter_map(|c| runs_of(s, c, base_branch, true))
+                    .collect();
+                let candidate = runs_of(s, self.commit, Some(self.branch), true);
+                let following: Vec<CommitRuns> = plan
+                    .following(self.commit)
+                    .iter()
+                    .filter_map(|c| runs_of(s, c, Some(self.branch), false))
+                    .take(self.det.engine.confirm_commits)
+                    .collect();
+                SeriesInput {
+                    series_id: s.series_id.clone(),
+                    metric: s.metric.clone(),
+                    stat: s.stat.clone(),
+                    slo_profile: s.slo_profile.clone(),
+                    history,
+                    candidate,
+                    following,
+                }
+            })
+            .collect();
+        let (series_key, cell_key) = group_key(series);
+        GroupInput {
+            series_key,
+            cell_key,
             pinned_baseline: plan.pinned.clone(),
             series: inputs,
+        }
+    }
+
+    /// The group's default-branch history through the candidate (every commit of the plan's
+    /// order, oldest first, the candidate last when it is on the default branch), values only:
+    /// the change-point scan's input, and what a standing alert of an earlier commit is
+    /// compared with when this commit may resolve it (an upload builds it only for groups with
+    /// such an alert: it is most of an input's size).
+    pub fn default_branch_history(
+        &self,
+        series: &[GroupSeries],
+        points: &[HistoryPoint],
+        plan: &Plan,
+    ) -> GroupInput {
+        let by_commit = points_by_commit(points);
+        let run_value = |p: &HistoryPoint| RunValue {
+            value: p.value,
+            excluded: self.invalid(p).is_some(),
+            samples: None,
         };
-        let scan_input = GroupInput {
+        let inputs = series
+            .iter()
+            .map(|s| {
+                let mut history: Vec<CommitRuns> = plan
+                    .order
+                    .iter()
+                    .filter_map(|c| {
+                        commit_runs(&by_commit, s, c, Some(self.default_branch), run_value)
+                    })
+                    .collect();
+                if let Some(end) = history.iter().position(|c| c.commit == self.commit) {
+                    history.truncate(end + 1);
+                }
+                SeriesInput {
+                    series_id: s.series_id.clone(),
+                    metric: s.metric.clone(),
+                    stat: s.stat.clone(),
+                    slo_profile: s.slo_profile.clone(),
+                    history,
+                    candidate: None,
+                    following: Vec::new(),
+                }
+            })
+            .collect();
+        let (series_key, cell_key) = group_key(series);
+        GroupInput {
             series_key,
             cell_key,
             pinned_baseline: None,
-            series: scan,
-        };
-        (input, scan_input)
+            series: inputs,
+        }
     }
 
     /// What the group's runs measured of their own work ([`Workload`]): the mean measured
@@ -421,7 +422,6 @@ impl CommitContext<'_> {
     pub fn finish(
         &self,
         input: GroupInput,
-        scan_input: GroupInput,
         points: &[HistoryPoint],
         plan: &Plan,
         gates: &Gates,
@@ -493,10 +493,53 @@ impl CommitContext<'_> {
             invalid_runs,
             continuing: Vec::new(),
             baseline_rule: plan.rule.clone(),
-            scan_input,
             input,
         }
     }
+}
+
+/// The points of each (series, commit), in history order: one pass, so building an input is
+/// linear in the history rather than series × commits × points.
+type PointsByCommit<'p> = rustc_hash::FxHashMap<(&'p str, &'p str), Vec<&'p HistoryPoint>>;
+
+fn points_by_commit(points: &[HistoryPoint]) -> PointsByCommit<'_> {
+    let mut by_commit = PointsByCommit::default();
+    for p in points {
+        by_commit
+            .entry((&*p.series_id, &*p.commit_sha))
+            .or_default()
+            .push(p);
+    }
+    by_commit
+}
+
+/// The runs of series `s` at `commit` (on `branch`, or any branch), or `None` when it has none.
+fn commit_runs(
+    by_commit: &PointsByCommit<'_>,
+    s: &GroupSeries,
+    commit: &str,
+    branch: Option<&str>,
+    run_value: impl Fn(&HistoryPoint) -> RunValue,
+) -> Option<CommitRuns> {
+    let runs: Vec<RunValue> = by_commit
+        .get(&(s.series_id.as_str(), commit))
+        .into_iter()
+        .flatten()
+        .filter(|p| branch.is_none_or(|b| *p.branch == *b))
+        .map(|p| run_value(p))
+        .collect();
+    (!runs.is_empty()).then(|| CommitRuns {
+        commit: commit.to_string(),
+        runs,
+    })
+}
+
+/// The group's series key (JSON) and cell key, from its first series.
+fn group_key(series: &[GroupSeries]) -> (String, String) {
+    series
+        .first()
+        .map(|s| (s.series_key_json.clone(), s.cell_key.clone()))
+        .unwrap_or_default()
 }
 
 /// One group of a commit with everything its analysis needs, read before any group is
@@ -510,8 +553,6 @@ pub struct PreparedGroup<K> {
     pub plan: Plan,
     /// The engine input ([`CommitContext::inputs`]).
     pub input: GroupInput,
-    /// The change-point scan's input.
-    pub scan_input: GroupInput,
     /// What its runs measured of their work ([`CommitContext::workload`]).
     pub workload: Workload,
 }
@@ -539,14 +580,7 @@ pub fn analyze_groups<K: Ord + Clone>(
         .into_iter()
         .map(|p| {
             let gate = gates.remove(&p.key).unwrap_or_else(Gates::single);
-            let ga = ctx.finish(
-                p.input,
-                p.scan_input,
-                &p.points,
-                &p.plan,
-                &gate,
-                &p.workload,
-            );
+            let ga = ctx.finish(p.input, &p.points, &p.plan, &gate, &p.workload);
             (p.key, ga)
         })
         .collect()

@@ -243,14 +243,13 @@ mod tests {
     fn analyzed(ctx: &CommitContext<'_>, points: Vec<HistoryPoint>) -> GroupAnalysis {
         let s = series();
         let plan = ctx.plan(&points, None);
-        let (input, scan_input) = ctx.inputs(&s, &points, &plan, &Default::default());
+        let input = ctx.inputs(&s, &points, &plan, &Default::default());
         let workload = ctx.workload(&s, &points, &plan);
         let prepared = vec![PreparedGroup {
             key: ("{}".to_string(), "c4".to_string()),
             points,
             plan,
             input,
-            scan_input,
             workload,
         }];
         analyze_groups(ctx, prepared, |k| k.0.as_str()).remove(0).1

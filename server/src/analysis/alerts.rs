@@ -75,6 +75,8 @@ pub(super) fn new_alert(
 /// and which this commit no longer shows against the alert's own baseline commits.
 /// `standing`: the default branch's unresolved regression, trade-off and missing alerts, as
 /// read before this commit's alerts were saved (saving them changes only this commit's).
+/// `default_histories`: each such group's default-branch history through this commit
+/// ([`CommitContext::default_branch_history`]).
 /// Returns the alerts this commit still shows, with their group: the commit continues them
 /// even where its own test finds nothing new (a step in the baseline widens its spread, so the
 /// commit after a step is rarely significant on its own, yet the change has not gone away).
@@ -84,6 +86,7 @@ pub(super) async fn resolve_returned(
     ctx: &CommitContext<'_>,
     groups: &BTreeMap<(String, String), Vec<GroupSeries>>,
     analyzed: &HashMap<(String, String), GroupAnalysis>,
+    default_histories: &HashMap<(String, String), GroupInput>,
 ) -> Result<Vec<((String, String), Alert)>, StorageError> {
     let mut still_there = Vec::new();
     let active = standing
@@ -96,11 +99,11 @@ pub(super) async fn resolve_returned(
         else {
             continue;
         };
-        let Some(ga) = analyzed.get(key) else {
+        let (Some(ga), Some(full_history)) = (analyzed.get(key), default_histories.get(key)) else {
             continue;
         };
         // Only alerts of commits before this one (in its baseline history).
-        let earlier = ga.scan_input.series.iter().any(|s| {
+        let earlier = full_history.series.iter().any(|s| {
             let n = s.history.len();
             s.history[..n.saturating_sub(1)]
                 .iter()
@@ -114,8 +117,7 @@ pub(super) async fn resolve_returned(
             .series
             .iter()
             .map(|s| {
-                let full = ga
-                    .scan_input
+                let full = full_history
                     .series
                     .iter()
                     .find(|x| x.series_id == s.series_id);

@@ -62,7 +62,7 @@ use crate::storage::{
 };
 use alerts::{new_alert, resolve_returned};
 use benchtrail_core::history::CommitGraph;
-use benchtrail_core::regression::Finding;
+use benchtrail_core::regression::{Finding, GroupInput};
 use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
 use benchtrail_core::report::verdict_basis::VerdictBasis;
 use benchtrail_core::report::window;
@@ -195,6 +195,8 @@ async fn analyze_one(
     let mut previous: Vec<String> = Vec::new();
     // Every group's input first: the cells of one configuration are decided together.
     let mut prepared = Vec::new();
+    // The default-branch history of each group with a standing alert to resolve.
+    let mut default_histories: HashMap<(String, String), GroupInput> = HashMap::new();
     // The groups of one configuration mostly read the same window: its runs once.
     let mut window_runs = crate::storage::WindowRuns::default();
     for (key, series) in &groups {
@@ -231,7 +233,17 @@ async fn analyze_one(
             .samples_of_results(&plan.sample_results(&ctx, series, &points))
             .await?;
         timing.lap("samples");
-        let (input, scan_input) = ctx.inputs(series, &points, &plan, &samples);
+        let input = ctx.inputs(series, &points, &plan, &samples);
+        // What resolving a standing alert of an earlier commit compares with: only groups that
+        // have one need it (building it for every group was a quarter of an analysis).
+        if branch == project.default_branch
+            && standing.iter().any(|a| {
+                a.status.is_active() && a.commit != commit_sha && ids.contains(&a.series_id)
+            })
+        {
+            let full = ctx.default_branch_history(series, &points, &plan);
+            default_histories.insert(key.clone(), full);
+        }
         timing.lap("inputs");
         // What the runs measured of their work, and for a group without history the nearest
         // stored series (`no_baseline` names it).
@@ -245,7 +257,6 @@ async fn analyze_one(
             points,
             plan,
             input,
-            scan_input,
             workload,
         });
         timing.lap("workload");
@@ -304,7 +315,15 @@ async fn analyze_one(
         )
         .await?;
     if branch == project.default_branch {
-        let still = resolve_returned(store, &standing, &ctx, &groups, &analyzed).await?;
+        let still = resolve_returned(
+            store,
+            &standing,
+            &ctx,
+            &groups,
+            &analyzed,
+            &default_histories,
+        )
+        .await?;
         for (key, alert) in still {
             let Some(ga) = analyzed.get_mut(&key) else {
                 continue;

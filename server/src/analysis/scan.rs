@@ -20,7 +20,7 @@ use crate::storage::{
     CommitWindow, GroupSeries, HistoryPoint, JobTarget, Project, StorageError, Store,
 };
 use benchtrail_core::report::group::CommitContext;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Most commits of the branch a scan reads: the newest ones. E-Divisive's permutation test is
 /// a full best-split search per permutation, quadratic in the commits scanned, so an unbounded
@@ -143,8 +143,7 @@ fn scan_input(
         graph,
     };
     let plan = ctx.plan(points, None);
-    // The scan reads values only, never per-request samples.
-    ctx.inputs(series, points, &plan, &HashMap::new()).1
+    ctx.default_branch_history(series, points, &plan)
 }
 
 /// The commits at which a scan of `window` may supersede an earlier change point it no
