@@ -287,9 +287,9 @@ async fn read_pages(bench: &Bench, url: &str, run: &str, args: &Args, database: 
     sqlx::any::install_default_drivers();
     let pool = sqlx::AnyPool::connect(url).await.unwrap();
     // The rows the series API returns, as one would write them by hand.
-    let sql = "SELECT r.commit_sha, r.run_at, mv.value FROM metric_values mv \
-               JOIN runs r ON r.seq = mv.run_seq WHERE mv.series_id = $1 AND r.branch = 'main' \
-               ORDER BY r.run_at";
+    let sql = "SELECT r.commit_sha, r.run_at, mv.value FROM series s \
+               JOIN metric_values mv ON mv.series_seq = s.seq JOIN runs r ON r.seq = mv.run_seq \
+               WHERE s.series_id = $1 AND r.branch = 'main' ORDER BY r.run_at";
     let (p50, p95, _) = timed(args.reads, || async {
         let t = std::time::Instant::now();
         let rows = sqlx::query(sql)

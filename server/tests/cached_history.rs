@@ -95,8 +95,9 @@ async fn stored_values(url: &str) -> Vec<(String, i64, String, String)> {
         .await
         .unwrap();
     let rows: Vec<(String, i64, String, f64)> = sqlx::query_as(
-        "SELECT mv.series_id, mv.result_id, res.run_id, mv.value \
-         FROM metric_values mv JOIN results res ON res.id = mv.result_id",
+        "SELECT s.series_id, mv.result_id, res.run_id, mv.value \
+         FROM metric_values mv JOIN results res ON res.id = mv.result_id \
+         JOIN series s ON s.seq = mv.series_seq",
     )
     .fetch_all(&mut conn)
     .await

@@ -30,6 +30,7 @@ mod idempotent_upload;
 mod migration_backfill;
 mod migration_gap;
 mod migration_values_by_seq;
+mod migration_values_by_series_seq;
 mod no_oracle;
 mod pages;
 mod pr_bot;

@@ -10,7 +10,7 @@ use super::store::{backend_of_connection, Arg, SqlBuilder};
 use super::StorageError;
 use sqlx::AnyConnection;
 use sqlx::Row;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Rows per statement: far below SQLite's 32,766 parameters (14 columns × 200 = 2,800) and
 /// Postgres's 65,535, large enough that a big upload takes a handful of statements.
@@ -71,12 +71,18 @@ pub(super) async fn insert_results(
         .collect()
 }
 
-/// Stores the definitions of `series` unless their id is stored (`ON CONFLICT DO NOTHING`).
+/// Each series' `series.seq` by its `series_id`: what `metric_values.series_seq` holds
+/// (migration 0019).
+pub(super) type SeriesSeqs = HashMap<String, i64>;
+
+/// Stores the definitions of `series` unless their id is stored (`ON CONFLICT DO NOTHING`), and
+/// returns the `seq` of each of them (new or stored before), by series id: one more statement
+/// per 500 series, since `RETURNING` names only the rows an insert wrote.
 pub(super) async fn insert_series(
     conn: &mut AnyConnection,
     project_id: i64,
     series: &[&NewSeries],
-) -> Result<(), StorageError> {
+) -> Result<SeriesSeqs, StorageError> {
     let rows = series.iter().map(|s| {
         vec![
             Arg::Text(s.series_id.clone()),
@@ -102,17 +108,30 @@ pub(super) async fn insert_series(
         " ON CONFLICT (series_id) DO NOTHING",
         rows.collect(),
     )
-    .await
+    .await?;
+    let backend = backend_of_connection(conn);
+    let mut seqs = SeriesSeqs::with_capacity(series.len());
+    for chunk in series.chunks(500) {
+        let mut q = SqlBuilder::new("SELECT series_id, seq FROM series WHERE series_id IN (");
+        q.bind_list(chunk.iter().map(|s| Arg::Text(s.series_id.clone())));
+        q.push(")");
+        for row in q.query(backend).fetch_all(&mut *conn).await? {
+            seqs.insert(row.try_get("series_id")?, row.try_get("seq")?);
+        }
+    }
+    Ok(seqs)
 }
 
 /// Stores the values of a run's results, each given as its `results.id`, its index in the run
 /// and its metrics, in as few statements as [`ROWS`] allows (an 18-cell upload's 612 values in
-/// 4, where one statement per result made 18–36). `run_seq` is the run's `seq`. Two values of
+/// 4, where one statement per result made 18–36). `run_seq` is the run's `seq`; `seqs` holds
+/// every metric's series (from [`insert_series`]). Two values of
 /// one series in one result are refused as a conflict naming the result and the series, before
 /// anything is written: a multi-row statement's unique violation cannot say which row it was.
 pub(super) async fn insert_values(
     conn: &mut AnyConnection,
     run_seq: i64,
+    seqs: &SeriesSeqs,
     results: &[(i64, i64, &[NewMetric])],
 ) -> Result<(), StorageError> {
     for (_, idx, metrics) in results {
@@ -132,17 +151,22 @@ pub(super) async fn insert_values(
     // format"), so the interval columns are only named where every row has them.
     // In primary-key order, so each statement appends to the key's rightmost page: inserted in
     // any order, a full page splits in the middle and the index ends about a tenth larger.
-    let mut all: Vec<(i64, &NewMetric)> = results
+    let mut all: Vec<(i64, i64, &NewMetric)> = results
         .iter()
         .flat_map(|(result_id, _, metrics)| metrics.iter().map(move |m| (*result_id, m)))
-        .collect();
-    all.sort_by(|a, b| (a.0, &a.1.series.series_id).cmp(&(b.0, &b.1.series.series_id)));
-    let (plain, with_ci): (Vec<(i64, &NewMetric)>, Vec<(i64, &NewMetric)>) =
-        all.into_iter().partition(|(_, m)| m.ci.is_none());
-    let value_of = |result_id: i64, m: &NewMetric| -> Result<Vec<Arg>, StorageError> {
+        .map(|(result_id, m)| {
+            let seq = seqs.get(&m.series.series_id).copied().ok_or_else(|| {
+                StorageError::Corrupt(format!("series {} was not stored", m.series.series_id))
+            })?;
+            Ok((result_id, seq, m))
+        })
+        .collect::<Result<_, StorageError>>()?;
+    all.sort_by_key(|(result_id, seq, _)| (*result_id, *seq));
+    let (plain, with_ci): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, _, m)| m.ci.is_none());
+    let value_of = |result_id: i64, seq: i64, m: &NewMetric| -> Result<Vec<Arg>, StorageError> {
         Ok(vec![
             Arg::Int(result_id),
-            Arg::Text(m.series.series_id.clone()),
+            Arg::Int(seq),
             Arg::Int(run_seq),
             Arg::Real(m.value),
             Arg::OptInt(count_to_db(m.n)?),
@@ -150,20 +174,20 @@ pub(super) async fn insert_values(
     };
     let plain_rows = plain
         .iter()
-        .map(|(id, m)| value_of(*id, m))
+        .map(|(id, seq, m)| value_of(*id, *seq, m))
         .collect::<Result<_, _>>()?;
     insert_rows(
         conn,
-        "INSERT INTO metric_values (result_id, series_id, run_seq, value, n) VALUES ",
+        "INSERT INTO metric_values (result_id, series_seq, run_seq, value, n) VALUES ",
         "",
         plain_rows,
     )
     .await?;
     let ci_rows = with_ci
         .iter()
-        .filter_map(|(id, m)| m.ci.as_ref().map(|ci| (*id, *m, ci)))
-        .map(|(id, m, ci)| {
-            let mut row = value_of(id, m)?;
+        .filter_map(|(id, seq, m)| m.ci.as_ref().map(|ci| (*id, *seq, *m, ci)))
+        .map(|(id, seq, m, ci)| {
+            let mut row = value_of(id, seq, m)?;
             row.extend([
                 Arg::Real(ci.low),
                 Arg::Real(ci.high),
@@ -175,7 +199,7 @@ pub(super) async fn insert_values(
         .collect::<Result<_, StorageError>>()?;
     insert_rows(
         conn,
-        "INSERT INTO metric_values (result_id, series_id, run_seq, value, n, ci_low, ci_high, ci_level, ci_method) VALUES ",
+        "INSERT INTO metric_values (result_id, series_seq, run_seq, value, n, ci_low, ci_high, ci_level, ci_method) VALUES ",
         "",
         ci_rows,
     )

@@ -66,7 +66,7 @@ impl Store {
             return Ok(Vec::new());
         }
         // From the runs of the window's commits to their values, each run's values found by
-        // the (series_id, run_seq) index: the cost is the window's, whatever the history.
+        // the (series_seq, run_seq) index: the cost is the window's, whatever the history.
         // SQLite: `CROSS JOIN` keeps it from starting at every value of the series (as
         // `series_history_at` reads a window). Postgres 15 instead reads every value of the
         // series and filters the runs (36,000 rows for 2,700 at 400 commits, growing with the
@@ -76,8 +76,9 @@ impl Store {
         let mut q = match self.backend() {
             Backend::Sqlite => {
                 let mut q = SqlBuilder::new(
-                    "SELECT mv.series_id, r.commit_sha, mv.value FROM runs r CROSS JOIN metric_values mv \
-                     WHERE mv.run_seq = r.seq AND mv.series_id IN (",
+                    "SELECT s.series_id, r.commit_sha, mv.value FROM runs r CROSS JOIN series s \
+                     CROSS JOIN metric_values mv \
+                     WHERE mv.run_seq = r.seq AND mv.series_seq = s.seq AND s.series_id IN (",
                 );
                 q.bind_list(ids());
                 q.push(") AND r.project_id = ");
@@ -86,8 +87,9 @@ impl Store {
             Backend::Postgres => {
                 let mut q = SqlBuilder::new(
                     "SELECT mv.series_id, r.commit_sha, mv.value FROM runs r CROSS JOIN LATERAL \
-                     (SELECT v.series_id, v.value, v.result_id FROM metric_values v \
-                     WHERE v.run_seq = r.seq AND v.series_id IN (",
+                     (SELECT s.series_id, v.value, v.result_id FROM series s \
+                     JOIN metric_values v ON v.series_seq = s.seq \
+                     WHERE v.run_seq = r.seq AND s.series_id IN (",
                 );
                 q.bind_list(ids());
                 q.push(") OFFSET 0) mv WHERE r.project_id = ");

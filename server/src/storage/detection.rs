@@ -228,11 +228,12 @@ impl Store {
         let mut result_run: HashMap<i64, Uuid> = HashMap::new();
         for chunk in ids.chunks(500) {
             // From each run's results (index of `UNIQUE (run_id, idx)`) to their values
-            // (primary key `(result_id, series_id)`); `CROSS JOIN` fixes that order on SQLite.
+            // (primary key `(result_id, series_seq)`) and each value's series id;
+            // `CROSS JOIN` fixes that order on SQLite.
             let mut q = SqlBuilder::new(
-                "SELECT res.run_id, mv.series_id, mv.result_id, mv.value \
-                 FROM results res CROSS JOIN metric_values mv \
-                 WHERE mv.result_id = res.id AND res.run_id IN (",
+                "SELECT res.run_id, s.series_id, mv.result_id, mv.value \
+                 FROM results res CROSS JOIN metric_values mv CROSS JOIN series s \
+                 WHERE mv.result_id = res.id AND s.seq = mv.series_seq AND res.run_id IN (",
             );
             q.bind_list(chunk.iter().map(|id| Arg::Text(id.to_string())));
             q.push(")");
@@ -274,11 +275,12 @@ impl Store {
         series_ids: &[String],
     ) -> Result<Vec<HistoryPoint>, StorageError> {
         let mut q = SqlBuilder::new(
-            "SELECT mv.series_id, mv.result_id, r.seq, mv.value \
-             FROM runs r JOIN metric_values mv ON mv.run_seq = r.seq WHERE r.project_id = ",
+            "SELECT s.series_id, mv.result_id, r.seq, mv.value \
+             FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
+             JOIN runs r ON r.seq = mv.run_seq WHERE r.project_id = ",
         );
         q.bind(Arg::Int(project_id));
-        q.push(" AND mv.series_id IN (");
+        q.push(" AND s.series_id IN (");
         q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
         q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
         let values: Vec<(String, i64, i64, f64)> = q
@@ -348,7 +350,7 @@ impl Store {
         for chunk in result_ids.chunks(1000) {
             let mut q = SqlBuilder::new(
                 "SELECT v.result_id, s.metric, v.value FROM metric_values v \
-                 JOIN series s ON s.series_id = v.series_id \
+                 JOIN series s ON s.seq = v.series_seq \
                  WHERE s.stat = 'value' AND s.metric IN ('completed', 'failed', 'total_output_tokens') \
                  AND v.result_id IN (",
             );
@@ -733,7 +735,7 @@ impl Store {
         let rows = sqlx::query(
             "SELECT res.run_id, res.idx, s.series_id, s.metric, s.stat FROM runs r \
              JOIN results res ON res.run_id = r.id JOIN metric_values mv ON mv.result_id = res.id \
-             JOIN series s ON s.series_id = mv.series_id \
+             JOIN series s ON s.seq = mv.series_seq \
              WHERE r.project_id = $1 AND r.branch = $2 AND r.commit_sha = $3",
         )
         .bind(project_id)
@@ -779,7 +781,7 @@ impl Store {
         let rows = sqlx::query(
             "SELECT DISTINCT s.series_key_json, s.cell_key FROM runs r \
              JOIN results res ON res.run_id = r.id JOIN metric_values mv ON mv.result_id = res.id \
-             JOIN series s ON s.series_id = mv.series_id \
+             JOIN series s ON s.seq = mv.series_seq \
              WHERE r.project_id = $1 AND r.branch = $2 AND r.commit_sha = $3 \
              AND NOT EXISTS (SELECT 1 FROM run_exclusions x WHERE x.run_id = r.id) \
              ORDER BY s.series_key_json, s.cell_key",
@@ -849,7 +851,7 @@ impl Store {
         let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT DISTINCT s.series_key_json, s.cell_key FROM series s WHERE s.project_id = $1 \
              AND EXISTS (SELECT 1 FROM metric_values mv JOIN runs r ON r.seq = mv.run_seq \
-             WHERE mv.series_id = s.series_id AND r.commit_sha <> $2) \
+             WHERE mv.series_seq = s.seq AND r.commit_sha <> $2) \
              ORDER BY s.series_key_json, s.cell_key",
         )
         .bind(project_id)

@@ -31,7 +31,7 @@ impl Store {
              JOIN series s ON s.project_id = o.project_id AND s.series_key_json = o.series_key_json \
              JOIN projects p ON p.id = s.project_id \
              WHERE o.series_id = $1 \
-             AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_id = s.series_id)"
+             AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq)"
         );
         let same_cell =
             format!("{base} AND s.cell_key = o.cell_key ORDER BY s.metric, s.stat, s.series_id");

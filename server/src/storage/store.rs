@@ -531,7 +531,7 @@ impl Store {
             "SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id WHERE s.project_id = "
         ));
         q.bind(Arg::Int(project_id));
-        q.push(" AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_id = s.series_id)");
+        q.push(" AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq)");
         push_series_filter(&mut q, filter);
         if let Some(cursor) = cursor {
             // Keyset pagination: rows after the cursor's row in the list order. An unknown
@@ -599,8 +599,9 @@ impl Store {
             "SELECT r.project_id, r.commit_sha, r.commit_time, r.commit_time_offset, r.commit_subject, r.id, r.run_at, \
              r.repeat_index, mv.value, mv.n, mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, \
              (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
-             FROM metric_values mv JOIN runs r ON r.seq = mv.run_seq \
-             WHERE mv.series_id = $1 AND r.branch = $2 \
+             FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
+             JOIN runs r ON r.seq = mv.run_seq \
+             WHERE s.series_id = $1 AND r.branch = $2 \
              ORDER BY r.run_at, r.seq, mv.result_id",
         )
         .bind(series_id)
@@ -687,7 +688,7 @@ impl Store {
             "SELECT mv.result_id, s.metric, s.stat, s.slo_profile, s.unit, mv.value, mv.n, \
              mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, s.series_id \
              FROM results res JOIN metric_values mv ON mv.result_id = res.id \
-             JOIN series s ON s.series_id = mv.series_id WHERE res.run_id = $1",
+             JOIN series s ON s.seq = mv.series_seq WHERE res.run_id = $1",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
@@ -859,8 +860,8 @@ async fn write_run(
         );
         values.push((result_id, idx, result.metrics.as_slice()));
     }
-    batch_insert::insert_series(conn, run.project_id, &new_series).await?;
-    batch_insert::insert_values(conn, run_seq, &values).await?;
+    let seqs = batch_insert::insert_series(conn, run.project_id, &new_series).await?;
+    batch_insert::insert_values(conn, run_seq, &seqs, &values).await?;
     for (idx, q) in run.quality.iter().enumerate() {
         sqlx::query(
             "INSERT INTO quality_results (run_id, idx, task, metric, value, stderr, samples) \
@@ -1120,6 +1121,8 @@ async fn write_settings(
     .fetch_all(&mut *conn)
     .await?;
     let mut series_written = HashSet::new();
+    // The seq of every series written so far (a later result's values name them too).
+    let mut seqs = batch_insert::SeriesSeqs::new();
     for row in &found {
         let data: Vec<u8> = row.try_get("data")?;
         let samples = ResultSamples {
@@ -1133,8 +1136,8 @@ async fn write_settings(
         let run_seq: i64 = row.try_get("seq")?;
         let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;
         sqlx::query(
-            "DELETE FROM metric_values WHERE result_id = $1 AND series_id IN \
-             (SELECT series_id FROM series WHERE slo_profile IS NOT NULL AND slo_profile <> $2)",
+            "DELETE FROM metric_values WHERE result_id = $1 AND series_seq IN \
+             (SELECT seq FROM series WHERE slo_profile IS NOT NULL AND slo_profile <> $2)",
         )
         .bind(samples.result_id)
         .bind(benchtrail_core::slo::TOOL_PROFILE)
@@ -1145,10 +1148,11 @@ async fn write_settings(
             .filter(|m| series_written.insert(m.series.series_id.clone()))
             .map(|m| &m.series)
             .collect();
-        batch_insert::insert_series(conn, project.id, &new_series).await?;
+        seqs.extend(batch_insert::insert_series(conn, project.id, &new_series).await?);
         batch_insert::insert_values(
             conn,
             run_seq,
+            &seqs,
             &[(samples.result_id, 0, new_rows.as_slice())],
         )
         .await?;
