@@ -120,3 +120,27 @@ fn bootstrap_cost_of_one_result() {
     );
     assert_eq!(intervals.len(), 8);
 }
+
+/// The intervals of a real 60-request file, as the bootstrap computed them before its search
+/// walked from pivots (`7c7426b`): the search is an exact order statistic, so they must not
+/// move by a bit (a stored result's intervals never change between versions).
+#[test]
+fn bootstrap_intervals_of_a_real_file_are_unchanged() {
+    let samples = samples_of("goodput_baseline_s11_c4.json");
+    let got: Vec<String> = benchtrail_core::bootstrap::intervals(&samples)
+        .iter()
+        .map(|(metric, stat, ci)| format!("{metric} {stat} [{:?}, {:?}]", ci.low, ci.high))
+        .collect();
+    assert_eq!(got, PINNED_INTERVALS);
+}
+
+const PINNED_INTERVALS: [&str; 8] = [
+    "ttft p50 [35.34851700032959, 37.113405000127386]",
+    "ttft p99 [45.95793288987349, 57.15965099989262]",
+    "tpot p50 [10.424924944882651, 10.505592913385788]",
+    "tpot p99 [10.766236915591985, 10.89379408661508]",
+    "itl p50 [10.546376725000073, 10.609898500035797]",
+    "itl p99 [11.872391936277255, 12.157301000115694]",
+    "e2el p50 [1359.7361560000536, 1370.8167319996392]",
+    "e2el p99 [1413.5004206298527, 1422.571980000157]",
+];

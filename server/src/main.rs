@@ -108,6 +108,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     use std::io::IsTerminal;
+    benchtrail_server::memory::map_large_allocations();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())

@@ -47,7 +47,11 @@ pub(super) async fn upload(
     let settings = state.store.settings(&project).await?.settings;
     let run = ingest::prepare_with(&project, &settings, &doc, chrono::Utc::now())?;
     let prepared = started.elapsed();
-    if let Some(id) = doc.run.id {
+    // The run holds what is stored; the document (every file's text: 25 MiB for a large
+    // `--save-detailed` file) is not kept through the insert and the analysis.
+    let client_run_id = doc.run.id;
+    drop(doc);
+    if let Some(id) = client_run_id {
         if let Some(existing) = state.store.run(id).await? {
             if existing.summary.project != project.slug {
                 return Err(ApiError::Conflict(crate::storage::run_id_taken(id)));
