@@ -117,11 +117,22 @@ pub fn prepare_with(
     })
 }
 
-/// The uploaded file as stored: gzip at level 1, which costs about a fifth of the default
-/// level's CPU for about 15 % more bytes (a 25 MiB `--save-detailed` file: 0.57 s of server CPU
-/// at level 6, most of the upload's; BENCHMARKS.md "Large uploads").
+/// Files of at least this many bytes are stored at gzip level 1 ([`keep_file`]).
+const FAST_GZIP_FROM_BYTES: usize = 1 << 20;
+
+/// The uploaded file as stored, gzip-compressed: at the default level 6, or at level 1 from
+/// [`FAST_GZIP_FROM_BYTES`], which costs about a fifth of level 6's CPU for about 15 % more
+/// bytes. A 25 MiB `--save-detailed` file took 0.57 s of server CPU at level 6, most of its
+/// upload's; the summary files of a nightly upload (a few KB each) took a third more disk at
+/// level 1 (`run_files` 30 → 40 B per stored value at 1,800 commits; BENCHMARKS.md "Large
+/// uploads") for no CPU worth saving.
 fn keep_file(name: &str, format: &str, content: &str) -> NewFile {
-    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+    let level = if content.len() >= FAST_GZIP_FROM_BYTES {
+        Compression::fast()
+    } else {
+        Compression::default()
+    };
+    let mut gz = GzEncoder::new(Vec::new(), level);
     gz.write_all(content.as_bytes())
         .expect("writing to memory cannot fail");
     NewFile {

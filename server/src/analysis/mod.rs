@@ -235,7 +235,8 @@ async fn analyze_one(
         timing.lap("samples");
         let input = ctx.inputs(series, &points, &plan, &samples);
         // What resolving a standing alert of an earlier commit compares with: only groups that
-        // have one need it (building it for every group was a quarter of an analysis).
+        // have one need it (built for every group, it was most of the inputs phase, which
+        // session 27's profile put at a quarter of an analysis).
         if branch == project.default_branch
             && standing.iter().any(|a| {
                 a.status.is_active() && a.commit != commit_sha && ids.contains(&a.series_id)
