@@ -59,34 +59,21 @@ struct Args {
 
 const SOURCE: &str = "examples/history/baseline_completions_c4_isl512_osl128.json";
 
-/// The per-request arrays of a vLLM `--save-detailed` result.
-const PER_REQUEST: [&str; 9] = [
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
-    "latencies",
-    "start_times",
-    "queue_times",
-    "generated_texts",
-    "errors",
-];
-
-/// The source file with its per-request arrays repeated until it holds at least `mib` MiB.
-fn large_file(source: &Value, mib: f64) -> String {
+/// The source file with its per-request arrays (every array as long as `ttfts`) repeated until
+/// it holds at least `mib` MiB, and the requests it then holds.
+fn large_file(source: &Value, mib: f64) -> (String, usize) {
     let requests = source["ttfts"].as_array().unwrap().len();
     let per_request = serde_json::to_string(source).unwrap().len() as f64 / requests as f64;
     let n = ((mib * 1024.0 * 1024.0) / per_request).ceil() as usize;
     let mut doc = source.clone();
-    for key in PER_REQUEST {
-        let Some(values) = source[key].as_array() else {
-            continue;
-        };
-        doc[key] = Value::Array(values.iter().cycle().take(n).cloned().collect());
+    for (key, value) in source.as_object().unwrap() {
+        if let Some(values) = value.as_array().filter(|a| a.len() == requests) {
+            doc[key] = Value::Array(values.iter().cycle().take(n).cloned().collect());
+        }
     }
     doc["num_prompts"] = json!(n);
     doc["completed"] = json!(n);
-    serde_json::to_string(&doc).unwrap()
+    (serde_json::to_string(&doc).unwrap(), n)
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -187,12 +174,11 @@ async fn main() {
     )
     .unwrap();
     let small = serde_json::to_string(&source).unwrap();
-    let large = large_file(&source, args.mib);
+    let (large, requests) = large_file(&source, args.mib);
     let large_gz = gzip(&upload_body(2, &large));
     println!(
         "large_upload: {SOURCE} repeated to {} requests; {} repetitions, a new server each",
-        source_requests(&large),
-        args.reps
+        requests, args.reps
     );
     for _ in 0..args.reps {
         if !args.no_sqlite {
@@ -206,10 +192,4 @@ async fn main() {
             drop_postgres(admin, &name).await;
         }
     }
-}
-
-fn source_requests(file: &str) -> usize {
-    serde_json::from_str::<Value>(file).unwrap()["ttfts"]
-        .as_array()
-        .map_or(0, |a| a.len())
 }
