@@ -18,12 +18,11 @@
 //!   a person's `acknowledged`/`dismissed` stays.
 
 use super::codec::*;
+use super::db::{self, Conn, DbRow};
 use super::store::{page, Arg, SqlBuilder};
 use super::{Page, StorageError, Store};
 use benchtrail_core::Stat;
 use serde_json::Value;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -177,7 +176,7 @@ impl Store {
              JOIN runs r ON r.project_id = a.project_id AND r.branch = a.branch AND r.commit_sha = a.commit_sha \
              WHERE r.id = $1 ORDER BY a.seq"
         );
-        let rows = sqlx::query(&sql)
+        let rows = db::query(&sql)
             .bind(run_id.to_string())
             .fetch_all(&self.pool)
             .await?;
@@ -190,7 +189,7 @@ impl Store {
             "SELECT {ALERT_COLUMNS} FROM alerts a JOIN projects p ON p.id = a.project_id \
              WHERE a.id IN (SELECT s.alert_id FROM alert_series s WHERE s.series_id = $1) ORDER BY a.seq"
         );
-        let rows = sqlx::query(&sql)
+        let rows = db::query(&sql)
             .bind(series_id)
             .fetch_all(&self.pool)
             .await?;
@@ -202,7 +201,7 @@ impl Store {
         let sql = format!(
             "SELECT {ALERT_COLUMNS} FROM alerts a JOIN projects p ON p.id = a.project_id WHERE a.id = $1"
         );
-        let row = sqlx::query(&sql)
+        let row = db::query(&sql)
             .bind(id.to_string())
             .fetch_optional(&self.pool)
             .await?;
@@ -238,7 +237,7 @@ impl Store {
         by: &str,
     ) -> Result<Option<Alert>, StorageError> {
         let at = timestamp_text(&now());
-        sqlx::query(
+        db::query(
             "UPDATE alerts SET status = $1, reason = $2, resolved_by = NULL, triaged_by = $3, \
              triaged_at = $4, updated_at = $5 WHERE id = $6",
         )
@@ -345,7 +344,7 @@ impl Store {
 
     /// The alerts of `rows`, with their series read in one query for all of them (a page of
     /// alerts costs two queries, not one per alert).
-    async fn alerts_from_rows(&self, rows: &[AnyRow]) -> Result<Vec<Alert>, StorageError> {
+    async fn alerts_from_rows(&self, rows: &[DbRow]) -> Result<Vec<Alert>, StorageError> {
         let ids = rows
             .iter()
             .map(|row| row.try_get::<String, _>("id"))
@@ -369,13 +368,13 @@ impl Store {
             .collect()
     }
 
-    async fn alert_from_row(&self, row: &AnyRow) -> Result<Alert, StorageError> {
+    async fn alert_from_row(&self, row: &DbRow) -> Result<Alert, StorageError> {
         let mut alerts = self.alerts_from_rows(std::slice::from_ref(row)).await?;
         Ok(alerts.remove(0))
     }
 }
 
-fn alert_row(row: &AnyRow, mut series_ids: Vec<String>) -> Result<Alert, StorageError> {
+fn alert_row(row: &DbRow, mut series_ids: Vec<String>) -> Result<Alert, StorageError> {
     let id: String = row.try_get("id")?;
     let slug: String = row.try_get("slug")?;
     let repository_url: Option<String> = row.try_get("repository_url")?;
@@ -458,13 +457,13 @@ fn alert_row(row: &AnyRow, mut series_ids: Vec<String>) -> Result<Alert, Storage
 }
 
 async fn set_status(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     id: &str,
     status: AlertStatus,
     reason: Option<&str>,
     resolved_by: Option<&str>,
 ) -> Result<(), StorageError> {
-    sqlx::query(
+    db::query(
         "UPDATE alerts SET status = $1, reason = $2, resolved_by = $3, updated_at = $4 WHERE id = $5",
     )
     .bind(status.as_str())
@@ -478,7 +477,7 @@ async fn set_status(
 }
 
 async fn write_commit_alerts(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     project_id: i64,
     branch: &str,
     commit_sha: &str,
@@ -491,13 +490,12 @@ async fn write_commit_alerts(
     for a in alerts {
         let key = a.dedup_key();
         keys.push(key.clone());
-        let existing: Option<(String, String)> = sqlx::query_as(
-            "SELECT id, status FROM alerts WHERE project_id = $1 AND dedup_key = $2",
-        )
-        .bind(project_id)
-        .bind(&key)
-        .fetch_optional(&mut *conn)
-        .await?;
+        let existing: Option<(String, String)> =
+            db::query_as("SELECT id, status FROM alerts WHERE project_id = $1 AND dedup_key = $2")
+                .bind(project_id)
+                .bind(&key)
+                .fetch_optional(&mut *conn)
+                .await?;
         let run_id = a.run_id.map(|r| r.to_string());
         match existing {
             Some((id, status)) => {
@@ -507,13 +505,13 @@ async fn write_commit_alerts(
                     (a.status.as_str().to_string(), a.reason.clone())
                 } else {
                     let reason: Option<String> =
-                        sqlx::query_scalar("SELECT reason FROM alerts WHERE id = $1")
+                        db::query_scalar("SELECT reason FROM alerts WHERE id = $1")
                             .bind(&id)
                             .fetch_one(&mut *conn)
                             .await?;
                     (status, reason)
                 };
-                sqlx::query(
+                db::query(
                     "UPDATE alerts SET run_id = $1, status = $2, reason = $3, severity = $4, summary = $5, \
                      finding_json = $6, baseline_commits = $7, settings_version = $8, resolved_by = NULL, \
                      updated_at = $9 WHERE id = $10",
@@ -533,7 +531,7 @@ async fn write_commit_alerts(
             }
             None => {
                 let id = Uuid::new_v4().to_string();
-                sqlx::query(
+                db::query(
                     "INSERT INTO alerts (id, project_id, dedup_key, run_id, kind, status, severity, series_id, \
                      metric, stat, slo_profile, series_key_json, cell_key, branch, commit_sha, baseline_commits, \
                      summary, finding_json, settings_version, reason, resolved_by, created_at, updated_at) \
@@ -567,7 +565,7 @@ async fn write_commit_alerts(
                 ids.sort();
                 ids.dedup();
                 for s in ids {
-                    sqlx::query("INSERT INTO alert_series (alert_id, series_id) VALUES ($1, $2)")
+                    db::query("INSERT INTO alert_series (alert_id, series_id) VALUES ($1, $2)")
                         .bind(&id)
                         .bind(s)
                         .execute(&mut *conn)
@@ -577,7 +575,7 @@ async fn write_commit_alerts(
         }
     }
     // Active alerts of this commit that the analysis no longer finds.
-    let stale: Vec<(String, String, String)> = sqlx::query_as(
+    let stale: Vec<(String, String, String)> = db::query_as(
         "SELECT id, dedup_key, kind FROM alerts WHERE project_id = $1 AND branch = $2 AND commit_sha = $3 \
          AND status IN ('open', 'acknowledged')",
     )

@@ -5,6 +5,7 @@
 //! Postgres is backed up with its own tools (`pg_dump -Fc`, restored with `pg_restore`; see
 //! the README's "Backups"), which benchtrail does not wrap.
 
+use super::db;
 use super::{Backend, StorageError, Store};
 use std::path::Path;
 
@@ -32,7 +33,7 @@ impl Store {
         let target = path.to_str().ok_or_else(|| {
             StorageError::Conflict(format!("{} is not a UTF-8 path", path.display()))
         })?;
-        sqlx::query("VACUUM INTO $1")
+        db::query("VACUUM INTO $1")
             .bind(target)
             .execute(&self.pool)
             .await?;

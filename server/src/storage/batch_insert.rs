@@ -5,11 +5,10 @@
 //! Postgres.
 
 use super::codec::count_to_db;
+use super::db::Conn;
 use super::model::{NewMetric, NewResult, NewSeries};
 use super::store::{backend_of_connection, Arg, SqlBuilder};
 use super::StorageError;
-use sqlx::AnyConnection;
-use sqlx::Row;
 use std::collections::{HashMap, HashSet};
 
 /// Rows per statement: far below SQLite's 32,766 parameters (14 columns × 200 = 2,800) and
@@ -21,7 +20,7 @@ const ROWS: usize = 200;
 /// results: on Postgres each statement is a round trip, and one per result was a third of an
 /// 18-cell upload's insert.
 pub(super) async fn insert_results(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     run_id: &str,
     results: &[NewResult],
 ) -> Result<Vec<i64>, StorageError> {
@@ -79,7 +78,7 @@ pub(super) type SeriesSeqs = HashMap<String, i64>;
 /// returns the `seq` of each of them (new or stored before), by series id: one more statement
 /// per 500 series, since `RETURNING` names only the rows an insert wrote.
 pub(super) async fn insert_series(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     project_id: i64,
     series: &[&NewSeries],
 ) -> Result<SeriesSeqs, StorageError> {
@@ -129,7 +128,7 @@ pub(super) async fn insert_series(
 /// one series in one result are refused as a conflict naming the result and the series, before
 /// anything is written: a multi-row statement's unique violation cannot say which row it was.
 pub(super) async fn insert_values(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     run_seq: i64,
     seqs: &SeriesSeqs,
     results: &[(i64, i64, &[NewMetric])],
@@ -209,7 +208,7 @@ pub(super) async fn insert_values(
 /// `head` followed by `rows` as `(…), (…)` and `tail`, in statements of at most [`ROWS`]
 /// rows; nothing when there are none.
 async fn insert_rows(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     head: &str,
     tail: &str,
     rows: Vec<Vec<Arg>>,

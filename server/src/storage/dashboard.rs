@@ -6,7 +6,6 @@
 use super::store::{run_summary, Arg, SqlBuilder, RUN_COLUMNS};
 use super::{Backend, RunSummary, StorageError, Store};
 use benchtrail_core::history::CommitGraph;
-use sqlx::Row;
 
 /// One stored value of a series at a commit ([`Store::recent_values`]).
 #[derive(Debug, Clone, PartialEq)]

@@ -3,6 +3,7 @@
 
 use super::codec::*;
 use super::commit_graphs::{Fingerprint, FINGERPRINT_SQL};
+use super::db::{self, DbRow};
 use super::store::{Arg, SqlBuilder};
 use super::{CommitRun, StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
@@ -12,7 +13,6 @@ use benchtrail_core::report::{RunAnalysis, VerdictLevel, ANALYSIS_SCHEMA};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::Row;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use uuid::Uuid;
@@ -399,11 +399,11 @@ impl Store {
         let at = now();
         let id = run_id.to_string();
         let mut tx = self.begin_write().await?;
-        sqlx::query("DELETE FROM run_exclusions WHERE run_id = $1")
+        db::query("DELETE FROM run_exclusions WHERE run_id = $1")
             .bind(&id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("INSERT INTO run_exclusions (run_id, reason, created_at) VALUES ($1, $2, $3)")
+        db::query("INSERT INTO run_exclusions (run_id, reason, created_at) VALUES ($1, $2, $3)")
             .bind(&id)
             .bind(reason)
             .bind(timestamp_text(&at))
@@ -419,7 +419,7 @@ impl Store {
 
     /// Ends a run's exclusion from baselines; false when it was not excluded.
     pub async fn unexclude_run(&self, run_id: Uuid) -> Result<bool, StorageError> {
-        let done = sqlx::query("DELETE FROM run_exclusions WHERE run_id = $1")
+        let done = db::query("DELETE FROM run_exclusions WHERE run_id = $1")
             .bind(run_id.to_string())
             .execute(&self.pool)
             .await?;
@@ -429,7 +429,7 @@ impl Store {
     /// A run's exclusion, if it is excluded.
     pub async fn run_exclusion(&self, run_id: Uuid) -> Result<Option<RunExclusion>, StorageError> {
         let row: Option<(String, String)> =
-            sqlx::query_as("SELECT reason, created_at FROM run_exclusions WHERE run_id = $1")
+            db::query_as("SELECT reason, created_at FROM run_exclusions WHERE run_id = $1")
                 .bind(run_id.to_string())
                 .fetch_optional(&self.pool)
                 .await?;
@@ -455,7 +455,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         // A group (series key and cell) has one baseline: a pin made through another of its
         // series is replaced.
-        sqlx::query(
+        db::query(
             "DELETE FROM baseline_pins WHERE project_id = $1 AND series_id IN \
              (SELECT s.series_id FROM series s JOIN series o ON o.project_id = s.project_id \
               AND o.series_key_json = s.series_key_json AND o.cell_key = s.cell_key \
@@ -465,7 +465,7 @@ impl Store {
         .bind(series_id)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
+        db::query(
             "INSERT INTO baseline_pins (project_id, series_id, run_id, created_at) VALUES ($1, $2, $3, $4)",
         )
         .bind(project_id)
@@ -475,7 +475,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        let commit_sha: String = sqlx::query_scalar("SELECT commit_sha FROM runs WHERE id = $1")
+        let commit_sha: String = db::query_scalar("SELECT commit_sha FROM runs WHERE id = $1")
             .bind(run_id.to_string())
             .fetch_one(&self.pool)
             .await?;
@@ -493,12 +493,11 @@ impl Store {
         project_id: i64,
         series_id: &str,
     ) -> Result<bool, StorageError> {
-        let done =
-            sqlx::query("DELETE FROM baseline_pins WHERE project_id = $1 AND series_id = $2")
-                .bind(project_id)
-                .bind(series_id)
-                .execute(&self.pool)
-                .await?;
+        let done = db::query("DELETE FROM baseline_pins WHERE project_id = $1 AND series_id = $2")
+            .bind(project_id)
+            .bind(series_id)
+            .execute(&self.pool)
+            .await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -507,7 +506,7 @@ impl Store {
         &self,
         project_id: i64,
     ) -> Result<HashMap<String, BaselinePin>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT b.series_id, b.run_id, r.commit_sha, b.created_at FROM baseline_pins b \
              JOIN runs r ON r.id = b.run_id WHERE b.project_id = $1",
         )
@@ -542,11 +541,11 @@ impl Store {
         let basis = serde_json::to_vec(&VerdictBasis::of(analysis))
             .map_err(|e| StorageError::Corrupt(format!("verdict basis of run {id}: {e}")))?;
         let mut tx = self.begin_write().await?;
-        sqlx::query("DELETE FROM run_analyses WHERE run_id = $1")
+        db::query("DELETE FROM run_analyses WHERE run_id = $1")
             .bind(&id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
+        db::query(
             "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_gz, verdict_basis_gz, \
              analyzed_at, analysis_schema) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -567,7 +566,7 @@ impl Store {
     /// [`ANALYSIS_SCHEMA`]. An analysis of an older schema counts as none: the server
     /// recomputes those at start-up ([`Store::projects_with_stale_analyses`]).
     pub async fn run_analysis(&self, run_id: Uuid) -> Result<Option<StoredAnalysis>, StorageError> {
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT verdict, settings_version, analysis_json, analysis_gz, analyzed_at FROM run_analyses \
              WHERE run_id = $1 AND analysis_schema = $2",
         )
@@ -598,7 +597,7 @@ impl Store {
         &self,
         run_id: Uuid,
     ) -> Result<Option<VerdictBasis>, StorageError> {
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT verdict_basis_gz, \
              CASE WHEN verdict_basis_gz IS NULL THEN analysis_gz END AS analysis_gz, \
              CASE WHEN verdict_basis_gz IS NULL AND analysis_gz IS NULL THEN analysis_json END \
@@ -621,7 +620,7 @@ impl Store {
     /// Slugs of the projects holding a run analysis of a schema other than
     /// [`ANALYSIS_SCHEMA`] (written by an older server): they are recomputed at start-up.
     pub async fn projects_with_stale_analyses(&self) -> Result<Vec<String>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT DISTINCT p.slug FROM run_analyses a JOIN runs r ON r.id = a.run_id \
              JOIN projects p ON p.id = r.project_id WHERE a.analysis_schema <> $1 ORDER BY p.slug",
         )
@@ -664,7 +663,7 @@ impl Store {
         branch: &str,
         commit_sha: &str,
     ) -> Result<Vec<Uuid>, StorageError> {
-        let ids: Vec<String> = sqlx::query_scalar(
+        let ids: Vec<String> = db::query_scalar(
             "SELECT id FROM runs WHERE project_id = $1 AND branch = $2 AND commit_sha = $3 ORDER BY seq",
         )
         .bind(project_id)
@@ -714,7 +713,7 @@ impl Store {
              WHERE r.project_id = $1 AND r.branch = $2 AND r.commit_sha = $3 ORDER BY r.seq",
             super::store::RUN_COLUMNS
         );
-        let rows = sqlx::query(&sql)
+        let rows = db::query(&sql)
             .bind(project_id)
             .bind(branch)
             .bind(commit_sha)
@@ -732,7 +731,7 @@ impl Store {
         if runs.is_empty() {
             return Ok(runs);
         }
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT res.run_id, res.idx, s.series_id, s.metric, s.stat FROM runs r \
              JOIN results res ON res.run_id = r.id JOIN metric_values mv ON mv.result_id = res.id \
              JOIN series s ON s.seq = mv.series_seq \
@@ -778,7 +777,7 @@ impl Store {
         branch: &str,
         commit_sha: &str,
     ) -> Result<Vec<(String, String)>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT DISTINCT s.series_key_json, s.cell_key FROM runs r \
              JOIN results res ON res.run_id = r.id JOIN metric_values mv ON mv.result_id = res.id \
              JOIN series s ON s.seq = mv.series_seq \
@@ -848,7 +847,7 @@ impl Store {
         project_id: i64,
         except_commit: &str,
     ) -> Result<Vec<(String, String)>, StorageError> {
-        let rows: Vec<(String, String)> = sqlx::query_as(
+        let rows: Vec<(String, String)> = db::query_as(
             "SELECT DISTINCT s.series_key_json, s.cell_key FROM series s WHERE s.project_id = $1 \
              AND EXISTS (SELECT 1 FROM metric_values mv JOIN runs r ON r.seq = mv.run_seq \
              WHERE mv.series_seq = s.seq AND r.commit_sha <> $2) \
@@ -867,7 +866,7 @@ impl Store {
         &self,
         project_id: i64,
     ) -> Result<Vec<(String, String)>, StorageError> {
-        let mut rows: Vec<(String, String)> = sqlx::query_as(
+        let mut rows: Vec<(String, String)> = db::query_as(
             "SELECT branch, commit_sha FROM runs WHERE project_id = $1 \
              GROUP BY branch, commit_sha ORDER BY MIN(seq)",
         )
@@ -884,7 +883,7 @@ impl Store {
     /// time is the commit time, else the first run's time. Kept between calls while the
     /// project's commits are unchanged ([`super::commit_graphs`]): one aggregate query then.
     pub async fn commit_graph(&self, project_id: i64) -> Result<Arc<CommitGraph>, StorageError> {
-        let row = sqlx::query(FINGERPRINT_SQL)
+        let row = db::query(FINGERPRINT_SQL)
             .bind(project_id)
             .fetch_one(&self.pool)
             .await?;
@@ -906,7 +905,7 @@ impl Store {
 
     /// [`Self::commit_graph`] read from the `commits` rows.
     async fn read_commit_graph(&self, project_id: i64) -> Result<CommitGraph, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT sha, parent_shas, commit_time, first_run_at, first_seq FROM commits \
              WHERE project_id = $1 ORDER BY first_seq",
         )
@@ -940,7 +939,7 @@ impl Store {
 /// replaced, in the compressed form, at the run's next analysis).
 fn decode_analysis_json<T: serde::de::DeserializeOwned>(
     run_id: Uuid,
-    row: &sqlx::any::AnyRow,
+    row: &DbRow,
 ) -> Result<T, StorageError> {
     let (column, json) = match row.try_get::<Option<Vec<u8>>, _>("analysis_gz")? {
         Some(gz) => ("analysis_gz", gunzip_column("analysis_gz", &gz)?),
@@ -1015,7 +1014,7 @@ impl HistoryRun {
 }
 
 /// A row of `series` as one series of its group.
-fn group_series(row: &sqlx::any::AnyRow) -> Result<GroupSeries, StorageError> {
+fn group_series(row: &DbRow) -> Result<GroupSeries, StorageError> {
     let stat: String = row.try_get("stat")?;
     Ok(GroupSeries {
         series_id: row.try_get("series_id")?,
@@ -1028,7 +1027,7 @@ fn group_series(row: &sqlx::any::AnyRow) -> Result<GroupSeries, StorageError> {
 }
 
 /// A row of [`HISTORY_RUNS`].
-fn history_run(row: &sqlx::any::AnyRow) -> Result<HistoryRun, StorageError> {
+fn history_run(row: &DbRow) -> Result<HistoryRun, StorageError> {
     let id: String = row.try_get("id")?;
     Ok(HistoryRun {
         seq: row.try_get("seq")?,

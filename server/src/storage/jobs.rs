@@ -14,10 +14,10 @@
 //! branch).
 
 use super::codec::{now, parse_timestamp, timestamp_text};
+use super::db::{self, Conn, DbRow};
 use super::store::{project_row, Arg, SqlBuilder, PROJECT_COLUMNS};
 use super::{Project, StorageError, Store};
 use chrono::{DateTime, Duration, Utc};
-use sqlx::{AnyConnection, Row};
 
 /// What a job analyzes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,7 +184,7 @@ impl Store {
         let now = now();
         let at = timestamp_text(&now);
         // A plain read first: an idle worker polling must not take SQLite's write lock.
-        let due: Option<(i64, String, String, String)> = sqlx::query_as(&format!(
+        let due: Option<(i64, String, String, String)> = db::query_as(&format!(
             "SELECT id, kind, branch, commit_sha FROM analysis_jobs WHERE not_before <= $1 \
              AND (lease_until IS NULL OR lease_until < $1) AND {NO_OTHER_POSTER} \
              ORDER BY CASE WHEN kind = 'scan' THEN 1 ELSE 0 END, queued_at, id LIMIT 1"
@@ -199,7 +199,7 @@ impl Store {
         let row = if JobTarget::from_columns(&kind, branch, commit_sha)?.posts() {
             claim_comments(self, id, &until, &at).await?
         } else {
-            sqlx::query(&format!("{CLAIM} RETURNING {CLAIMED}"))
+            db::query(&format!("{CLAIM} RETURNING {CLAIMED}"))
                 .bind(&until)
                 .bind(id)
                 .bind(&at)
@@ -227,7 +227,7 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn renew_job_lease(&self, id: i64, lease: Duration) -> Result<(), StorageError> {
-        sqlx::query("UPDATE analysis_jobs SET lease_until = $1 WHERE id = $2")
+        db::query("UPDATE analysis_jobs SET lease_until = $1 WHERE id = $2")
             .bind(timestamp_text(&(now() + lease)))
             .bind(id)
             .execute(&self.pool)
@@ -272,7 +272,7 @@ impl Store {
         again_at: Option<DateTime<Utc>>,
     ) -> Result<bool, StorageError> {
         let mut tx = self.begin_write().await?;
-        let deleted = sqlx::query("DELETE FROM analysis_jobs WHERE id = $1 AND generation = $2")
+        let deleted = db::query("DELETE FROM analysis_jobs WHERE id = $1 AND generation = $2")
             .bind(id)
             .bind(generation)
             .execute(&mut *tx)
@@ -309,7 +309,7 @@ impl Store {
         error: &str,
         retry_at: DateTime<Utc>,
     ) -> Result<(), StorageError> {
-        sqlx::query(
+        db::query(
             "UPDATE analysis_jobs SET lease_until = NULL, not_before = $1, last_error = $2 \
              WHERE id = $3",
         )
@@ -326,7 +326,7 @@ impl Store {
     /// # Errors
     /// A storage error (the lease then runs out).
     pub async fn release_job(&self, id: i64) -> Result<(), StorageError> {
-        sqlx::query("UPDATE analysis_jobs SET lease_until = NULL WHERE id = $1")
+        db::query("UPDATE analysis_jobs SET lease_until = NULL WHERE id = $1")
             .bind(id)
             .execute(&self.pool)
             .await?;
@@ -344,7 +344,7 @@ impl Store {
         target: &JobTarget,
     ) -> Result<bool, StorageError> {
         let (kind, branch, commit_sha) = target.columns();
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT id FROM analysis_jobs WHERE project_id = $1 AND kind = $2 AND branch = $3 \
              AND commit_sha = $4 AND (lease_until IS NULL OR lease_until < $5)",
         )
@@ -369,7 +369,7 @@ impl Store {
         branch: &str,
         commit_sha: &str,
     ) -> Result<Option<JobState>, StorageError> {
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT queued_at, attempts, not_before, lease_until FROM analysis_jobs \
              WHERE project_id = $1 AND ((kind IN ('commit', 'reanalysis') AND branch = $2 \
              AND commit_sha = $3) \
@@ -398,7 +398,7 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn queued_jobs(&self) -> Result<i64, StorageError> {
-        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM analysis_jobs")
+        Ok(db::query_scalar("SELECT COUNT(*) FROM analysis_jobs")
             .fetch_one(&self.pool)
             .await?)
     }
@@ -409,17 +409,14 @@ impl Store {
     /// A storage error.
     pub async fn project_by_id(&self, id: i64) -> Result<Option<Project>, StorageError> {
         let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects WHERE id = $1");
-        let row = sqlx::query(&sql)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = db::query(&sql).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(project_row).transpose()
     }
 }
 
 /// [`Store::enqueue_job`] on `conn` (inside the caller's transaction, for an upload).
 pub(super) async fn enqueue_job(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     project_id: i64,
     target: &JobTarget,
     lease: Option<Duration>,
@@ -430,7 +427,7 @@ pub(super) async fn enqueue_job(
     let (kind, branch, commit_sha) = target.columns();
     // A lease held by another worker is kept (it is at work on an older generation and will
     // leave the job queued when it finishes); one that ran out or none is replaced by ours.
-    let row = sqlx::query(
+    let row = db::query(
         "INSERT INTO analysis_jobs \
          (project_id, kind, branch, commit_sha, generation, attempts, queued_at, not_before, lease_until) \
          VALUES ($1, $2, $3, $4, 1, 0, $5, $5, $6) \
@@ -487,16 +484,16 @@ async fn claim_comments(
     id: i64,
     until: &str,
     at: &str,
-) -> Result<Option<sqlx::any::AnyRow>, StorageError> {
+) -> Result<Option<DbRow>, StorageError> {
     let mut tx = store.begin_write().await?;
-    sqlx::query(
+    db::query(
         "UPDATE projects SET name = name \
          WHERE id = (SELECT project_id FROM analysis_jobs WHERE id = $1)",
     )
     .bind(id)
     .execute(&mut *tx)
     .await?;
-    let row = sqlx::query(&format!("{CLAIM} RETURNING {CLAIMED}"))
+    let row = db::query(&format!("{CLAIM} RETURNING {CLAIMED}"))
         .bind(until)
         .bind(id)
         .bind(at)

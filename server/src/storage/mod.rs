@@ -17,6 +17,7 @@ mod batch_insert;
 mod codec;
 mod commit_graphs;
 mod dashboard;
+mod db;
 mod detection;
 mod jobs;
 mod model;

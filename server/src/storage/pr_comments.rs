@@ -4,8 +4,8 @@
 //! again (migration 0011).
 
 use super::codec::parse_uuid;
+use super::db;
 use super::{StorageError, Store};
-use sqlx::Row;
 use uuid::Uuid;
 
 /// What the server did with one run's PR comment.
@@ -50,7 +50,7 @@ impl Store {
     ) -> Result<bool, StorageError> {
         let mut tx = self.begin_write().await?;
         // `IS NULL OR <>` rather than `IS DISTINCT FROM`: one text for SQLite and Postgres.
-        let done = sqlx::query(
+        let done = db::query(
             "INSERT INTO pr_comment_posts \
              (run_id, project_id, provider, pr_number, claimed_at, report_sha256) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id) DO UPDATE \
@@ -85,7 +85,7 @@ impl Store {
         project_id: i64,
         provider: &str,
     ) -> Result<Vec<Uuid>, StorageError> {
-        let ids: Vec<String> = sqlx::query_scalar(
+        let ids: Vec<String> = db::query_scalar(
             "SELECT r.id FROM runs r WHERE r.seq IN (SELECT MAX(n.seq) FROM runs n \
              WHERE n.project_id = $1 AND n.pr_number IN (SELECT DISTINCT p.pr_number \
              FROM pr_comment_posts p WHERE p.project_id = $2 AND p.provider = $3) \
@@ -111,7 +111,7 @@ impl Store {
         detail: Option<&str>,
     ) -> Result<(), StorageError> {
         let mut tx = self.begin_write().await?;
-        sqlx::query(
+        db::query(
             "UPDATE pr_comment_posts SET outcome = $1, comment_id = $2, detail = $3 WHERE run_id = $4",
         )
         .bind(outcome)
@@ -132,7 +132,7 @@ impl Store {
         &self,
         run_id: Uuid,
     ) -> Result<Option<PrCommentPost>, StorageError> {
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT provider, pr_number, outcome, comment_id, detail, report_sha256 \
              FROM pr_comment_posts WHERE run_id = $1",
         )

@@ -1,6 +1,7 @@
 //! Whether the store can serve: what `GET /readyz` reports.
 
 use super::codec::{now, timestamp_text};
+use super::db;
 use super::{StorageError, Store};
 
 /// The key of the row `/readyz` writes to prove the store takes writes.
@@ -42,7 +43,7 @@ impl Store {
     /// [`NotReady`] saying which check failed.
     pub async fn readiness(&self) -> Result<Readiness, NotReady> {
         let found: Option<i64> =
-            sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+            db::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
                 .fetch_one(&self.pool)
                 .await
                 .map_err(StorageError::from)?;
@@ -51,7 +52,7 @@ impl Store {
             return Err(NotReady::Migrations { found, expected });
         }
         let mut tx = self.begin_write().await?;
-        sqlx::query(
+        db::query(
             "INSERT INTO settings (key, value) VALUES ($1, $2) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         )

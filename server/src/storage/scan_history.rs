@@ -3,6 +3,7 @@
 //! commits, so a scan reads (and computes) the same amount however long the history grows.
 
 use super::codec::parse_stat;
+use super::db;
 use super::{GroupSeries, HistoryPoint, StorageError, Store};
 use benchtrail_core::history::CommitGraph;
 use std::collections::BTreeMap;
@@ -29,7 +30,7 @@ impl Store {
         limit: usize,
         graph: &CommitGraph,
     ) -> Result<CommitWindow, StorageError> {
-        let mut commits: Vec<String> = sqlx::query_scalar(
+        let mut commits: Vec<String> = db::query_scalar(
             "SELECT commit_sha FROM runs WHERE project_id = $1 AND branch = $2 \
              GROUP BY commit_sha ORDER BY MIN(seq)",
         )
@@ -74,7 +75,7 @@ impl Store {
         &self,
         project_id: i64,
     ) -> Result<BTreeMap<(String, String), Vec<GroupSeries>>, StorageError> {
-        let rows: Vec<(String, String, String, Option<String>, String, String)> = sqlx::query_as(
+        let rows: Vec<(String, String, String, Option<String>, String, String)> = db::query_as(
             "SELECT series_id, metric, stat, slo_profile, series_key_json, cell_key \
                  FROM series WHERE project_id = $1 ORDER BY metric, stat, series_id",
         )

@@ -2,6 +2,7 @@
 //! in the same configuration and cell, and the same metric and statistic in the
 //! configuration's other cells. Two queries, each bounded by what one configuration holds.
 
+use super::db;
 use super::store::{series_info, SERIES_COLUMNS};
 use super::{SeriesInfo, StorageError, Store};
 
@@ -45,7 +46,7 @@ impl Store {
             (same_cell, &mut out.same_cell),
             (other_cells, &mut out.other_cells),
         ] {
-            let rows = sqlx::query(&sql)
+            let rows = db::query(&sql)
                 .bind(series_id)
                 .fetch_all(&self.pool)
                 .await?;

@@ -3,9 +3,9 @@
 //! sign-out, with their token (revocation) and once expired.
 
 use super::codec::{now, parse_scope, parse_timestamp, timestamp_text};
+use super::db;
 use super::{Scope, StorageError, Store};
 use chrono::{DateTime, SubsecRound, Utc};
-use sqlx::Row;
 
 /// What a session grants: the admin token's rights, or a project token's.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +67,7 @@ impl Store {
                 scope,
             } => (Some(*token_id), Some(*project_id), Some(scope.as_str())),
         };
-        sqlx::query(
+        db::query(
             "INSERT INTO sessions (id_hash, token_hash, token_id, project_id, scope, actor, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
@@ -104,7 +104,7 @@ impl Store {
         id_hash: &str,
         admin_token_hash: &str,
     ) -> Result<Option<SessionInfo>, StorageError> {
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT s.token_hash, s.token_id, s.project_id, s.scope, s.actor, s.created_at, \
              s.expires_at, t.token_hash AS live_hash, t.expires_at AS token_expires_at \
              FROM sessions s LEFT JOIN api_tokens t ON t.id = s.token_id WHERE s.id_hash = $1",
@@ -168,7 +168,7 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn delete_session(&self, id_hash: &str) -> Result<bool, StorageError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE id_hash = $1")
+        let done = db::query("DELETE FROM sessions WHERE id_hash = $1")
             .bind(id_hash)
             .execute(&self.pool)
             .await?;
@@ -181,7 +181,7 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn delete_expired_sessions(&self) -> Result<u64, StorageError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
+        let done = db::query("DELETE FROM sessions WHERE expires_at <= $1")
             .bind(timestamp_text(&now()))
             .execute(&self.pool)
             .await?;
@@ -194,7 +194,7 @@ impl Store {
     /// A storage error.
     pub async fn token_session_count(&self, token_id: i64) -> Result<i64, StorageError> {
         Ok(
-            sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE token_id = $1")
+            db::query_scalar("SELECT COUNT(*) FROM sessions WHERE token_id = $1")
                 .bind(token_id)
                 .fetch_one(&self.pool)
                 .await?,

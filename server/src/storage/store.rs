@@ -5,41 +5,21 @@
 //! [`SqlBuilder`], which numbers placeholders in order of appearance.
 
 use super::codec::*;
+use super::db::{self, Conn, DbRow};
 use super::*;
 use benchtrail_core::metric::Interval;
 use benchtrail_core::quality::QualityResult;
 use benchtrail_core::settings::ProjectSettings;
-use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::migrate::Migrator;
-use sqlx::query::Query;
-use sqlx::{Any, AnyConnection, AnyPool, Row};
 use std::collections::{HashMap, HashSet};
-use std::sync::Once;
 use uuid::Uuid;
 
 /// The schema of each database, embedded at compile time.
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 
-/// `sqlx::any` needs its drivers registered once per process before the first connect.
-static INSTALL_DRIVERS: Once = Once::new();
-
 /// The `settings` key of the admin token hash.
 const ADMIN_TOKEN_KEY: &str = "admin_token_hash";
-
-/// How long a SQLite connection waits for another writer before failing.
-const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
-
-/// Connections of a file-backed SQLite pool; SQLite has a single writer anyway.
-const SQLITE_MAX_CONNECTIONS: u32 = 4;
-
-/// Connections of a Postgres pool.
-const POSTGRES_MAX_CONNECTIONS: u32 = 10;
-
-/// How long a request waits for a pooled connection before it is answered 503 with
-/// `Retry-After` (the database is down, or every connection is busy under load). sqlx's
-/// default, 30 s, holds a client longer than most CI HTTP clients wait.
-const POOL_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
 pub(super) const PROJECT_COLUMNS: &str =
     "id, slug, name, repository_url, default_branch, is_public, key_fields, created_at";
@@ -56,8 +36,7 @@ pub(super) const SERIES_COLUMNS: &str =
 /// A connection pool to SQLite or Postgres with the schema applied.
 #[derive(Clone)]
 pub struct Store {
-    pub(super) pool: sqlx::AnyPool,
-    backend: Backend,
+    pub(super) pool: db::Pool,
     instance: u64,
     /// Stored runs' values kept for the next analyses (shared by the store's clones).
     pub(super) run_values: std::sync::Arc<super::run_values::RunValuesCache>,
@@ -72,17 +51,15 @@ impl Store {
     /// Connects to `url` (`sqlite://path?mode=rwc`, `sqlite::memory:`, `postgres://...`),
     /// creating the SQLite file (and its folder) if missing, and applies the embedded migrations.
     pub async fn connect(url: &str) -> Result<Store, StorageError> {
-        INSTALL_DRIVERS.call_once(sqlx::any::install_default_drivers);
-        let backend = backend_of(url)?;
-        let (pool, migrations) = match backend {
-            Backend::Sqlite => (connect_sqlite(url).await?, &SQLITE_MIGRATIONS),
-            Backend::Postgres => (connect_postgres(url).await?, &POSTGRES_MIGRATIONS),
+        let pool = match backend_of(url)? {
+            Backend::Sqlite => db::connect_sqlite(url).await?,
+            Backend::Postgres => db::connect_postgres(url).await?,
         };
-        migrations.run(&pool).await?;
+        let store_migrations = migrations(pool.backend());
+        pool.migrate(store_migrations).await?;
         let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Store {
             pool,
-            backend,
             instance,
             run_values: Default::default(),
             commit_graphs: Default::default(),
@@ -95,32 +72,24 @@ impl Store {
         self.instance
     }
 
-    /// Begins a transaction that will write. On SQLite it takes the write lock at once
-    /// (`BEGIN IMMEDIATE`): a deferred transaction that read first and then writes after
-    /// another connection committed fails at once with "database is locked"
-    /// (`SQLITE_BUSY_SNAPSHOT` in WAL mode, which `busy_timeout` does not retry), and uploads,
-    /// analyses and the background change-point scan do write concurrently.
-    pub(super) async fn begin_write(
-        &self,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, StorageError> {
-        Ok(match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        })
+    /// Begins a transaction that will write ([`db::Pool::begin_write`]: on SQLite it takes
+    /// the write lock at once).
+    pub(super) async fn begin_write(&self) -> Result<db::Tx, StorageError> {
+        Ok(self.pool.begin_write().await?)
     }
 
     /// The version of the newest migration this server embeds for its database.
     pub fn newest_migration(&self) -> i64 {
-        let migrations = match self.backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
-        migrations.iter().map(|m| m.version).max().unwrap_or(0)
+        migrations(self.backend())
+            .iter()
+            .map(|m| m.version)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Which database this is.
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.pool.backend()
     }
 
     /// Whether [`Store::close`] was called.
@@ -136,7 +105,7 @@ impl Store {
     /// Creates a project. `Conflict` if the slug is taken.
     pub async fn create_project(&self, project: &NewProject) -> Result<Project, StorageError> {
         let created_at = now();
-        let id: i64 = sqlx::query_scalar(
+        let id: i64 = db::query_scalar(
             "INSERT INTO projects (slug, name, repository_url, default_branch, is_public, key_fields, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
@@ -165,7 +134,7 @@ impl Store {
     /// The project with this slug.
     pub async fn project(&self, slug: &str) -> Result<Option<Project>, StorageError> {
         let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects WHERE slug = $1");
-        let row = sqlx::query(&sql)
+        let row = db::query(&sql)
             .bind(slug)
             .fetch_optional(&self.pool)
             .await?;
@@ -175,13 +144,13 @@ impl Store {
     /// All projects by slug.
     pub async fn list_projects(&self) -> Result<Vec<Project>, StorageError> {
         let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects ORDER BY slug");
-        let rows = sqlx::query(&sql).fetch_all(&self.pool).await?;
+        let rows = db::query(&sql).fetch_all(&self.pool).await?;
         rows.iter().map(project_row).collect()
     }
 
     /// The stored admin token hash, if one was generated on an earlier start.
     pub async fn admin_token_hash(&self) -> Result<Option<String>, StorageError> {
-        let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+        let value = db::query_scalar("SELECT value FROM settings WHERE key = $1")
             .bind(ADMIN_TOKEN_KEY)
             .fetch_optional(&self.pool)
             .await?;
@@ -190,7 +159,7 @@ impl Store {
 
     /// Stores the admin token hash (replacing any earlier one).
     pub async fn set_admin_token_hash(&self, hash: &str) -> Result<(), StorageError> {
-        sqlx::query(
+        db::query(
             "INSERT INTO settings (key, value) VALUES ($1, $2) \
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         )
@@ -309,7 +278,7 @@ impl Store {
         &self,
         run_id: Uuid,
     ) -> Result<HashMap<i64, benchtrail_core::samples::RequestSamples>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT r.idx, rs.data FROM result_samples rs JOIN results r ON r.id = rs.result_id \
              WHERE r.run_id = $1",
         )
@@ -330,7 +299,7 @@ impl Store {
         run_id: Uuid,
         index: i64,
     ) -> Result<Option<benchtrail_core::samples::RequestSamples>, StorageError> {
-        let data: Option<Vec<u8>> = sqlx::query_scalar(
+        let data: Option<Vec<u8>> = db::query_scalar(
             "SELECT rs.data FROM result_samples rs JOIN results r ON r.id = rs.result_id \
              WHERE r.run_id = $1 AND r.idx = $2",
         )
@@ -344,7 +313,7 @@ impl Store {
     /// A run's summary (one row), without its files and results: what a verdict needs.
     pub async fn run_summary(&self, id: Uuid) -> Result<Option<RunSummary>, StorageError> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = $1");
-        let row = sqlx::query(&sql)
+        let row = db::query(&sql)
             .bind(id.to_string())
             .fetch_optional(&self.pool)
             .await?;
@@ -396,7 +365,7 @@ impl Store {
         }
         q.push(" ORDER BY r.seq DESC LIMIT ")
             .bind(Arg::Int(limit.saturating_add(1)));
-        let rows = q.query(self.backend).fetch_all(&self.pool).await?;
+        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         let runs = rows
             .iter()
             .map(run_summary)
@@ -420,7 +389,7 @@ impl Store {
 
     /// Number of runs in a project.
     pub async fn count_runs(&self, project_id: i64) -> Result<i64, StorageError> {
-        let count = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE project_id = $1")
+        let count = db::query_scalar("SELECT COUNT(*) FROM runs WHERE project_id = $1")
             .bind(project_id)
             .fetch_one(&self.pool)
             .await?;
@@ -433,7 +402,7 @@ impl Store {
         run_id: Uuid,
         index: i64,
     ) -> Result<Option<(StoredFileInfo, Vec<u8>)>, StorageError> {
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT idx, name, format, size, sha256, content_gz FROM run_files WHERE run_id = $1 AND idx = $2",
         )
         .bind(run_id.to_string())
@@ -447,7 +416,7 @@ impl Store {
 
     /// A configuration by fingerprint.
     pub async fn config(&self, fingerprint: &str) -> Result<Option<StoredConfig>, StorageError> {
-        let row = sqlx::query("SELECT fingerprint, canonical_json, created_at FROM configurations WHERE fingerprint = $1")
+        let row = db::query("SELECT fingerprint, canonical_json, created_at FROM configurations WHERE fingerprint = $1")
             .bind(fingerprint)
             .fetch_optional(&self.pool)
             .await?;
@@ -464,7 +433,7 @@ impl Store {
     /// The projects whose runs use the configuration `fingerprint`, by slug. A configuration
     /// is visible to whoever may read one of them.
     pub async fn config_projects(&self, fingerprint: &str) -> Result<Vec<Project>, StorageError> {
-        let slugs: Vec<String> = sqlx::query_scalar(
+        let slugs: Vec<String> = db::query_scalar(
             "SELECT DISTINCT p.slug FROM results res JOIN runs r ON r.id = res.run_id \
              JOIN projects p ON p.id = r.project_id WHERE res.config_fingerprint = $1 ORDER BY p.slug",
         )
@@ -502,7 +471,7 @@ impl Store {
         q.bind_list(project_ids.iter().map(|id| Arg::Int(*id)));
         q.push(") ORDER BY r.seq DESC LIMIT ")
             .bind(Arg::Int(limit.max(1)));
-        q.query(self.backend)
+        q.query(self.backend())
             .fetch_all(&self.pool)
             .await?
             .iter()
@@ -545,7 +514,7 @@ impl Store {
         }
         q.push(" ORDER BY s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id LIMIT ")
             .bind(Arg::Int(limit.saturating_add(1)));
-        let rows = q.query(self.backend).fetch_all(&self.pool).await?;
+        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         let series = rows
             .iter()
             .map(series_info)
@@ -567,7 +536,7 @@ impl Store {
             ));
             q.bind_list(chunk.iter().map(|id| Arg::Text(id.to_string())));
             q.push(")");
-            for row in q.query(self.backend).fetch_all(&self.pool).await? {
+            for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let info = series_info(&row)?;
                 out.insert(info.series_id.clone(), info);
             }
@@ -579,7 +548,7 @@ impl Store {
     pub async fn series(&self, series_id: &str) -> Result<Option<SeriesInfo>, StorageError> {
         let sql =
             format!("SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id WHERE s.series_id = $1");
-        let row = sqlx::query(&sql)
+        let row = db::query(&sql)
             .bind(series_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -595,7 +564,7 @@ impl Store {
         series_id: &str,
         branch: &str,
     ) -> Result<Vec<SeriesPoint>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT r.project_id, r.commit_sha, r.commit_time, r.commit_time_offset, r.commit_subject, r.id, r.run_at, \
              r.repeat_index, mv.value, mv.n, mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, \
              (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
@@ -623,7 +592,7 @@ impl Store {
 
     /// Metadata of a run's files, in upload order.
     async fn run_files(&self, run_id: &str) -> Result<Vec<StoredFileInfo>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT idx, name, format, size, sha256 FROM run_files WHERE run_id = $1 ORDER BY idx",
         )
         .bind(run_id)
@@ -634,7 +603,7 @@ impl Store {
 
     /// A run's quality results in upload order.
     async fn run_quality(&self, run_id: &str) -> Result<Vec<QualityResult>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT task, metric, value, stderr, samples FROM quality_results \
              WHERE run_id = $1 ORDER BY idx",
         )
@@ -664,7 +633,7 @@ impl Store {
     /// A run's results in upload order, each with its metrics.
     async fn run_results(&self, run_id: &str) -> Result<Vec<StoredResult>, StorageError> {
         let mut metrics = self.run_metrics(run_id).await?;
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT id, idx, config_fingerprint, cell_key, cell_json, facts_json, warnings_json, source_json \
              FROM results WHERE run_id = $1 ORDER BY idx",
         )
@@ -684,7 +653,7 @@ impl Store {
         &self,
         run_id: &str,
     ) -> Result<HashMap<i64, Vec<StoredMetric>>, StorageError> {
-        let rows = sqlx::query(
+        let rows = db::query(
             "SELECT mv.result_id, s.metric, s.stat, s.slo_profile, s.unit, mv.value, mv.n, \
              mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, s.series_id \
              FROM results res JOIN metric_values mv ON mv.result_id = res.id \
@@ -724,94 +693,12 @@ fn backend_of(url: &str) -> Result<Backend, StorageError> {
     }
 }
 
-async fn connect_postgres(url: &str) -> Result<AnyPool, StorageError> {
-    // One direct connection first: the pool retries until its timeout and then reports only
-    // "pool timed out", hiding the cause (connection refused, no such database, bad password).
-    use sqlx::Connection;
-    sqlx::AnyConnection::connect(url).await?.close().await?;
-    Ok(AnyPoolOptions::new()
-        .max_connections(POSTGRES_MAX_CONNECTIONS)
-        .acquire_timeout(POOL_ACQUIRE_TIMEOUT)
-        .before_acquire(|conn, _meta| Box::pin(async move { Ok(outside_transaction(conn)) }))
-        .connect(url)
-        .await?)
-}
-
-/// Opens a SQLite pool. A file database gets its folder created and `mode=rwc`; an in-memory
-/// one gets exactly one connection that never expires, because every new connection to
-/// `sqlite::memory:` would open a fresh, empty database.
-async fn connect_sqlite(url: &str) -> Result<AnyPool, StorageError> {
-    let (path, params) = split_sqlite_url(url);
-    let in_memory = path == ":memory:" || params.split('&').any(|p| p == "mode=memory");
-    let options = AnyPoolOptions::new()
-        .after_connect(move |conn, _meta| Box::pin(sqlite_pragmas(conn, in_memory)));
-    if in_memory {
-        let options = options
-            .max_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None);
-        return Ok(options.connect(url).await?);
+/// The schema of a backend, embedded at compile time.
+fn migrations(backend: Backend) -> &'static Migrator {
+    match backend {
+        Backend::Sqlite => &SQLITE_MIGRATIONS,
+        Backend::Postgres => &POSTGRES_MIGRATIONS,
     }
-    // Only `mode=rwc` (the default) lets SQLite create the file; `ro`/`rw` must find one.
-    let creates = !params
-        .split('&')
-        .any(|p| p.starts_with("mode=") && p != "mode=rwc");
-    super::sqlite_files::prepare(path, creates)?;
-    let url = if params.split('&').any(|p| p.starts_with("mode=")) {
-        url.to_string()
-    } else if params.is_empty() {
-        format!("{}?mode=rwc", url.trim_end_matches('?'))
-    } else {
-        format!("{url}&mode=rwc")
-    };
-    Ok(options
-        .max_connections(SQLITE_MAX_CONNECTIONS)
-        .acquire_timeout(POOL_ACQUIRE_TIMEOUT)
-        .before_acquire(|conn, _meta| Box::pin(async move { Ok(outside_transaction(conn)) }))
-        .connect(&url)
-        .await?)
-}
-
-/// Whether a pooled connection may be handed out: not when it is still inside a transaction.
-/// That happens after a store fault: when a `COMMIT` fails because the disk is full, SQLite
-/// has already rolled the transaction back, so the `ROLLBACK` sqlx sends next fails too and
-/// sqlx's transaction depth for the connection stays at 1; every later `BEGIN` on it then
-/// fails ("attempted to call begin_with at non-zero transaction depth") until a restart. A
-/// connection refused here is closed and the pool opens a fresh one. (Not used for the
-/// in-memory database, whose single connection is the database.)
-fn outside_transaction(conn: &AnyConnection) -> bool {
-    use sqlx::Connection;
-    let clean = !conn.is_in_transaction();
-    if !clean {
-        tracing::warn!("a database connection left inside a failed transaction was closed");
-    }
-    clean
-}
-
-/// Per-connection SQLite settings: write-ahead log (readers do not block the writer), foreign
-/// keys enforced, and a wait instead of an immediate `SQLITE_BUSY` under write contention.
-async fn sqlite_pragmas(conn: &mut AnyConnection, in_memory: bool) -> Result<(), sqlx::Error> {
-    if !in_memory {
-        sqlx::query("PRAGMA journal_mode = WAL")
-            .execute(&mut *conn)
-            .await?;
-    }
-    sqlx::query("PRAGMA foreign_keys = ON")
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}"))
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
-/// Splits `sqlite://path?params` (or `sqlite:path?params`) into path and params.
-fn split_sqlite_url(url: &str) -> (&str, &str) {
-    let rest = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .unwrap_or(url);
-    rest.split_once('?').unwrap_or((rest, ""))
 }
 
 // ---- writing a run ---------------------------------------------------------------------------
@@ -821,7 +708,7 @@ fn split_sqlite_url(url: &str) -> (&str, &str) {
 /// Writes `run` (see [`Store::insert_run`]) and adds to `without_samples` the ids of its results
 /// that have no per-request samples.
 async fn write_run(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     run: &NewRun,
     without_samples: &mut Vec<i64>,
 ) -> Result<Inserted, StorageError> {
@@ -863,7 +750,7 @@ async fn write_run(
     let seqs = batch_insert::insert_series(conn, run.project_id, &new_series).await?;
     batch_insert::insert_values(conn, run_seq, &seqs, &values).await?;
     for (idx, q) in run.quality.iter().enumerate() {
-        sqlx::query(
+        db::query(
             "INSERT INTO quality_results (run_id, idx, task, metric, value, stderr, samples) \
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -888,12 +775,12 @@ async fn write_run(
 /// Inserts the run row and its commit (see [`upsert_commit`]) and returns the run's `seq`;
 /// `None`, writing nothing, if a run with this id already exists.
 async fn insert_run_row(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     run: &NewRun,
     run_id: &str,
 ) -> Result<Option<i64>, StorageError> {
     let commit_time = run.commit_time.as_ref().map(offset_time_parts);
-    let seq: Option<i64> = sqlx::query_scalar(
+    let seq: Option<i64> = db::query_scalar(
         "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, commit_time_offset, commit_subject, \
          branch, pr_number, merge_base_sha, run_at, uploaded_at, ci_job_url, repeat_index, tags, repeats_expected) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
@@ -927,12 +814,12 @@ async fn insert_run_row(
 /// has and gains what it lacked: its parents when it had none (an earlier upload from a
 /// shallow clone), its commit time when it had none.
 async fn upsert_commit(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     run: &NewRun,
     seq: i64,
     commit_time: Option<String>,
 ) -> Result<(), StorageError> {
-    sqlx::query(
+    db::query(
         "INSERT INTO commits (project_id, sha, parent_shas, commit_time, first_run_at, first_seq) \
          VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (project_id, sha) DO UPDATE SET \
@@ -952,11 +839,11 @@ async fn upsert_commit(
 
 /// `AlreadyStored` if the existing run belongs to the same project, else `Conflict`.
 async fn existing_run_outcome(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     run: &NewRun,
     run_id: &str,
 ) -> Result<Inserted, StorageError> {
-    let owner: Option<i64> = sqlx::query_scalar("SELECT project_id FROM runs WHERE id = $1")
+    let owner: Option<i64> = db::query_scalar("SELECT project_id FROM runs WHERE id = $1")
         .bind(run_id)
         .fetch_optional(&mut *conn)
         .await?;
@@ -970,8 +857,8 @@ async fn existing_run_outcome(
 }
 
 /// Adds one to a run's `upload_count`; the new count, `None` when there is no such run.
-async fn count_upload(conn: &mut AnyConnection, run_id: &str) -> Result<Option<i64>, StorageError> {
-    let count = sqlx::query_scalar(
+async fn count_upload(conn: &mut Conn, run_id: &str) -> Result<Option<i64>, StorageError> {
+    let count = db::query_scalar(
         "UPDATE runs SET upload_count = upload_count + 1 WHERE id = $1 RETURNING upload_count",
     )
     .bind(run_id)
@@ -981,12 +868,12 @@ async fn count_upload(conn: &mut AnyConnection, run_id: &str) -> Result<Option<i
 }
 
 async fn insert_file(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     run_id: &str,
     idx: i64,
     file: &NewFile,
 ) -> Result<(), StorageError> {
-    sqlx::query(
+    db::query(
         "INSERT INTO run_files (run_id, idx, name, format, content_gz, size, sha256) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
@@ -1005,12 +892,12 @@ async fn insert_file(
 
 /// Stores the per-request samples of `result` (stored as `result_id`), if it has any.
 async fn insert_samples(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     result_id: i64,
     result: &NewResult,
 ) -> Result<(), StorageError> {
     if let Some((data, requests)) = &result.samples {
-        sqlx::query(
+        db::query(
             "INSERT INTO result_samples (result_id, encoding, requests, data) VALUES ($1, $2, $3, $4)",
         )
         .bind(result_id)
@@ -1025,12 +912,8 @@ async fn insert_samples(
 
 /// Stores a configuration unless one with this fingerprint is already stored (equal
 /// configurations have equal fingerprints, so the first copy is kept).
-async fn insert_config(
-    conn: &mut AnyConnection,
-    fingerprint: &str,
-    json: &str,
-) -> Result<(), StorageError> {
-    sqlx::query(
+async fn insert_config(conn: &mut Conn, fingerprint: &str, json: &str) -> Result<(), StorageError> {
+    db::query(
         "INSERT INTO configurations (fingerprint, canonical_json, created_at) VALUES ($1, $2, $3) \
          ON CONFLICT (fingerprint) DO NOTHING",
     )
@@ -1054,10 +937,10 @@ pub(super) fn unique_as_conflict(e: sqlx::Error, message: impl FnOnce() -> Strin
 // ---- settings ---------------------------------------------------------------------------------
 
 async fn current_settings(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     project: &Project,
 ) -> Result<StoredSettings, StorageError> {
-    let row = sqlx::query(
+    let row = db::query(
         "SELECT version, settings_json, created_at FROM project_settings \
          WHERE project_id = $1 ORDER BY version DESC LIMIT 1",
     )
@@ -1081,7 +964,7 @@ async fn current_settings(
 }
 
 async fn write_settings(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     project: &Project,
     settings: &ProjectSettings,
     expected_version: Option<i64>,
@@ -1100,7 +983,7 @@ async fn write_settings(
         settings: settings.clone(),
     };
     // The primary key (project_id, version) makes one of two concurrent changes fail.
-    sqlx::query(
+    db::query(
         "INSERT INTO project_settings (project_id, version, settings_json, created_at) VALUES ($1, $2, $3, $4)",
     )
     .bind(project.id)
@@ -1111,7 +994,7 @@ async fn write_settings(
     .await
     .map_err(|e| unique_as_conflict(e, || "the settings were changed concurrently; retry".to_string()))?;
 
-    let found = sqlx::query(
+    let found = db::query(
         "SELECT rs.result_id, res.run_id, r.seq, c.canonical_json, res.cell_json, res.cell_key, rs.data \
          FROM result_samples rs JOIN results res ON res.id = rs.result_id \
          JOIN runs r ON r.id = res.run_id JOIN configurations c ON c.fingerprint = res.config_fingerprint \
@@ -1135,7 +1018,7 @@ async fn write_settings(
         };
         let run_seq: i64 = row.try_get("seq")?;
         let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;
-        sqlx::query(
+        db::query(
             "DELETE FROM metric_values WHERE result_id = $1 AND series_seq IN \
              (SELECT seq FROM series WHERE slo_profile IS NOT NULL AND slo_profile <> $2)",
         )
@@ -1162,7 +1045,7 @@ async fn write_settings(
 
 // ---- reading rows ---------------------------------------------------------------------------
 
-pub(super) fn project_row(row: &AnyRow) -> Result<Project, StorageError> {
+pub(super) fn project_row(row: &DbRow) -> Result<Project, StorageError> {
     let key_fields: String = row.try_get("key_fields")?;
     let created_at: String = row.try_get("created_at")?;
     Ok(Project {
@@ -1178,7 +1061,7 @@ pub(super) fn project_row(row: &AnyRow) -> Result<Project, StorageError> {
 }
 
 /// A run summary with its upload sequence number (the list cursor).
-pub(super) fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageError> {
+pub(super) fn run_summary(row: &DbRow) -> Result<(i64, RunSummary), StorageError> {
     let id: String = row.try_get("id")?;
     let parent_shas: String = row.try_get("parent_shas")?;
     let run_at: String = row.try_get("run_at")?;
@@ -1210,7 +1093,7 @@ pub(super) fn run_summary(row: &AnyRow) -> Result<(i64, RunSummary), StorageErro
     Ok((row.try_get("seq")?, summary))
 }
 
-fn file_info(row: &AnyRow) -> Result<StoredFileInfo, StorageError> {
+fn file_info(row: &DbRow) -> Result<StoredFileInfo, StorageError> {
     Ok(StoredFileInfo {
         index: row.try_get("idx")?,
         name: row.try_get("name")?,
@@ -1220,7 +1103,7 @@ fn file_info(row: &AnyRow) -> Result<StoredFileInfo, StorageError> {
     })
 }
 
-fn stored_result(row: &AnyRow, metrics: Vec<StoredMetric>) -> Result<StoredResult, StorageError> {
+fn stored_result(row: &DbRow, metrics: Vec<StoredMetric>) -> Result<StoredResult, StorageError> {
     let json = |column: &str| -> Result<serde_json::Value, StorageError> {
         let text: String = row.try_get(column)?;
         parse_json(column, &text)
@@ -1237,7 +1120,7 @@ fn stored_result(row: &AnyRow, metrics: Vec<StoredMetric>) -> Result<StoredResul
     })
 }
 
-fn stored_metric(row: &AnyRow) -> Result<StoredMetric, StorageError> {
+fn stored_metric(row: &DbRow) -> Result<StoredMetric, StorageError> {
     let stat: String = row.try_get("stat")?;
     let unit: String = row.try_get("unit")?;
     Ok(StoredMetric {
@@ -1254,7 +1137,7 @@ fn stored_metric(row: &AnyRow) -> Result<StoredMetric, StorageError> {
 
 /// The confidence interval of a metric value row (`ci_low`, `ci_high`, `ci_level`,
 /// `ci_method`): `None` unless all four are stored.
-fn stored_interval(row: &AnyRow) -> Result<Option<Interval>, StorageError> {
+fn stored_interval(row: &DbRow) -> Result<Option<Interval>, StorageError> {
     Ok(
         match (
             row.try_get::<Option<f64>, _>("ci_low")?,
@@ -1273,7 +1156,7 @@ fn stored_interval(row: &AnyRow) -> Result<Option<Interval>, StorageError> {
     )
 }
 
-pub(super) fn series_info(row: &AnyRow) -> Result<SeriesInfo, StorageError> {
+pub(super) fn series_info(row: &DbRow) -> Result<SeriesInfo, StorageError> {
     let key: String = row.try_get("series_key_json")?;
     let cell: String = row.try_get("cell_json")?;
     let stat: String = row.try_get("stat")?;
@@ -1293,7 +1176,7 @@ pub(super) fn series_info(row: &AnyRow) -> Result<SeriesInfo, StorageError> {
     })
 }
 
-fn series_point(row: &AnyRow) -> Result<SeriesPoint, StorageError> {
+fn series_point(row: &DbRow) -> Result<SeriesPoint, StorageError> {
     let run_id: String = row.try_get("id")?;
     let run_at: String = row.try_get("run_at")?;
     Ok(SeriesPoint {
@@ -1413,28 +1296,25 @@ impl SqlBuilder {
     }
 
     /// The query for `backend`, its values bound.
-    pub(super) fn query(&self, backend: Backend) -> Query<'_, Any, AnyArguments<'_>> {
+    pub(super) fn query(&self, backend: Backend) -> db::Query<'_> {
         let sql = match backend {
             Backend::Postgres => &self.sql,
             Backend::Sqlite => &self.sqlite_sql,
         };
-        self.args.iter().fold(sqlx::query(sql), |q, arg| match arg {
-            Arg::Int(v) => q.bind(*v),
-            Arg::Text(v) => q.bind(v.as_str()),
-            Arg::Real(v) => q.bind(*v),
-            Arg::OptInt(v) => q.bind(*v),
-            Arg::OptText(v) => q.bind(v.as_deref()),
-        })
+        let params = self.args.iter().map(|arg| match arg {
+            Arg::Int(v) => db::Param::Int(Some(*v)),
+            Arg::Text(v) => db::Param::Text(Some(v.as_str().into())),
+            Arg::Real(v) => db::Param::Real(Some(*v)),
+            Arg::OptInt(v) => db::Param::Int(*v),
+            Arg::OptText(v) => db::Param::Text(v.as_deref().map(Into::into)),
+        });
+        db::Query::with_params(sql, params.collect())
     }
 }
 
 /// The backend of an open connection (for code that holds a connection, not the [`Store`]).
-pub(super) fn backend_of_connection(conn: &AnyConnection) -> Backend {
-    if conn.backend_name() == <sqlx::Postgres as sqlx::Database>::NAME {
-        Backend::Postgres
-    } else {
-        Backend::Sqlite
-    }
+pub(super) fn backend_of_connection(conn: &Conn) -> Backend {
+    conn.backend()
 }
 
 /// Cuts rows fetched with `limit + 1` into a page: the extra row only says a next page exists.
@@ -1464,11 +1344,11 @@ mod tests {
     #[test]
     fn sqlite_urls_split_into_path_and_params() {
         assert_eq!(
-            split_sqlite_url("sqlite://data/bt.db?mode=rwc"),
+            db::split_sqlite_url("sqlite://data/bt.db?mode=rwc"),
             ("data/bt.db", "mode=rwc")
         );
-        assert_eq!(split_sqlite_url("sqlite:bt.db"), ("bt.db", ""));
-        assert_eq!(split_sqlite_url("sqlite::memory:"), (":memory:", ""));
+        assert_eq!(db::split_sqlite_url("sqlite:bt.db"), ("bt.db", ""));
+        assert_eq!(db::split_sqlite_url("sqlite::memory:"), (":memory:", ""));
     }
 
     #[test]

@@ -3,10 +3,9 @@
 //! refused once expired.
 
 use super::codec::{now, parse_opt_timestamp, parse_scope, parse_timestamp, timestamp_text};
+use super::db::{self, DbRow};
 use super::{Scope, StorageError, Store};
 use chrono::{DateTime, SubsecRound, Utc};
-use sqlx::any::AnyRow;
-use sqlx::Row;
 
 /// How stale `last_used_at` may get before a use writes it again: reads do not write on every
 /// request, and a listing is still right to the minute.
@@ -94,7 +93,7 @@ impl Store {
         // At the precision storage keeps, so the answer equals what listings read back.
         let created_at = token.created_at.trunc_subsecs(6);
         let expires_at = token.expires_at.map(|t| t.trunc_subsecs(6));
-        let id: i64 = sqlx::query_scalar(
+        let id: i64 = db::query_scalar(
             "INSERT INTO api_tokens (project_id, token_hash, scope, created_at, prefix, label, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
@@ -129,7 +128,7 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn token(&self, token_hash: &str) -> Result<Option<TokenGrant>, StorageError> {
-        let row = sqlx::query(
+        let row = db::query(
             "SELECT id, project_id, scope, expires_at, last_used_at, label, prefix FROM api_tokens \
              WHERE token_hash = $1",
         )
@@ -160,7 +159,7 @@ impl Store {
     /// A storage error.
     pub async fn touch_token(&self, id: i64) -> Result<(), StorageError> {
         let now = now();
-        sqlx::query(
+        db::query(
             "UPDATE api_tokens SET last_used_at = $1 \
              WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
         )
@@ -179,7 +178,7 @@ impl Store {
     pub async fn list_tokens(&self, project_id: i64) -> Result<Vec<TokenInfo>, StorageError> {
         let sql =
             format!("SELECT {TOKEN_COLUMNS} FROM api_tokens WHERE project_id = $1 ORDER BY id");
-        let rows = sqlx::query(&sql)
+        let rows = db::query(&sql)
             .bind(project_id)
             .fetch_all(&self.pool)
             .await?;
@@ -192,7 +191,7 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn delete_token(&self, project_id: i64, id: i64) -> Result<bool, StorageError> {
-        let done = sqlx::query("DELETE FROM api_tokens WHERE id = $1 AND project_id = $2")
+        let done = db::query("DELETE FROM api_tokens WHERE id = $1 AND project_id = $2")
             .bind(id)
             .bind(project_id)
             .execute(&self.pool)
@@ -201,7 +200,7 @@ impl Store {
     }
 }
 
-fn token_info(row: &AnyRow) -> Result<TokenInfo, StorageError> {
+fn token_info(row: &DbRow) -> Result<TokenInfo, StorageError> {
     let scope: String = row.try_get("scope")?;
     let created_at: String = row.try_get("created_at")?;
     Ok(TokenInfo {

@@ -1,0 +1,295 @@
+//! A statement with its bound values, run on whichever native driver its [`Target`] is.
+//!
+//! The shapes follow sqlx's own (`query(sql).bind(v).fetch_all(&pool)`, `query_scalar`,
+//! `query_as` into tuples), so the store's code reads as sqlx code does; the values are kept
+//! as [`Param`]s until the target is known, then bound to a native query of that database.
+
+use super::row::{Col, DbRow, FromDbRow};
+use super::Target;
+use sqlx::postgres::PgArguments;
+use sqlx::sqlite::SqliteArguments;
+use sqlx::{Postgres, Sqlite};
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+/// A value bound to a statement, as both databases take it: BIGINT, DOUBLE PRECISION, TEXT or
+/// BLOB/BYTEA, each possibly NULL (a typed NULL: Postgres infers nothing from an untyped one).
+#[derive(Clone, Debug, PartialEq)]
+pub(in crate::storage) enum Param<'q> {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<Cow<'q, str>>),
+    Bytes(Option<&'q [u8]>),
+    OwnedBytes(Option<Vec<u8>>),
+}
+
+/// A Rust value that binds as a [`Param`].
+pub(in crate::storage) trait Bind<'q> {
+    /// The value as a parameter.
+    fn param(self) -> Param<'q>;
+}
+
+impl<'q> Bind<'q> for Param<'q> {
+    fn param(self) -> Param<'q> {
+        self
+    }
+}
+
+macro_rules! bind_as {
+    ($($t:ty => |$v:ident| $param:expr;)*) => {
+        $(impl<'q> Bind<'q> for $t {
+            fn param(self) -> Param<'q> {
+                let $v = self;
+                $param
+            }
+        })*
+    };
+}
+
+bind_as! {
+    i64 => |v| Param::Int(Some(v));
+    Option<i64> => |v| Param::Int(v);
+    &'q i64 => |v| Param::Int(Some(*v));
+    &'q Option<i64> => |v| Param::Int(*v);
+    i32 => |v| Param::Int(Some(i64::from(v)));
+    f64 => |v| Param::Real(Some(v));
+    Option<f64> => |v| Param::Real(v);
+    &'q Option<f64> => |v| Param::Real(*v);
+    &'q str => |v| Param::Text(Some(Cow::Borrowed(v)));
+    &'q String => |v| Param::Text(Some(Cow::Borrowed(v.as_str())));
+    String => |v| Param::Text(Some(Cow::Owned(v)));
+    Option<String> => |v| Param::Text(v.map(Cow::Owned));
+    Option<&'q str> => |v| Param::Text(v.map(Cow::Borrowed));
+    Option<&'q String> => |v| Param::Text(v.map(|s| Cow::Borrowed(s.as_str())));
+    &'q Option<String> => |v| Param::Text(v.as_deref().map(Cow::Borrowed));
+    &'q [u8] => |v| Param::Bytes(Some(v));
+    &'q Vec<u8> => |v| Param::Bytes(Some(v.as_slice()));
+    Vec<u8> => |v| Param::OwnedBytes(Some(v));
+    Option<Vec<u8>> => |v| Param::OwnedBytes(v);
+}
+
+/// A statement and its values. SQL placeholders are `$1, $2, ...` in order of appearance (both
+/// databases read them; see [`crate::storage`]), or `?` from a builder for SQLite.
+#[must_use = "a query does nothing until it is run"]
+pub(in crate::storage) struct Query<'q> {
+    sql: &'q str,
+    params: Vec<Param<'q>>,
+}
+
+/// A statement whose rows are read as they come (`sqlx::query`).
+pub(in crate::storage) fn query(sql: &str) -> Query<'_> {
+    Query {
+        sql,
+        params: Vec::new(),
+    }
+}
+
+/// A statement whose rows are each one value, column 0 (`sqlx::query_scalar`).
+pub(in crate::storage) fn query_scalar<T: Col>(sql: &str) -> Scalar<'_, T> {
+    Scalar {
+        query: query(sql),
+        of: PhantomData,
+    }
+}
+
+/// A statement whose rows are each a tuple of its columns (`sqlx::query_as`).
+pub(in crate::storage) fn query_as<T: FromDbRow>(sql: &str) -> Typed<'_, T> {
+    Typed {
+        query: query(sql),
+        of: PhantomData,
+    }
+}
+
+/// What a statement that returns no rows did.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::storage) struct Done {
+    rows_affected: u64,
+}
+
+impl Done {
+    /// Rows the statement inserted, updated or deleted.
+    pub(in crate::storage) fn rows_affected(&self) -> u64 {
+        self.rows_affected
+    }
+}
+
+impl<'q> Query<'q> {
+    /// A statement with these values already bound (a builder's).
+    pub(in crate::storage) fn with_params(sql: &'q str, params: Vec<Param<'q>>) -> Query<'q> {
+        Query { sql, params }
+    }
+
+    /// Binds the next placeholder.
+    pub(in crate::storage) fn bind(mut self, value: impl Bind<'q>) -> Query<'q> {
+        self.params.push(value.param());
+        self
+    }
+
+    fn on_sqlite(self) -> sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>> {
+        self.params
+            .into_iter()
+            .fold(sqlx::query(self.sql), |q, param| match param {
+                Param::Int(v) => q.bind(v),
+                Param::Real(v) => q.bind(v),
+                Param::Text(v) => q.bind(v),
+                Param::Bytes(v) => q.bind(v),
+                Param::OwnedBytes(v) => q.bind(v),
+            })
+    }
+
+    fn on_postgres(self) -> sqlx::query::Query<'q, Postgres, PgArguments> {
+        self.params
+            .into_iter()
+            .fold(sqlx::query(self.sql), |q, param| match param {
+                Param::Int(v) => q.bind(v),
+                Param::Real(v) => q.bind(v),
+                Param::Text(v) => q.bind(v),
+                Param::Bytes(v) => q.bind(v),
+                Param::OwnedBytes(v) => q.bind(v),
+            })
+    }
+
+    /// Every row.
+    pub(in crate::storage) async fn fetch_all<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<Vec<DbRow>, sqlx::Error> {
+        Ok(match target.into() {
+            Target::SqlitePool(pool) => rows(self.on_sqlite().fetch_all(pool).await?),
+            Target::Sqlite(conn) => rows(self.on_sqlite().fetch_all(conn).await?),
+            Target::PostgresPool(pool) => rows(self.on_postgres().fetch_all(pool).await?),
+            Target::Postgres(conn) => rows(self.on_postgres().fetch_all(conn).await?),
+        })
+    }
+
+    /// The first row, if there is one.
+    pub(in crate::storage) async fn fetch_optional<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<Option<DbRow>, sqlx::Error> {
+        Ok(match target.into() {
+            Target::SqlitePool(pool) => self
+                .on_sqlite()
+                .fetch_optional(pool)
+                .await?
+                .map(DbRow::from),
+            Target::Sqlite(conn) => self
+                .on_sqlite()
+                .fetch_optional(conn)
+                .await?
+                .map(DbRow::from),
+            Target::PostgresPool(pool) => self
+                .on_postgres()
+                .fetch_optional(pool)
+                .await?
+                .map(DbRow::from),
+            Target::Postgres(conn) => self
+                .on_postgres()
+                .fetch_optional(conn)
+                .await?
+                .map(DbRow::from),
+        })
+    }
+
+    /// The first row; `RowNotFound` when there is none.
+    pub(in crate::storage) async fn fetch_one<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<DbRow, sqlx::Error> {
+        self.fetch_optional(target)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)
+    }
+
+    /// Runs a statement for what it changes.
+    pub(in crate::storage) async fn execute<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<Done, sqlx::Error> {
+        let rows_affected = match target.into() {
+            Target::SqlitePool(pool) => self.on_sqlite().execute(pool).await?.rows_affected(),
+            Target::Sqlite(conn) => self.on_sqlite().execute(conn).await?.rows_affected(),
+            Target::PostgresPool(pool) => self.on_postgres().execute(pool).await?.rows_affected(),
+            Target::Postgres(conn) => self.on_postgres().execute(conn).await?.rows_affected(),
+        };
+        Ok(Done { rows_affected })
+    }
+}
+
+fn rows<R: Into<DbRow>>(native: Vec<R>) -> Vec<DbRow> {
+    native.into_iter().map(Into::into).collect()
+}
+
+/// A [`query_scalar`] statement.
+#[must_use = "a query does nothing until it is run"]
+pub(in crate::storage) struct Scalar<'q, T> {
+    query: Query<'q>,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<'q, T: Col> Scalar<'q, T> {
+    /// Binds the next placeholder.
+    pub(in crate::storage) fn bind(mut self, value: impl Bind<'q>) -> Scalar<'q, T> {
+        self.query = self.query.bind(value);
+        self
+    }
+
+    /// Column 0 of every row.
+    pub(in crate::storage) async fn fetch_all<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<Vec<T>, sqlx::Error> {
+        let rows = self.query.fetch_all(target).await?;
+        rows.iter().map(|row| row.try_get(0usize)).collect()
+    }
+
+    /// Column 0 of the first row, if there is one.
+    pub(in crate::storage) async fn fetch_optional<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<Option<T>, sqlx::Error> {
+        let row = self.query.fetch_optional(target).await?;
+        row.map(|row| row.try_get(0usize)).transpose()
+    }
+
+    /// Column 0 of the first row; `RowNotFound` when there is none.
+    pub(in crate::storage) async fn fetch_one<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<T, sqlx::Error> {
+        self.query.fetch_one(target).await?.try_get(0usize)
+    }
+}
+
+/// A [`query_as`] statement.
+#[must_use = "a query does nothing until it is run"]
+pub(in crate::storage) struct Typed<'q, T> {
+    query: Query<'q>,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<'q, T: FromDbRow> Typed<'q, T> {
+    /// Binds the next placeholder.
+    pub(in crate::storage) fn bind(mut self, value: impl Bind<'q>) -> Typed<'q, T> {
+        self.query = self.query.bind(value);
+        self
+    }
+
+    /// Every row.
+    pub(in crate::storage) async fn fetch_all<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<Vec<T>, sqlx::Error> {
+        let rows = self.query.fetch_all(target).await?;
+        rows.iter().map(T::from_row).collect()
+    }
+
+    /// The first row, if there is one.
+    pub(in crate::storage) async fn fetch_optional<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<Option<T>, sqlx::Error> {
+        let row = self.query.fetch_optional(target).await?;
+        row.as_ref().map(T::from_row).transpose()
+    }
+}

@@ -1,0 +1,137 @@
+//! A row of either database, read in place from the native driver's row.
+
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{ColumnIndex, Row, TypeInfo, ValueRef};
+
+/// A result row of a [`super::Query`].
+pub(in crate::storage) enum DbRow {
+    Sqlite(SqliteRow),
+    Postgres(PgRow),
+}
+
+impl From<SqliteRow> for DbRow {
+    fn from(row: SqliteRow) -> DbRow {
+        DbRow::Sqlite(row)
+    }
+}
+
+impl From<PgRow> for DbRow {
+    fn from(row: PgRow) -> DbRow {
+        DbRow::Postgres(row)
+    }
+}
+
+impl DbRow {
+    /// The column `index` (its name, or its position from 0) as a `T`.
+    ///
+    /// # Errors
+    /// `ColumnNotFound`/`ColumnIndexOutOfBounds`, or `ColumnDecode` when the stored value is
+    /// not a `T` (NULL into a non-`Option`, text into a number, ...).
+    pub(in crate::storage) fn try_get<T: Col, I: Idx>(&self, index: I) -> Result<T, sqlx::Error> {
+        match self {
+            DbRow::Sqlite(row) => T::sqlite(row, index),
+            DbRow::Postgres(row) => T::postgres(row, index),
+        }
+    }
+}
+
+/// A column index both rows take: a name (`&str`) or a position (`usize`).
+pub(in crate::storage) trait Idx:
+    ColumnIndex<SqliteRow> + ColumnIndex<PgRow> + Copy + std::fmt::Debug
+{
+}
+
+impl Idx for &str {}
+impl Idx for usize {}
+
+/// A Rust type a column decodes into on both databases.
+pub(in crate::storage) trait Col: Sized {
+    /// From a SQLite row.
+    fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error>;
+    /// From a Postgres row.
+    fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error>;
+}
+
+/// Types each driver decodes as they are.
+macro_rules! native_col {
+    ($($t:ty),*) => {
+        $(impl Col for $t {
+            fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+                row.try_get(index)
+            }
+            fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+                row.try_get(index)
+            }
+        })*
+    };
+}
+
+native_col!(
+    String,
+    Option<String>,
+    f64,
+    Option<f64>,
+    Vec<u8>,
+    Option<Vec<u8>>
+);
+
+/// A Postgres integer of any width as an `i64`. Postgres types every expression strictly
+/// (`1`, `CASE … THEN 1`, `COUNT(*)::int` are INT4, `COUNT(*)` INT8) while every stored
+/// integer of benchtrail's is BIGINT, and SQLite has one integer type: the store reads them all
+/// as `i64`, as the `Any` driver it used before did.
+fn postgres_int(row: &PgRow, index: impl Idx) -> Result<Option<i64>, sqlx::Error> {
+    let raw = row.try_get_raw(index)?;
+    if raw.is_null() {
+        return Ok(None);
+    }
+    match raw.type_info().name() {
+        "INT2" => Ok(row.try_get::<i16, _>(index).map(i64::from)?).map(Some),
+        "INT4" => Ok(row.try_get::<i32, _>(index).map(i64::from)?).map(Some),
+        _ => row.try_get::<i64, _>(index).map(Some),
+    }
+}
+
+impl Col for i64 {
+    fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        row.try_get(index)
+    }
+    fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        postgres_int(row, index)?.ok_or_else(|| sqlx::Error::ColumnDecode {
+            index: format!("{index:?}"),
+            source: "unexpected NULL for a non-optional integer".into(),
+        })
+    }
+}
+
+impl Col for Option<i64> {
+    fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        row.try_get(index)
+    }
+    fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        postgres_int(row, index)
+    }
+}
+
+/// A row read as a tuple of its first columns ([`super::query_as`]).
+pub(in crate::storage) trait FromDbRow: Sized {
+    /// The tuple of columns 0, 1, ….
+    fn from_row(row: &DbRow) -> Result<Self, sqlx::Error>;
+}
+
+macro_rules! tuple_row {
+    ($($t:ident $i:tt),+) => {
+        impl<$($t: Col),+> FromDbRow for ($($t,)+) {
+            fn from_row(row: &DbRow) -> Result<Self, sqlx::Error> {
+                Ok(($(row.try_get::<$t, usize>($i)?,)+))
+            }
+        }
+    };
+}
+
+tuple_row!(A 0);
+tuple_row!(A 0, B 1);
+tuple_row!(A 0, B 1, C 2);
+tuple_row!(A 0, B 1, C 2, D 3);
+tuple_row!(A 0, B 1, C 2, D 3, E 4);
+tuple_row!(A 0, B 1, C 2, D 3, E 4, F 5);

@@ -1,0 +1,94 @@
+//! What is SQLite's own: opening the file (or memory), its per-connection pragmas, and the
+//! check that a pooled connection is not left inside a failed transaction.
+
+use super::{Pool, POOL_ACQUIRE_TIMEOUT};
+use crate::storage::StorageError;
+use sqlx::sqlite::{SqliteConnection, SqlitePoolOptions};
+use sqlx::Connection;
+
+/// How long a SQLite connection waits for another writer before failing.
+const BUSY_TIMEOUT_MS: u32 = 5_000;
+
+/// Connections of a file-backed SQLite pool; SQLite has a single writer anyway.
+const MAX_CONNECTIONS: u32 = 4;
+
+/// Opens a SQLite pool. A file database gets its folder created and `mode=rwc`; an in-memory
+/// one gets exactly one connection that never expires, because every new connection to
+/// `sqlite::memory:` would open a fresh, empty database.
+///
+/// # Errors
+/// The folder or file cannot be created, or SQLite cannot open it.
+pub(in crate::storage) async fn connect(url: &str) -> Result<Pool, StorageError> {
+    let (path, params) = split_url(url);
+    let in_memory = path == ":memory:" || params.split('&').any(|p| p == "mode=memory");
+    let options = SqlitePoolOptions::new()
+        .after_connect(move |conn, _meta| Box::pin(pragmas(conn, in_memory)));
+    if in_memory {
+        let options = options
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None);
+        return Ok(Pool::Sqlite(options.connect(url).await?));
+    }
+    // Only `mode=rwc` (the default) lets SQLite create the file; `ro`/`rw` must find one.
+    let creates = !params
+        .split('&')
+        .any(|p| p.starts_with("mode=") && p != "mode=rwc");
+    crate::storage::sqlite_files::prepare(path, creates)?;
+    let url = if params.split('&').any(|p| p.starts_with("mode=")) {
+        url.to_string()
+    } else if params.is_empty() {
+        format!("{}?mode=rwc", url.trim_end_matches('?'))
+    } else {
+        format!("{url}&mode=rwc")
+    };
+    Ok(Pool::Sqlite(
+        options
+            .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(POOL_ACQUIRE_TIMEOUT)
+            .before_acquire(|conn, _meta| Box::pin(async move { Ok(outside_transaction(conn)) }))
+            .connect(&url)
+            .await?,
+    ))
+}
+
+/// Whether a pooled connection may be handed out: not when it is still inside a transaction.
+/// That happens after a store fault: when a `COMMIT` fails because the disk is full, SQLite
+/// has already rolled the transaction back, so the `ROLLBACK` sqlx sends next fails too and
+/// sqlx's transaction depth for the connection stays at 1; every later `BEGIN` on it then
+/// fails ("attempted to call begin_with at non-zero transaction depth") until a restart. A
+/// connection refused here is closed and the pool opens a fresh one. (Not used for the
+/// in-memory database, whose single connection is the database.)
+fn outside_transaction(conn: &SqliteConnection) -> bool {
+    let clean = !conn.is_in_transaction();
+    if !clean {
+        tracing::warn!("a database connection left inside a failed transaction was closed");
+    }
+    clean
+}
+
+/// Per-connection SQLite settings: write-ahead log (readers do not block the writer), foreign
+/// keys enforced, and a wait instead of an immediate `SQLITE_BUSY` under write contention.
+async fn pragmas(conn: &mut SqliteConnection, in_memory: bool) -> Result<(), sqlx::Error> {
+    if !in_memory {
+        sqlx::query("PRAGMA journal_mode = WAL")
+            .execute(&mut *conn)
+            .await?;
+    }
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(&format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}"))
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Splits `sqlite://path?params` (or `sqlite:path?params`) into path and params.
+pub(in crate::storage) fn split_url(url: &str) -> (&str, &str) {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    rest.split_once('?').unwrap_or((rest, ""))
+}
