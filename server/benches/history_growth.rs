@@ -284,24 +284,36 @@ async fn read_pages(bench: &Bench, url: &str, run: &str, args: &Args, database: 
             args.reads
         );
     }
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    // The rows the series API returns, as one would write them by hand.
+    // The rows the series API returns, as one would write them by hand, on the database's own
+    // sqlx driver (before session 29 this ran through sqlx's `Any` driver, as the server did
+    // then; BENCHMARKS.md "Session 29" has both).
     let sql = "SELECT r.commit_sha, r.run_at, mv.value FROM series s \
                JOIN metric_values mv ON mv.series_seq = s.seq JOIN runs r ON r.seq = mv.run_seq \
                WHERE s.series_id = $1 AND r.branch = 'main' ORDER BY r.run_at";
-    let (p50, p95, _) = timed(args.reads, || async {
-        let t = std::time::Instant::now();
-        let rows = sqlx::query(sql)
-            .bind(&series)
-            .fetch_all(&pool)
-            .await
-            .unwrap();
-        assert_eq!(rows.len(), args.commits);
-        (200, t.elapsed().as_secs_f64() * 1e3)
-    })
-    .await;
-    pool.close().await;
+    // One body for both drivers' pools (their types differ).
+    macro_rules! time_sql {
+        ($pool:expr) => {{
+            let pool = $pool;
+            let times = timed(args.reads, || async {
+                let t = std::time::Instant::now();
+                let rows = sqlx::query(sql)
+                    .bind(&series)
+                    .fetch_all(&pool)
+                    .await
+                    .unwrap();
+                assert_eq!(rows.len(), args.commits);
+                (200, t.elapsed().as_secs_f64() * 1e3)
+            })
+            .await;
+            pool.close().await;
+            times
+        }};
+    }
+    let (p50, p95, _) = if url.starts_with("sqlite:") {
+        time_sql!(sqlx::SqlitePool::connect(url).await.unwrap())
+    } else {
+        time_sql!(sqlx::PgPool::connect(url).await.unwrap())
+    };
     println!(
         "{database}: series SQL   | ms p50 {p50:>7.1} p95 {p95:>7.1}: the series API is {:.1}× the hand-written SQL",
         api_p50 / p50

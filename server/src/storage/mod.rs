@@ -1,7 +1,7 @@
 //! Storage: one API over two databases.
 //!
 //! SQLite (embedded, the default: a file under `./benchtrail-data/`) and Postgres (production)
-//! are reached through sqlx's `Any` driver with one SQL text per query. Only types both
+//! run one SQL text per query, on sqlx's native driver of each ([`db`]). Only types both
 //! databases share cross the boundary: BIGINT, DOUBLE PRECISION, TEXT and BLOB/BYTEA.
 //! Timestamps are RFC 3339 UTC text with a fixed width (so text order is time order), ids and
 //! JSON are text. Schemas live in `migrations/sqlite` and `migrations/postgres`, embedded in

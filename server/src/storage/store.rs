@@ -55,8 +55,7 @@ impl Store {
             Backend::Sqlite => db::connect_sqlite(url).await?,
             Backend::Postgres => db::connect_postgres(url).await?,
         };
-        let store_migrations = migrations(pool.backend());
-        pool.migrate(store_migrations).await?;
+        pool.migrate(migrations(pool.backend())).await?;
         let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Store {
             pool,
@@ -1240,8 +1239,7 @@ fn push_series_filter(q: &mut SqlBuilder, filter: &SeriesFilter) {
 pub(super) enum Arg {
     Int(i64),
     Text(String),
-    /// A value that is never NULL (a NULL DOUBLE PRECISION does not pass sqlx's Any driver
-    /// to Postgres: see `batch_insert`).
+    /// A DOUBLE PRECISION value.
     Real(f64),
     OptInt(Option<i64>),
     OptText(Option<String>),
@@ -1310,11 +1308,6 @@ impl SqlBuilder {
         });
         db::Query::with_params(sql, params.collect())
     }
-}
-
-/// The backend of an open connection (for code that holds a connection, not the [`Store`]).
-pub(super) fn backend_of_connection(conn: &Conn) -> Backend {
-    conn.backend()
 }
 
 /// Cuts rows fetched with `limit + 1` into a page: the extra row only says a next page exists.

@@ -165,9 +165,13 @@ impl std::ops::DerefMut for Tx {
 /// Where a [`Query`] runs: a pool (each statement on whichever connection is free) or one
 /// connection (a [`Conn`] or [`Tx`]).
 pub(in crate::storage) enum Target<'e> {
+    /// Any free connection of a SQLite pool.
     SqlitePool(&'e SqlitePool),
+    /// Any free connection of a Postgres pool.
     PostgresPool(&'e PgPool),
+    /// This SQLite connection (maybe inside a transaction).
     Sqlite(&'e mut SqliteConnection),
+    /// This Postgres connection (maybe inside a transaction).
     Postgres(&'e mut PgConnection),
 }
 
@@ -196,3 +200,6 @@ impl<'e> From<&'e mut Tx> for Target<'e> {
         Target::from(&mut tx.0)
     }
 }
+
+#[cfg(test)]
+mod tests;

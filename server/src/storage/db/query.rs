@@ -16,10 +16,15 @@ use std::marker::PhantomData;
 /// BLOB/BYTEA, each possibly NULL (a typed NULL: Postgres infers nothing from an untyped one).
 #[derive(Clone, Debug, PartialEq)]
 pub(in crate::storage) enum Param<'q> {
+    /// BIGINT.
     Int(Option<i64>),
+    /// DOUBLE PRECISION.
     Real(Option<f64>),
+    /// TEXT, borrowed or owned.
     Text(Option<Cow<'q, str>>),
+    /// BLOB/BYTEA, borrowed.
     Bytes(Option<&'q [u8]>),
+    /// BLOB/BYTEA, owned.
     OwnedBytes(Option<Vec<u8>>),
 }
 

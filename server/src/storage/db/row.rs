@@ -6,7 +6,9 @@ use sqlx::{ColumnIndex, Row, TypeInfo, ValueRef};
 
 /// A result row of a [`super::Query`].
 pub(in crate::storage) enum DbRow {
+    /// A row of SQLite's driver (its values copied out of the statement, as sqlx does).
     Sqlite(SqliteRow),
+    /// A row of Postgres's driver (the bytes it received, decoded on read).
     Postgres(PgRow),
 }
 
@@ -53,10 +55,42 @@ pub(in crate::storage) trait Col: Sized {
     fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error>;
 }
 
-/// Types each driver decodes as they are.
+/// Fails on a SQL NULL: sqlx's SQLite driver decodes NULL into a non-`Option` number as 0 (and
+/// text as empty) where the `Any` driver, and Postgres, refuse it; a NULL where the store
+/// expects a value is corrupt data, not a zero.
+fn sqlite_not_null(row: &SqliteRow, index: impl Idx) -> Result<(), sqlx::Error> {
+    if row.try_get_raw(index)?.is_null() {
+        return Err(unexpected_null(index));
+    }
+    Ok(())
+}
+
+fn unexpected_null(index: impl Idx) -> sqlx::Error {
+    sqlx::Error::ColumnDecode {
+        index: format!("{index:?}"),
+        source: Box::new(sqlx::error::UnexpectedNullError),
+    }
+}
+
+/// Types each driver decodes as they are, a NULL refused.
 macro_rules! native_col {
     ($($t:ty),*) => {
         $(impl Col for $t {
+            fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+                sqlite_not_null(row, index)?;
+                row.try_get(index)
+            }
+            fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+                row.try_get(index)
+            }
+        })*
+    };
+}
+
+/// The `Option` of a [`native_col`] type: NULL is `None`.
+macro_rules! native_opt_col {
+    ($($t:ty),*) => {
+        $(impl Col for Option<$t> {
             fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
                 row.try_get(index)
             }
@@ -67,14 +101,8 @@ macro_rules! native_col {
     };
 }
 
-native_col!(
-    String,
-    Option<String>,
-    f64,
-    Option<f64>,
-    Vec<u8>,
-    Option<Vec<u8>>
-);
+native_col!(String, f64, Vec<u8>);
+native_opt_col!(String, f64, Vec<u8>);
 
 /// A Postgres integer of any width as an `i64`. Postgres types every expression strictly
 /// (`1`, `CASE … THEN 1`, `COUNT(*)::int` are INT4, `COUNT(*)` INT8) while every stored
@@ -94,13 +122,11 @@ fn postgres_int(row: &PgRow, index: impl Idx) -> Result<Option<i64>, sqlx::Error
 
 impl Col for i64 {
     fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        sqlite_not_null(row, index)?;
         row.try_get(index)
     }
     fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
-        postgres_int(row, index)?.ok_or_else(|| sqlx::Error::ColumnDecode {
-            index: format!("{index:?}"),
-            source: "unexpected NULL for a non-optional integer".into(),
-        })
+        postgres_int(row, index)?.ok_or_else(|| unexpected_null(index))
     }
 }
 

@@ -1,0 +1,144 @@
+//! The query layer on both drivers: SQLite in memory always, Postgres when
+//! `BENCHTRAIL_TEST_DATABASE_URL` names a server (then it must answer: CI sets it).
+
+use super::*;
+
+/// One pool per backend under test.
+async fn pools() -> Vec<Pool> {
+    let mut pools = vec![connect_sqlite("sqlite::memory:").await.unwrap()];
+    if let Ok(url) = std::env::var("BENCHTRAIL_TEST_DATABASE_URL") {
+        let pool = connect_postgres(&url)
+            .await
+            .unwrap_or_else(|e| panic!("BENCHTRAIL_TEST_DATABASE_URL={url}: {e}"));
+        pools.push(pool);
+    }
+    pools
+}
+
+#[tokio::test]
+async fn integers_of_every_width_read_as_i64() {
+    for pool in pools().await {
+        let backend = pool.backend();
+        // SMALLINT and INTEGER are INT2 and INT4 on Postgres, one INTEGER on SQLite.
+        let row = query(
+            "SELECT CAST(7 AS SMALLINT) AS a, 8 AS b, CAST(9 AS BIGINT) AS c, \
+             CAST(NULL AS INTEGER) AS d",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        let read: (i64, i64, i64, Option<i64>) = (
+            row.try_get("a").unwrap(),
+            row.try_get("b").unwrap(),
+            row.try_get("c").unwrap(),
+            row.try_get("d").unwrap(),
+        );
+        assert_eq!(read, (7, 8, 9, None), "{backend:?}");
+        // A NULL where a value is expected is an error on both (sqlx's own SQLite driver
+        // would read 0, or empty text).
+        let null_as_i64 = row.try_get::<i64, _>("d");
+        assert!(
+            matches!(null_as_i64, Err(sqlx::Error::ColumnDecode { .. })),
+            "{backend:?}: {null_as_i64:?}"
+        );
+        let row = query("SELECT CAST(NULL AS TEXT) AS t, CAST(NULL AS DOUBLE PRECISION) AS f")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        let null_as_text = row.try_get::<String, _>("t");
+        assert!(
+            matches!(null_as_text, Err(sqlx::Error::ColumnDecode { .. })),
+            "{backend:?}: {null_as_text:?}"
+        );
+        let null_as_f64 = row.try_get::<f64, _>("f");
+        assert!(
+            matches!(null_as_f64, Err(sqlx::Error::ColumnDecode { .. })),
+            "{backend:?}: {null_as_f64:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn nulls_of_every_type_bind_and_read_back() {
+    for pool in pools().await {
+        let backend = pool.backend();
+        // A NULL DOUBLE PRECISION is what sqlx's Any driver could not send to Postgres.
+        let row: (Option<f64>, Option<String>, Option<i64>, Option<Vec<u8>>) = query_as(
+            "SELECT CAST($1 AS DOUBLE PRECISION), CAST($2 AS TEXT), CAST($3 AS BIGINT), $4",
+        )
+        .bind(None::<f64>)
+        .bind(None::<String>)
+        .bind(None::<i64>)
+        .bind(None::<Vec<u8>>)
+        .fetch_optional(&pool)
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(row, (None, None, None, None), "{backend:?}");
+        let row: (f64, String, i64, Vec<u8>) =
+            query_as("SELECT CAST($1 AS DOUBLE PRECISION), CAST($2 AS TEXT), $3, $4")
+                .bind(0.1 + 0.2)
+                .bind("ttft")
+                .bind(i64::MIN)
+                .bind(&b"\x00\xff"[..])
+                .fetch_optional(&pool)
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            row,
+            (0.1 + 0.2, "ttft".to_string(), i64::MIN, vec![0, 255]),
+            "{backend:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn scalars_read_column_zero_and_no_row_is_none() {
+    for pool in pools().await {
+        let backend = pool.backend();
+        let none: Option<i64> = query_scalar("SELECT 1 WHERE 1 = 0")
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+        assert_eq!(none, None, "{backend:?}");
+        let missing = query_scalar::<i64>("SELECT 1 WHERE 1 = 0")
+            .fetch_one(&pool)
+            .await;
+        assert!(
+            matches!(missing, Err(sqlx::Error::RowNotFound)),
+            "{backend:?}"
+        );
+        let mut conn = pool.acquire().await.unwrap();
+        let all: Vec<String> = query_scalar("SELECT 'b' AS x UNION ALL SELECT 'a' ORDER BY x")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(all, ["a", "b"], "{backend:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_transaction_dropped_uncommitted_writes_nothing() {
+    for pool in pools().await {
+        let backend = pool.backend();
+        let table = format!("db_layer_{}", uuid::Uuid::new_v4().simple());
+        let create = format!("CREATE TABLE {table} (x BIGINT)");
+        query(&create).execute(&pool).await.unwrap();
+        let insert = format!("INSERT INTO {table} (x) VALUES ($1)");
+        let mut tx = pool.begin_write().await.unwrap();
+        query(&insert).bind(1i64).execute(&mut tx).await.unwrap();
+        tx.rollback().await.unwrap();
+        let mut tx = pool.begin_write().await.unwrap();
+        let done = query(&insert).bind(2i64).execute(&mut *tx).await.unwrap();
+        assert_eq!(done.rows_affected(), 1, "{backend:?}");
+        tx.commit().await.unwrap();
+        let count = format!("SELECT x FROM {table}");
+        let stored: Vec<i64> = query_scalar(&count).fetch_all(&pool).await.unwrap();
+        assert_eq!(stored, [2], "{backend:?}");
+        query(&format!("DROP TABLE {table}"))
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+}
