@@ -100,9 +100,24 @@ struct Args {
     #[arg(long, env = "BENCHTRAIL_MAX_QUEUED_ANALYSES", default_value_t = 64, value_name = "N",
           value_parser = clap::value_parser!(i64).range(1..))]
     max_queued_analyses: i64,
+    /// Longest time a new upload that finds the analysis queue full waits for room before it
+    /// is answered 503 (it does not wait when the queue is further over than that drains).
+    /// A number of seconds, or with a unit: `500ms`, `2s`; `0` refuses at once.
+    #[arg(long, env = "BENCHTRAIL_ADMISSION_WAIT", value_name = "DURATION", default_value = "2s",
+          value_parser = parse_wait)]
+    admission_wait: std::time::Duration,
     /// Timeouts and the connection limit.
     #[command(flatten)]
     serve: benchtrail_server::serve::ServeArgs,
+}
+
+/// A duration as `--header-timeout` takes it ([`benchtrail_server::serve::parse_duration`]),
+/// or `0`: no wait.
+fn parse_wait(text: &str) -> Result<std::time::Duration, String> {
+    if text.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    benchtrail_server::serve::parse_duration(text)
 }
 
 #[tokio::main]
@@ -175,6 +190,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         inline: args.inline_analyses,
         lease: std::time::Duration::from_secs(args.analysis_lease_secs),
         max_queued: args.max_queued_analyses,
+        admission_wait: args.admission_wait,
         ..AnalyzerOptions::default()
     });
     let admin_token_hash =

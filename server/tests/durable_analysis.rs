@@ -528,11 +528,13 @@ async fn a_postgres_outage_is_a_503_and_every_acknowledged_upload_is_analyzed_af
 async fn a_full_analysis_queue_refuses_new_uploads_with_503_and_stores_nothing() {
     use benchtrail_server::analysis::jobs::AnalyzerOptions;
     common::db::for_each_store(|db, store| async move {
-        // No worker and no inline analysis: every upload's job stays queued.
+        // No worker and no inline analysis: every upload's job stays queued; and no wait for
+        // room (see the next test).
         let options = AnalyzerOptions {
             workers: 0,
             inline: 0,
             max_queued: 2,
+            admission_wait: Duration::ZERO,
             ..AnalyzerOptions::default()
         };
         let server = common::server::TestServer::start_with_analyzer(store.clone(), options).await;
@@ -583,6 +585,64 @@ async fn a_full_analysis_queue_refuses_new_uploads_with_503_and_stores_nothing()
             (200, Some(first.to_string().as_str())),
             "{db}"
         );
+        assert_eq!(store.queued_jobs().await.unwrap(), 2, "{db}");
+    })
+    .await;
+}
+
+/// An upload that finds the queue full waits for room (up to `--admission-wait`) instead of
+/// being refused at once, and is stored as soon as a job leaves the queue.
+#[tokio::test]
+async fn an_upload_that_finds_the_queue_full_waits_for_room() {
+    use benchtrail_server::analysis::jobs::AnalyzerOptions;
+    common::db::for_each_store(|db, store| async move {
+        let options = AnalyzerOptions {
+            workers: 0,
+            inline: 0,
+            max_queued: 2,
+            admission_wait: Duration::from_secs(60),
+            ..AnalyzerOptions::default()
+        };
+        let server = common::server::TestServer::start_with_analyzer(store.clone(), options).await;
+        let token = server
+            .project_with_token("durable", serde_json::json!({}))
+            .await;
+        for i in 0..2 {
+            let (status, receipt) = server.upload("durable", &token, &commit_doc(i).1).await;
+            assert_eq!(status, 201, "{db}: {receipt}");
+        }
+        assert_eq!(store.queued_jobs().await.unwrap(), 2, "{db}");
+        let (third, doc) = commit_doc(2);
+        let waiting = tokio::spawn({
+            let request = server
+                .http
+                .post(server.url("/api/v1/projects/durable/runs"))
+                .bearer_auth(&token)
+                .json(&doc);
+            async move { request.send().await.unwrap().status().as_u16() }
+        });
+        // The queue stays full: the upload waits, unanswered and unstored.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            !waiting.is_finished(),
+            "{db}: answered while the queue was full"
+        );
+        let (status, _) = server.get(&format!("/api/v1/runs/{third}")).await;
+        assert_eq!(status, 404, "{db}: stored while the queue was full");
+        // One job leaves the queue (as a worker of another server would finish it): the
+        // waiting upload is stored.
+        let job = store
+            .claim_due_job(chrono::Duration::seconds(30))
+            .await
+            .unwrap()
+            .expect("a queued job");
+        assert!(
+            store.finish_job(job.id, job.generation).await.unwrap(),
+            "{db}"
+        );
+        assert_eq!(waiting.await.unwrap(), 201, "{db}");
+        let (status, _) = server.get(&format!("/api/v1/runs/{third}")).await;
+        assert_eq!(status, 200, "{db}");
         assert_eq!(store.queued_jobs().await.unwrap(), 2, "{db}");
     })
     .await;

@@ -60,6 +60,10 @@ pub struct AnalyzerOptions {
     /// Most jobs queued before new uploads are refused with 503 and `Retry-After`
     /// (backpressure: an acknowledged upload is analyzed soon, rather than hours later).
     pub max_queued: i64,
+    /// Longest time a new upload that finds the queue full waits for room before it is
+    /// refused ([`Analyzer::wait_for_room`]): `Retry-After` is whole seconds, so a refusal costs
+    /// its client at least 1 s where the queue mostly has room again within milliseconds.
+    pub admission_wait: Duration,
 }
 
 impl Default for AnalyzerOptions {
@@ -71,6 +75,7 @@ impl Default for AnalyzerOptions {
             poll: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
             max_queued: 64,
+            admission_wait: Duration::from_secs(2),
         }
     }
 }
@@ -89,6 +94,9 @@ pub struct Analyzer {
     /// When this server's last [`FINISHES_KEPT`] jobs finished: the rate the queue drains at,
     /// for the `Retry-After` of an upload refused while it is full.
     finished: Arc<Mutex<std::collections::VecDeque<std::time::Instant>>>,
+    /// Signalled whenever one of this server's jobs has left the queue (uploads waiting for
+    /// room look again).
+    room: Arc<Notify>,
 }
 
 /// Job finishes [`Analyzer`] remembers to estimate the queue's drain rate.
@@ -99,6 +107,10 @@ pub const RETRY_AFTER_UNKNOWN_RATE_SECS: u64 = 10;
 
 /// The longest `Retry-After` (seconds) of a refused upload.
 const RETRY_AFTER_MAX_SECS: u64 = 60;
+
+/// How often an upload waiting for room in the queue reads it again
+/// ([`Analyzer::wait_for_room`]).
+const ROOM_POLL: Duration = Duration::from_millis(200);
 
 impl Analyzer {
     /// A queue worked as `options` say (nothing runs before [`Analyzer::start`]).
@@ -112,6 +124,7 @@ impl Analyzer {
             finished: Arc::new(Mutex::new(std::collections::VecDeque::with_capacity(
                 FINISHES_KEPT,
             ))),
+            room: Arc::new(Notify::new()),
         }
     }
 
@@ -144,6 +157,40 @@ impl Analyzer {
         }
         let per_second = (finished.len() - 1) as f64 / span;
         ((over / per_second).ceil() as u64).clamp(1, RETRY_AFTER_MAX_SECS)
+    }
+
+    /// The number of queued jobs once the queue has room, or once [`AnalyzerOptions::admission_wait`]
+    /// has passed (then it may still be full: [`Analyzer::is_full`] tells). A new upload waits
+    /// here instead of being refused at once: 8 clients uploading as fast as they could were
+    /// refused 8–14 times per 300 uploads, each refusal a whole second (`Retry-After`'s unit)
+    /// of the client's time, while the queue had room again within tens of milliseconds
+    /// (BENCHMARKS.md, "Ingest side by side with the peer"). It does not wait when the queue
+    /// is so far over that this server's drain rate ([`Analyzer::retry_after_secs`]) says the
+    /// wait would not be enough. Woken by this server's finished jobs; the queue is read again
+    /// at least every [`ROOM_POLL`], for jobs other servers on the same database finish.
+    ///
+    /// # Errors
+    /// The store failed reading the queue.
+    pub async fn wait_for_room(&self, store: &Store) -> Result<i64, StorageError> {
+        let deadline = tokio::time::Instant::now() + self.options.admission_wait;
+        loop {
+            // Registered before the count is read: a job finishing in between still wakes us.
+            let room = self.room.notified();
+            let queued = store.queued_jobs().await?;
+            let now = tokio::time::Instant::now();
+            if !self.is_full(queued) || now >= deadline || self.drains_later_than_wait(queued) {
+                return Ok(queued);
+            }
+            let _ = tokio::time::timeout((deadline - now).min(ROOM_POLL), room).await;
+        }
+    }
+
+    /// Whether this server's recent drain rate says the jobs over the bound take longer than
+    /// [`AnalyzerOptions::admission_wait`] (unknown before two jobs finished: then no).
+    fn drains_later_than_wait(&self, queued: i64) -> bool {
+        let secs = self.retry_after_secs(queued);
+        let known = self.finished.lock().map(|f| f.len() >= 2).unwrap_or(false);
+        known && Duration::from_secs(secs) > self.options.admission_wait.max(Duration::from_secs(1))
     }
 
     /// Notes that a job finished now (for [`Analyzer::retry_after_secs`]).
@@ -339,6 +386,7 @@ impl Analyzer {
                 {
                     Ok(true) => {
                         tracing::info!(job = id, generation, again = false, "job finished");
+                        self.room.notify_waiters();
                         if then.is_some() {
                             self.wake.notify_one();
                         }

@@ -73,10 +73,10 @@ pub(super) async fn upload(
         }
     }
     let count = run.results.len();
-    // Backpressure: while the analysis queue is full, a new run waits (its client retries),
-    // so an acknowledged upload is analyzed within seconds, not hours later. (A retry of a
-    // stored run was answered above.)
-    let queued = state.store.queued_jobs().await?;
+    // Backpressure: while the analysis queue is full, a new run waits (briefly here, then its
+    // client retries), so an acknowledged upload is analyzed within seconds, not hours later.
+    // (A retry of a stored run was answered above.)
+    let queued = state.analyzer.wait_for_room(&state.store).await?;
     if state.analyzer.is_full(queued) {
         let retry_after_secs = state.analyzer.retry_after_secs(queued);
         return Err(ApiError::Overloaded {
