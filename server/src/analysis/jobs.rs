@@ -62,7 +62,7 @@ pub struct AnalyzerOptions {
     pub max_queued: i64,
     /// Longest time a new upload that finds the queue full waits for room before it is
     /// refused ([`Analyzer::wait_for_room`]): `Retry-After` is whole seconds, so a refusal costs
-    /// its client at least 1 s where the queue mostly has room again within milliseconds.
+    /// its client at least 1 s, mostly more than the queue takes to have room again.
     pub admission_wait: Duration,
 }
 
@@ -163,8 +163,8 @@ impl Analyzer {
     /// has passed (then it may still be full: [`Analyzer::is_full`] tells). A new upload waits
     /// here instead of being refused at once: 8 clients uploading as fast as they could were
     /// refused 8–14 times per 300 uploads, each refusal a whole second (`Retry-After`'s unit)
-    /// of the client's time, while the queue had room again within tens of milliseconds
-    /// (BENCHMARKS.md, "Ingest side by side with the peer"). It does not wait when the queue
+    /// of the client's time, where waiting for room took none of them the 2 s (BENCHMARKS.md,
+    /// "Ingest side by side with the peer", session 29). It does not wait when the queue
     /// is so far over that this server's drain rate ([`Analyzer::retry_after_secs`]) says the
     /// wait would not be enough. Woken by this server's finished jobs; the queue is read again
     /// at least every [`ROOM_POLL`], for jobs other servers on the same database finish.
