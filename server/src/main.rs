@@ -112,12 +112,16 @@ struct Args {
 }
 
 /// A duration as `--header-timeout` takes it ([`benchtrail_server::serve::parse_duration`]),
-/// or `0`: no wait.
+/// or zero (`0`, `0s`, `0ms`): no wait.
 fn parse_wait(text: &str) -> Result<std::time::Duration, String> {
-    if text.trim() == "0" {
+    let number = text
+        .trim()
+        .trim_end_matches("ms")
+        .trim_end_matches(['s', 'm']);
+    if number.trim().parse::<f64>() == Ok(0.0) {
         return Ok(std::time::Duration::ZERO);
     }
-    benchtrail_server::serve::parse_duration(text)
+    benchtrail_server::serve::parse_duration(text).map_err(|e| format!("{e}; or 0 for no wait"))
 }
 
 #[tokio::main]
@@ -390,4 +394,23 @@ async fn shutdown_signal() {
     let terminate = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
     tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_wait;
+    use std::time::Duration;
+
+    #[test]
+    fn an_admission_wait_is_zero_in_any_unit_or_a_positive_duration() {
+        for zero in ["0", "0s", "0ms", " 0m "] {
+            assert_eq!(parse_wait(zero), Ok(Duration::ZERO), "{zero}");
+        }
+        assert_eq!(parse_wait("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_wait("2"), Ok(Duration::from_secs(2)));
+        for bad in ["-1", "abc", "", "2h"] {
+            let e = parse_wait(bad).unwrap_err();
+            assert!(e.ends_with("; or 0 for no wait"), "{bad}: {e}");
+        }
+    }
 }

@@ -1220,6 +1220,22 @@ async fn dashboard_shows_findings_verdicts_and_key_metrics_on_both_stores() {
             ["output_throughput", "ttft p50", "ttft p99", "tpot p50", "e2el p50", "goodput"],
             "{db}"
         );
+        // The arrow says where the value went, the word what that means: a throughput that
+        // rose is `▲ better` (the tiles once showed `▼ better` for it).
+        let throughput = tiles
+            .iter()
+            .find(|t| t["data-metric"] == "output_throughput")
+            .unwrap_or_else(|| panic!("{db}: no throughput tile: {tiles:?}"));
+        let change: f64 = throughput["data-delta"].parse().unwrap();
+        let at = html
+            .find(&format!("data-series=\"{}\" data-metric", throughput["data-series"]))
+            .unwrap();
+        let mark = if change > 0.0 { "▲ better" } else { "▼ worse" };
+        let tile_html = &html[at..at + html[at..].find("</li>").unwrap()];
+        assert!(
+            tile_html.contains(&format!("{change:+.1} % {mark}</span>")),
+            "{db}: {tile_html}"
+        );
         // The polyline has one vertex per point.
         let svg_at = html.find(&format!("data-series=\"{p50}\" data-metric")).unwrap();
         let poly = &tags(&html[svg_at..], "<polyline points=")[0]["points"];

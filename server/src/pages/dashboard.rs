@@ -212,6 +212,10 @@ pub struct KeyTile {
     pub delta_exact: String,
     /// `worse`, `better`, `same` or empty (by the metric's direction).
     pub delta_dir: String,
+    /// What follows the change: `▲`/`▼` for the value going up/down, then `better`/`worse`
+    /// when the metric has a direction (`▲ better` for a throughput that rose); as on the
+    /// compare page, whose legend says so. Empty without a change.
+    pub delta_mark: String,
     /// Short SHA of the previous commit, or empty.
     pub previous_sha: String,
     /// The recent history.
@@ -528,6 +532,7 @@ fn tile(
         delta: change.map(|d| format!("{d:+.1} %")).unwrap_or_default(),
         delta_exact: change.map(exact).unwrap_or_default(),
         delta_dir: change.map_or(String::new(), |d| delta_dir(d, direction)),
+        delta_mark: change.map_or(String::new(), |d| delta_mark(d, direction)),
         previous_sha: previous
             .map(|(sha, _)| format::short_sha(sha))
             .unwrap_or_default(),
@@ -567,6 +572,20 @@ fn delta_dir(pct: f64, direction: Option<Direction>) -> String {
     String::from(if better { "better" } else { "worse" })
 }
 
+/// [`KeyTile::delta_mark`] of a change of `pct` %: the arrow says where the value went, the
+/// word what that means for a metric of `direction`.
+fn delta_mark(pct: f64, direction: Option<Direction>) -> String {
+    let arrow = match pct.partial_cmp(&0.0) {
+        Some(std::cmp::Ordering::Greater) => "▲",
+        Some(std::cmp::Ordering::Less) => "▼",
+        _ => return String::new(),
+    };
+    match delta_dir(pct, direction).as_str() {
+        "" => arrow.to_string(),
+        word => format!("{arrow} {word}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -596,6 +615,7 @@ mod tests {
         assert_eq!(t.latest_exact, "12");
         assert_eq!(t.delta, "+20.0 %");
         assert_eq!(t.delta_dir, "worse");
+        assert_eq!(t.delta_mark, "▲ worse");
         assert_eq!(t.spark.count, 3);
         let t = tile(
             "s".into(),
@@ -606,6 +626,39 @@ mod tests {
             &values[..1],
         );
         assert_eq!(t.delta, "");
+        assert_eq!(t.delta_mark, "");
         assert_eq!(t.latest, "10 tok/s");
+    }
+
+    #[test]
+    fn the_arrow_follows_the_value_and_the_word_the_metrics_direction() {
+        let rising = [v("a", 100.0), v("b", 133.5)];
+        let t = tile(
+            "s".into(),
+            "output throughput".into(),
+            "output_throughput",
+            "value",
+            "tok/s",
+            &rising,
+        );
+        assert_eq!(
+            (t.delta.as_str(), t.delta_mark.as_str()),
+            ("+33.5 %", "▲ better")
+        );
+        let falling = [v("a", 40.0), v("b", 30.0)];
+        let t = tile("s".into(), "ttft p50".into(), "ttft", "p50", "ms", &falling);
+        assert_eq!(
+            (t.delta.as_str(), t.delta_mark.as_str()),
+            ("-25.0 %", "▼ better")
+        );
+        let t = tile(
+            "s".into(),
+            "x".into(),
+            "not_in_vocabulary",
+            "value",
+            "1",
+            &falling,
+        );
+        assert_eq!(t.delta_mark, "▼");
     }
 }
