@@ -55,9 +55,9 @@ pub(in crate::storage) trait Col: Sized {
     fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error>;
 }
 
-/// Fails on a SQL NULL: sqlx's SQLite driver decodes NULL into a non-`Option` number as 0 (and
-/// text as empty) where the `Any` driver, and Postgres, refuse it; a NULL where the store
-/// expects a value is corrupt data, not a zero.
+/// Fails on a SQL NULL: sqlx's SQLite driver skips its type check for NULL and decoded one into
+/// an `i64` as 0 (found by `tests::integers_of_every_width_read_as_i64`) where the `Any` driver,
+/// and Postgres, refuse it; a NULL where the store expects a value is corrupt data, not a zero.
 fn sqlite_not_null(row: &SqliteRow, index: impl Idx) -> Result<(), sqlx::Error> {
     if row.try_get_raw(index)?.is_null() {
         return Err(unexpected_null(index));

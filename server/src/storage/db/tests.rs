@@ -35,7 +35,7 @@ async fn integers_of_every_width_read_as_i64() {
         );
         assert_eq!(read, (7, 8, 9, None), "{backend:?}");
         // A NULL where a value is expected is an error on both (sqlx's own SQLite driver
-        // would read 0, or empty text).
+        // read it as 0).
         let null_as_i64 = row.try_get::<i64, _>("d");
         assert!(
             matches!(null_as_i64, Err(sqlx::Error::ColumnDecode { .. })),
