@@ -175,6 +175,21 @@ pub(in crate::storage) enum Target<'e> {
     Postgres(&'e mut PgConnection),
 }
 
+/// Whether a pooled connection may be handed out: not when it is still inside a transaction.
+/// That happens after a store fault: when a `COMMIT` fails because the disk is full, SQLite
+/// has already rolled the transaction back, so the `ROLLBACK` sqlx sends next fails too and
+/// sqlx's transaction depth for the connection stays at 1; every later `BEGIN` on it then
+/// fails ("attempted to call begin_with at non-zero transaction depth") until a restart. A
+/// connection refused here is closed and the pool opens a fresh one. (Not used for the
+/// in-memory SQLite database, whose single connection is the database.)
+fn outside_transaction(conn: &impl sqlx::Connection) -> bool {
+    let clean = !conn.is_in_transaction();
+    if !clean {
+        tracing::warn!("a database connection left inside a failed transaction was closed");
+    }
+    clean
+}
+
 impl<'e> From<&'e Pool> for Target<'e> {
     fn from(pool: &'e Pool) -> Target<'e> {
         match pool {

@@ -1,6 +1,6 @@
 //! What is Postgres's own: connecting, with the cause of a failure kept.
 
-use super::{Pool, POOL_ACQUIRE_TIMEOUT};
+use super::{outside_transaction, Pool, POOL_ACQUIRE_TIMEOUT};
 use crate::storage::StorageError;
 use sqlx::postgres::{PgConnection, PgPoolOptions};
 use sqlx::Connection;
@@ -25,14 +25,4 @@ pub(in crate::storage) async fn connect(url: &str) -> Result<Pool, StorageError>
             .connect(url)
             .await?,
     ))
-}
-
-/// Whether a pooled connection may be handed out: not when a failed `COMMIT`/`ROLLBACK` left it
-/// inside a transaction (see the SQLite twin of this check for how that happens).
-fn outside_transaction(conn: &PgConnection) -> bool {
-    let clean = !conn.is_in_transaction();
-    if !clean {
-        tracing::warn!("a database connection left inside a failed transaction was closed");
-    }
-    clean
 }

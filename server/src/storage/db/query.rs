@@ -10,7 +10,6 @@ use sqlx::postgres::PgArguments;
 use sqlx::sqlite::SqliteArguments;
 use sqlx::{Postgres, Sqlite};
 use std::borrow::Cow;
-use std::marker::PhantomData;
 
 /// A value bound to a statement, as both databases take it: BIGINT, DOUBLE PRECISION, TEXT or
 /// BLOB/BYTEA, each possibly NULL (a typed NULL: Postgres infers nothing from an untyped one).
@@ -90,18 +89,18 @@ pub(in crate::storage) fn query(sql: &str) -> Query<'_> {
 }
 
 /// A statement whose rows are each one value, column 0 (`sqlx::query_scalar`).
-pub(in crate::storage) fn query_scalar<T: Col>(sql: &str) -> Scalar<'_, T> {
-    Scalar {
+pub(in crate::storage) fn query_scalar<T: Col>(sql: &str) -> Mapped<'_, T> {
+    Mapped {
         query: query(sql),
-        of: PhantomData,
+        decode: |row| row.try_get(0usize),
     }
 }
 
 /// A statement whose rows are each a tuple of its columns (`sqlx::query_as`).
-pub(in crate::storage) fn query_as<T: FromDbRow>(sql: &str) -> Typed<'_, T> {
-    Typed {
+pub(in crate::storage) fn query_as<T: FromDbRow>(sql: &str) -> Mapped<'_, T> {
+    Mapped {
         query: query(sql),
-        of: PhantomData,
+        decode: T::from_row,
     }
 }
 
@@ -225,57 +224,16 @@ fn rows<R: Into<DbRow>>(native: Vec<R>) -> Vec<DbRow> {
     native.into_iter().map(Into::into).collect()
 }
 
-/// A [`query_scalar`] statement.
+/// A [`query_scalar`] or [`query_as`] statement: each row decoded into a `T`.
 #[must_use = "a query does nothing until it is run"]
-pub(in crate::storage) struct Scalar<'q, T> {
+pub(in crate::storage) struct Mapped<'q, T> {
     query: Query<'q>,
-    of: PhantomData<fn() -> T>,
+    decode: fn(&DbRow) -> Result<T, sqlx::Error>,
 }
 
-impl<'q, T: Col> Scalar<'q, T> {
+impl<'q, T> Mapped<'q, T> {
     /// Binds the next placeholder.
-    pub(in crate::storage) fn bind(mut self, value: impl Bind<'q>) -> Scalar<'q, T> {
-        self.query = self.query.bind(value);
-        self
-    }
-
-    /// Column 0 of every row.
-    pub(in crate::storage) async fn fetch_all<'e>(
-        self,
-        target: impl Into<Target<'e>>,
-    ) -> Result<Vec<T>, sqlx::Error> {
-        let rows = self.query.fetch_all(target).await?;
-        rows.iter().map(|row| row.try_get(0usize)).collect()
-    }
-
-    /// Column 0 of the first row, if there is one.
-    pub(in crate::storage) async fn fetch_optional<'e>(
-        self,
-        target: impl Into<Target<'e>>,
-    ) -> Result<Option<T>, sqlx::Error> {
-        let row = self.query.fetch_optional(target).await?;
-        row.map(|row| row.try_get(0usize)).transpose()
-    }
-
-    /// Column 0 of the first row; `RowNotFound` when there is none.
-    pub(in crate::storage) async fn fetch_one<'e>(
-        self,
-        target: impl Into<Target<'e>>,
-    ) -> Result<T, sqlx::Error> {
-        self.query.fetch_one(target).await?.try_get(0usize)
-    }
-}
-
-/// A [`query_as`] statement.
-#[must_use = "a query does nothing until it is run"]
-pub(in crate::storage) struct Typed<'q, T> {
-    query: Query<'q>,
-    of: PhantomData<fn() -> T>,
-}
-
-impl<'q, T: FromDbRow> Typed<'q, T> {
-    /// Binds the next placeholder.
-    pub(in crate::storage) fn bind(mut self, value: impl Bind<'q>) -> Typed<'q, T> {
+    pub(in crate::storage) fn bind(mut self, value: impl Bind<'q>) -> Mapped<'q, T> {
         self.query = self.query.bind(value);
         self
     }
@@ -286,7 +244,7 @@ impl<'q, T: FromDbRow> Typed<'q, T> {
         target: impl Into<Target<'e>>,
     ) -> Result<Vec<T>, sqlx::Error> {
         let rows = self.query.fetch_all(target).await?;
-        rows.iter().map(T::from_row).collect()
+        rows.iter().map(self.decode).collect()
     }
 
     /// The first row, if there is one.
@@ -295,6 +253,14 @@ impl<'q, T: FromDbRow> Typed<'q, T> {
         target: impl Into<Target<'e>>,
     ) -> Result<Option<T>, sqlx::Error> {
         let row = self.query.fetch_optional(target).await?;
-        row.as_ref().map(T::from_row).transpose()
+        row.as_ref().map(self.decode).transpose()
+    }
+
+    /// The first row; `RowNotFound` when there is none.
+    pub(in crate::storage) async fn fetch_one<'e>(
+        self,
+        target: impl Into<Target<'e>>,
+    ) -> Result<T, sqlx::Error> {
+        (self.decode)(&self.query.fetch_one(target).await?)
     }
 }

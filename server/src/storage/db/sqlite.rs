@@ -1,10 +1,9 @@
 //! What is SQLite's own: opening the file (or memory), its per-connection pragmas, and the
 //! check that a pooled connection is not left inside a failed transaction.
 
-use super::{Pool, POOL_ACQUIRE_TIMEOUT};
+use super::{outside_transaction, Pool, POOL_ACQUIRE_TIMEOUT};
 use crate::storage::StorageError;
 use sqlx::sqlite::{SqliteConnection, SqlitePoolOptions};
-use sqlx::Connection;
 
 /// How long a SQLite connection waits for another writer before failing.
 const BUSY_TIMEOUT_MS: u32 = 5_000;
@@ -50,21 +49,6 @@ pub(in crate::storage) async fn connect(url: &str) -> Result<Pool, StorageError>
             .connect(&url)
             .await?,
     ))
-}
-
-/// Whether a pooled connection may be handed out: not when it is still inside a transaction.
-/// That happens after a store fault: when a `COMMIT` fails because the disk is full, SQLite
-/// has already rolled the transaction back, so the `ROLLBACK` sqlx sends next fails too and
-/// sqlx's transaction depth for the connection stays at 1; every later `BEGIN` on it then
-/// fails ("attempted to call begin_with at non-zero transaction depth") until a restart. A
-/// connection refused here is closed and the pool opens a fresh one. (Not used for the
-/// in-memory database, whose single connection is the database.)
-fn outside_transaction(conn: &SqliteConnection) -> bool {
-    let clean = !conn.is_in_transaction();
-    if !clean {
-        tracing::warn!("a database connection left inside a failed transaction was closed");
-    }
-    clean
 }
 
 /// Per-connection SQLite settings: write-ahead log (readers do not block the writer), foreign
