@@ -8,8 +8,9 @@
 //! values until it is run, and runs them on the native driver of the pool or connection it is
 //! given ([`Target`]); its rows are the native rows, decoded in place ([`DbRow`]).
 //!
-//! What differs between the backends lives in one module each: [`sqlite`] (the file, the
-//! pragmas, `BEGIN IMMEDIATE`) and [`postgres`]. Nothing outside `storage` sees sqlx.
+//! What differs between the backends in connecting lives in one module each: [`sqlite`] (the
+//! file or memory, the pragmas) and [`postgres`]; [`Pool::begin_write`] begins SQLite's write
+//! transactions `IMMEDIATE`. No query outside `storage` runs through sqlx.
 
 mod postgres;
 mod query;
