@@ -18,8 +18,8 @@
 //!   a person's `acknowledged`/`dismissed` stays.
 
 use super::codec::*;
-use super::db::{self, Conn, DbRow};
-use super::store::{page, Arg, SqlBuilder};
+use super::db::{self, Conn, DbRow, Param};
+use super::store::{page, SqlBuilder};
 use super::{Page, StorageError, Store};
 use benchtrail_core::Stat;
 use serde_json::Value;
@@ -120,29 +120,30 @@ impl Store {
         let mut q = SqlBuilder::new(&format!(
             "SELECT {ALERT_COLUMNS} FROM alerts a JOIN projects p ON p.id = a.project_id WHERE a.project_id = "
         ));
-        q.bind(Arg::Int(project_id));
+        q.bind(Param::int(project_id));
         if let Some(s) = filter.status {
             q.push(" AND a.status = ")
-                .bind(Arg::Text(s.as_str().into()));
+                .bind(Param::text(s.as_str().into()));
         }
         if let Some(k) = filter.kind {
-            q.push(" AND a.kind = ").bind(Arg::Text(k.as_str().into()));
+            q.push(" AND a.kind = ")
+                .bind(Param::text(k.as_str().into()));
         }
         if let Some(m) = &filter.metric {
-            q.push(" AND a.metric = ").bind(Arg::Text(m.clone()));
+            q.push(" AND a.metric = ").bind(Param::text(m.clone()));
         }
         if let Some(b) = &filter.branch {
-            q.push(" AND a.branch = ").bind(Arg::Text(b.clone()));
+            q.push(" AND a.branch = ").bind(Param::text(b.clone()));
         }
         if let Some(c) = &filter.commit {
             q.push(" AND a.commit_sha = ")
-                .bind(Arg::Text(c.to_ascii_lowercase()));
+                .bind(Param::text(c.to_ascii_lowercase()));
         }
         if let Some(c) = &filter.cell {
-            q.push(" AND a.cell_key = ").bind(Arg::Text(c.clone()));
+            q.push(" AND a.cell_key = ").bind(Param::text(c.clone()));
         }
         if let Some(b) = &filter.not_branch {
-            q.push(" AND a.branch <> ").bind(Arg::Text(b.clone()));
+            q.push(" AND a.branch <> ").bind(Param::text(b.clone()));
         }
         if let Some(cursor) = cursor {
             let Ok(seq) = cursor.parse::<i64>() else {
@@ -151,10 +152,10 @@ impl Store {
                     next_cursor: None,
                 });
             };
-            q.push(" AND a.seq < ").bind(Arg::Int(seq));
+            q.push(" AND a.seq < ").bind(Param::int(seq));
         }
         q.push(" ORDER BY a.seq DESC LIMIT ")
-            .bind(Arg::Int(limit.saturating_add(1)));
+            .bind(Param::int(limit.saturating_add(1)));
         let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         let seqs = rows
             .iter()
@@ -330,12 +331,12 @@ impl Store {
         let mut q = SqlBuilder::new(&format!(
             "SELECT {ALERT_COLUMNS} FROM alerts a JOIN projects p ON p.id = a.project_id WHERE a.project_id = "
         ));
-        q.bind(Arg::Int(project_id))
+        q.bind(Param::int(project_id))
             .push(" AND a.branch = ")
-            .bind(Arg::Text(branch.into()))
+            .bind(Param::text(branch.into()))
             .push(&format!(" AND a.status IN {statuses} AND a.kind IN ('-'"));
         for k in kinds {
-            q.push(", ").bind(Arg::Text(k.as_str().into()));
+            q.push(", ").bind(Param::text(k.as_str().into()));
         }
         q.push(") ORDER BY a.seq");
         let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
@@ -353,7 +354,7 @@ impl Store {
         if !ids.is_empty() {
             let mut q =
                 SqlBuilder::new("SELECT alert_id, series_id FROM alert_series WHERE alert_id IN (");
-            q.bind_list(ids.iter().map(|id| Arg::Text(id.clone())));
+            q.bind_list(ids.iter().map(|id| Param::text(id.clone())));
             q.push(") ORDER BY alert_id, series_id");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 series

@@ -5,9 +5,9 @@
 //! Postgres.
 
 use super::codec::count_to_db;
-use super::db::Conn;
+use super::db::{Conn, Param};
 use super::model::{NewMetric, NewResult, NewSeries};
-use super::store::{Arg, SqlBuilder};
+use super::store::SqlBuilder;
 use super::StorageError;
 use std::collections::{HashMap, HashSet};
 
@@ -35,14 +35,14 @@ pub(super) async fn insert_results(
             let idx = (chunk_index * ROWS + i) as i64;
             q.push(if i == 0 { "(" } else { ", (" });
             q.bind_list([
-                Arg::Text(run_id.to_string()),
-                Arg::Int(idx),
-                Arg::Text(r.config_fingerprint.clone()),
-                Arg::Text(r.cell_key.clone()),
-                Arg::Text(r.cell_json.clone()),
-                Arg::Text(r.facts_json.clone()),
-                Arg::Text(r.warnings_json.clone()),
-                Arg::Text(r.source_json.clone()),
+                Param::text(run_id.to_string()),
+                Param::int(idx),
+                Param::text(r.config_fingerprint.clone()),
+                Param::text(r.cell_key.clone()),
+                Param::text(r.cell_json.clone()),
+                Param::text(r.facts_json.clone()),
+                Param::text(r.warnings_json.clone()),
+                Param::text(r.source_json.clone()),
             ]);
             q.push(")");
         }
@@ -84,20 +84,20 @@ pub(super) async fn insert_series(
 ) -> Result<SeriesSeqs, StorageError> {
     let rows = series.iter().map(|s| {
         vec![
-            Arg::Text(s.series_id.clone()),
-            Arg::Int(project_id),
-            Arg::Text(s.series_key_json.clone()),
-            Arg::Text(s.cell_key.clone()),
-            Arg::Text(s.cell_json.clone()),
-            Arg::Text(s.metric.clone()),
-            Arg::Text(s.stat.to_string()),
-            Arg::OptText(s.slo_profile.clone()),
-            Arg::Text(s.unit.as_str().to_string()),
-            Arg::Text(s.direction.as_str().to_string()),
-            Arg::OptText(s.accelerator.clone()),
-            Arg::OptText(s.model.clone()),
-            Arg::OptText(s.weights_quantization.clone()),
-            Arg::OptText(s.kv_cache_dtype.clone()),
+            Param::text(s.series_id.clone()),
+            Param::int(project_id),
+            Param::text(s.series_key_json.clone()),
+            Param::text(s.cell_key.clone()),
+            Param::text(s.cell_json.clone()),
+            Param::text(s.metric.clone()),
+            Param::text(s.stat.to_string()),
+            Param::opt_text(s.slo_profile.clone()),
+            Param::text(s.unit.as_str().to_string()),
+            Param::text(s.direction.as_str().to_string()),
+            Param::opt_text(s.accelerator.clone()),
+            Param::opt_text(s.model.clone()),
+            Param::opt_text(s.weights_quantization.clone()),
+            Param::opt_text(s.kv_cache_dtype.clone()),
         ]
     });
     insert_rows(
@@ -112,7 +112,7 @@ pub(super) async fn insert_series(
     let mut seqs = SeriesSeqs::with_capacity(series.len());
     for chunk in series.chunks(500) {
         let mut q = SqlBuilder::new("SELECT series_id, seq FROM series WHERE series_id IN (");
-        q.bind_list(chunk.iter().map(|s| Arg::Text(s.series_id.clone())));
+        q.bind_list(chunk.iter().map(|s| Param::text(s.series_id.clone())));
         q.push(")");
         for row in q.query(backend).fetch_all(&mut *conn).await? {
             seqs.insert(row.try_get("series_id")?, row.try_get("seq")?);
@@ -161,15 +161,16 @@ pub(super) async fn insert_values(
         .collect::<Result<_, StorageError>>()?;
     all.sort_by_key(|(result_id, seq, _)| (*result_id, *seq));
     let (plain, with_ci): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, _, m)| m.ci.is_none());
-    let value_of = |result_id: i64, seq: i64, m: &NewMetric| -> Result<Vec<Arg>, StorageError> {
-        Ok(vec![
-            Arg::Int(result_id),
-            Arg::Int(seq),
-            Arg::Int(run_seq),
-            Arg::Real(m.value),
-            Arg::OptInt(count_to_db(m.n)?),
-        ])
-    };
+    let value_of =
+        |result_id: i64, seq: i64, m: &NewMetric| -> Result<Vec<Param<'static>>, StorageError> {
+            Ok(vec![
+                Param::int(result_id),
+                Param::int(seq),
+                Param::int(run_seq),
+                Param::real(m.value),
+                Param::opt_int(count_to_db(m.n)?),
+            ])
+        };
     let plain_rows = plain
         .iter()
         .map(|(id, seq, m)| value_of(*id, *seq, m))
@@ -187,10 +188,10 @@ pub(super) async fn insert_values(
         .map(|(id, seq, m, ci)| {
             let mut row = value_of(id, seq, m)?;
             row.extend([
-                Arg::Real(ci.low),
-                Arg::Real(ci.high),
-                Arg::Real(ci.level),
-                Arg::Text(ci.method.as_str().to_string()),
+                Param::real(ci.low),
+                Param::real(ci.high),
+                Param::real(ci.level),
+                Param::text(ci.method.as_str().to_string()),
             ]);
             Ok(row)
         })
@@ -210,7 +211,7 @@ async fn insert_rows(
     conn: &mut Conn,
     head: &str,
     tail: &str,
-    rows: Vec<Vec<Arg>>,
+    rows: Vec<Vec<Param<'static>>>,
 ) -> Result<(), StorageError> {
     let backend = conn.backend();
     for chunk in rows.chunks(ROWS) {

@@ -3,7 +3,8 @@
 //! default branch. Each is one query however many branches or series there are (no query per
 //! series), bounded by the caller's limits.
 
-use super::store::{run_summary, Arg, SqlBuilder, RUN_COLUMNS};
+use super::db::Param;
+use super::store::{run_summary, SqlBuilder, RUN_COLUMNS};
 use super::{Backend, RunSummary, StorageError, Store};
 use benchtrail_core::history::CommitGraph;
 
@@ -34,12 +35,12 @@ impl Store {
             "SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id \
              WHERE r.project_id = "
         ));
-        q.bind(Arg::Int(project_id));
+        q.bind(Param::int(project_id));
         q.push(
             " AND r.seq = (SELECT MAX(b.seq) FROM runs b \
              WHERE b.project_id = r.project_id AND b.branch = r.branch) ORDER BY r.seq DESC LIMIT ",
         )
-        .bind(Arg::Int(limit.max(1)));
+        .bind(Param::int(limit.max(1)));
         let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| run_summary(row).map(|(_, run)| run))
@@ -71,7 +72,7 @@ impl Store {
         // series and filters the runs (36,000 rows for 2,700 at 400 commits, growing with the
         // history) unless each run's values are a subquery of their own: `LATERAL`, kept
         // apart by `OFFSET 0`. Parameters in order of appearance (SQLite numbers `$N` so).
-        let ids = || series_ids.iter().map(|s| Arg::Text(s.clone()));
+        let ids = || series_ids.iter().map(|s| Param::text(s.clone()));
         let mut q = match self.backend() {
             Backend::Sqlite => {
                 let mut q = SqlBuilder::new(
@@ -95,11 +96,11 @@ impl Store {
                 q
             }
         };
-        q.bind(Arg::Int(project_id));
+        q.bind(Param::int(project_id));
         q.push(" AND r.branch = ")
-            .bind(Arg::Text(branch.to_string()));
+            .bind(Param::text(branch.to_string()));
         q.push(" AND r.commit_sha IN (");
-        q.bind_list(commits.iter().map(|c| Arg::Text(c.clone())));
+        q.bind_list(commits.iter().map(|c| Param::text(c.clone())));
         q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
         let mut values = q
             .query(self.backend())

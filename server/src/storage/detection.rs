@@ -3,8 +3,8 @@
 
 use super::codec::*;
 use super::commit_graphs::{Fingerprint, FINGERPRINT_SQL};
-use super::db::{self, DbRow};
-use super::store::{Arg, SqlBuilder};
+use super::db::{self, DbRow, Param};
+use super::store::SqlBuilder;
 use super::{CommitRun, StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
 use benchtrail_core::report::verdict_basis::VerdictBasis;
@@ -205,9 +205,9 @@ impl Store {
         commits: &[String],
     ) -> Result<Vec<HistoryRun>, StorageError> {
         let mut q = SqlBuilder::new(&format!("{HISTORY_RUNS} r.project_id = "));
-        q.bind(Arg::Int(project_id));
+        q.bind(Param::int(project_id));
         q.push(" AND r.commit_sha IN (");
-        q.bind_list(commits.iter().map(|c| Arg::Text(c.clone())));
+        q.bind_list(commits.iter().map(|c| Param::text(c.clone())));
         q.push(") ORDER BY r.run_at, r.seq");
         q.query(self.backend())
             .fetch_all(&self.pool)
@@ -235,7 +235,7 @@ impl Store {
                  FROM results res CROSS JOIN metric_values mv CROSS JOIN series s \
                  WHERE mv.result_id = res.id AND s.seq = mv.series_seq AND res.run_id IN (",
             );
-            q.bind_list(chunk.iter().map(|id| Arg::Text(id.to_string())));
+            q.bind_list(chunk.iter().map(|id| Param::text(id.to_string())));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let run: String = row.try_get("run_id")?;
@@ -279,9 +279,9 @@ impl Store {
              FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
              JOIN runs r ON r.seq = mv.run_seq WHERE r.project_id = ",
         );
-        q.bind(Arg::Int(project_id));
+        q.bind(Param::int(project_id));
         q.push(" AND s.series_id IN (");
-        q.bind_list(series_ids.iter().map(|s| Arg::Text(s.clone())));
+        q.bind_list(series_ids.iter().map(|s| Param::text(s.clone())));
         q.push(") ORDER BY r.run_at, r.seq, mv.result_id");
         let values: Vec<(String, i64, i64, f64)> = q
             .query(self.backend())
@@ -326,7 +326,7 @@ impl Store {
         let mut runs = HashMap::with_capacity(seqs.len());
         for chunk in seqs.chunks(1000) {
             let mut q = SqlBuilder::new(&format!("{HISTORY_RUNS} r.seq IN ("));
-            q.bind_list(chunk.iter().map(|s| Arg::Int(*s)));
+            q.bind_list(chunk.iter().map(|s| Param::int(*s)));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let run = history_run(&row)?;
@@ -354,7 +354,7 @@ impl Store {
                  WHERE s.stat = 'value' AND s.metric IN ('completed', 'failed', 'total_output_tokens') \
                  AND v.result_id IN (",
             );
-            q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
+            q.bind_list(chunk.iter().map(|id| Param::int(*id)));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let id: i64 = row.try_get("result_id")?;
@@ -370,7 +370,7 @@ impl Store {
             }
             let mut q =
                 SqlBuilder::new("SELECT id, cell_json, facts_json FROM results WHERE id IN (");
-            q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
+            q.bind_list(chunk.iter().map(|id| Param::int(*id)));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let id: i64 = row.try_get("id")?;
@@ -644,7 +644,7 @@ impl Store {
         for chunk in unknown.chunks(1000) {
             let mut q =
                 SqlBuilder::new("SELECT result_id, data FROM result_samples WHERE result_id IN (");
-            q.bind_list(chunk.iter().map(|id| Arg::Int(*id)));
+            q.bind_list(chunk.iter().map(|id| Param::int(*id)));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let data: Vec<u8> = row.try_get("data")?;
@@ -687,10 +687,11 @@ impl Store {
             return Ok(None);
         }
         let mut q = SqlBuilder::new("SELECT id FROM runs WHERE project_id = ");
-        q.bind(Arg::Int(project_id));
-        q.push(" AND branch = ").bind(Arg::Text(branch.to_string()));
+        q.bind(Param::int(project_id));
+        q.push(" AND branch = ")
+            .bind(Param::text(branch.to_string()));
         q.push(" AND commit_sha IN (");
-        q.bind_list(commits.iter().map(|c| Arg::Text(c.to_string())));
+        q.bind_list(commits.iter().map(|c| Param::text(c.to_string())));
         q.push(") ORDER BY seq DESC LIMIT 1");
         let row = q.query(self.backend()).fetch_optional(&self.pool).await?;
         row.map(|row| {
@@ -822,7 +823,7 @@ impl Store {
                  AND o.series_key_json = s.series_key_json AND o.cell_key = s.cell_key \
                  WHERE o.series_id IN (",
             );
-            q.bind_list(chunk.iter().map(|id| Arg::Text(id.clone())));
+            q.bind_list(chunk.iter().map(|id| Param::text(id.clone())));
             q.push(") ORDER BY s.metric, s.stat, s.series_id");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let series = group_series(&row)?;

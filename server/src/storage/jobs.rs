@@ -14,8 +14,8 @@
 //! branch).
 
 use super::codec::{now, parse_timestamp, timestamp_text};
-use super::db::{self, Conn, DbRow};
-use super::store::{project_row, Arg, SqlBuilder, PROJECT_COLUMNS};
+use super::db::{self, Conn, DbRow, Param};
+use super::store::{project_row, SqlBuilder, PROJECT_COLUMNS};
 use super::{Project, StorageError, Store};
 use chrono::{DateTime, Duration, Utc};
 
@@ -290,9 +290,9 @@ impl Store {
             );
             if let Some(at) = again_at {
                 q.push(", not_before = ")
-                    .bind(Arg::Text(timestamp_text(&at)));
+                    .bind(Param::text(timestamp_text(&at)));
             }
-            q.push(" WHERE id = ").bind(Arg::Int(id));
+            q.push(" WHERE id = ").bind(Param::int(id));
             q.query(self.backend()).execute(&self.pool).await?;
         }
         Ok(deleted == 1)

@@ -5,7 +5,7 @@
 //! [`SqlBuilder`], which numbers placeholders in order of appearance.
 
 use super::codec::*;
-use super::db::{self, Conn, DbRow};
+use super::db::{self, Conn, DbRow, Param};
 use super::*;
 use benchtrail_core::metric::Interval;
 use benchtrail_core::quality::QualityResult;
@@ -348,10 +348,10 @@ impl Store {
         let mut q = SqlBuilder::new(&format!(
             "SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.project_id = "
         ));
-        q.bind(Arg::Int(project_id));
+        q.bind(Param::int(project_id));
         if let Some(branch) = branch {
             q.push(" AND r.branch = ")
-                .bind(Arg::Text(branch.to_string()));
+                .bind(Param::text(branch.to_string()));
         }
         if let Some(cursor) = cursor {
             let Ok(seq) = cursor.parse::<i64>() else {
@@ -360,10 +360,10 @@ impl Store {
                     next_cursor: None,
                 });
             };
-            q.push(" AND r.seq < ").bind(Arg::Int(seq));
+            q.push(" AND r.seq < ").bind(Param::int(seq));
         }
         q.push(" ORDER BY r.seq DESC LIMIT ")
-            .bind(Arg::Int(limit.saturating_add(1)));
+            .bind(Param::int(limit.saturating_add(1)));
         let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         let runs = rows
             .iter()
@@ -465,11 +465,11 @@ impl Store {
             "SELECT {RUN_COLUMNS} FROM runs r JOIN projects p ON p.id = r.project_id \
              WHERE r.id IN (SELECT res.run_id FROM results res WHERE res.config_fingerprint = "
         ));
-        q.bind(Arg::Text(fingerprint.to_string()));
+        q.bind(Param::text(fingerprint.to_string()));
         q.push(") AND r.project_id IN (");
-        q.bind_list(project_ids.iter().map(|id| Arg::Int(*id)));
+        q.bind_list(project_ids.iter().map(|id| Param::int(*id)));
         q.push(") ORDER BY r.seq DESC LIMIT ")
-            .bind(Arg::Int(limit.max(1)));
+            .bind(Param::int(limit.max(1)));
         q.query(self.backend())
             .fetch_all(&self.pool)
             .await?
@@ -498,7 +498,7 @@ impl Store {
         let mut q = SqlBuilder::new(&format!(
             "SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id WHERE s.project_id = "
         ));
-        q.bind(Arg::Int(project_id));
+        q.bind(Param::int(project_id));
         q.push(" AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq)");
         push_series_filter(&mut q, filter);
         if let Some(cursor) = cursor {
@@ -508,11 +508,11 @@ impl Store {
                 " AND (s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id) > \
                  (SELECT c.series_key_json, c.cell_key, c.metric, c.stat, c.series_id FROM series c WHERE c.series_id = ",
             )
-            .bind(Arg::Text(cursor.to_string()))
+            .bind(Param::text(cursor.to_string()))
             .push(")");
         }
         q.push(" ORDER BY s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id LIMIT ")
-            .bind(Arg::Int(limit.saturating_add(1)));
+            .bind(Param::int(limit.saturating_add(1)));
         let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
         let series = rows
             .iter()
@@ -533,7 +533,7 @@ impl Store {
                 "SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id \
                  WHERE s.series_id IN ("
             ));
-            q.bind_list(chunk.iter().map(|id| Arg::Text(id.to_string())));
+            q.bind_list(chunk.iter().map(|id| Param::text(id.to_string())));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let info = series_info(&row)?;
@@ -1202,27 +1202,27 @@ fn series_point(row: &DbRow) -> Result<SeriesPoint, StorageError> {
 fn push_series_filter(q: &mut SqlBuilder, filter: &SeriesFilter) {
     if let Some(accelerator) = &filter.accelerator {
         q.push(" AND s.accelerator = ")
-            .bind(Arg::Text(accelerator.clone()));
+            .bind(Param::text(accelerator.clone()));
     }
     if let Some(model) = &filter.model {
-        q.push(" AND s.model = ").bind(Arg::Text(model.clone()));
+        q.push(" AND s.model = ").bind(Param::text(model.clone()));
     }
     if let Some(quantization) = &filter.quantization {
         q.push(" AND (s.weights_quantization = ")
-            .bind(Arg::Text(quantization.clone()));
+            .bind(Param::text(quantization.clone()));
         q.push(" OR s.kv_cache_dtype = ")
-            .bind(Arg::Text(quantization.clone()))
+            .bind(Param::text(quantization.clone()))
             .push(")");
     }
     if let Some(cell) = filter.cell.as_deref().filter(|c| !c.is_empty()) {
         // Substring test that behaves the same on both databases: LIKE is case-insensitive
         // on SQLite but not on Postgres, and would need `%`/`_` escaping.
         q.push(" AND replace(s.cell_key, ")
-            .bind(Arg::Text(cell.to_string()))
+            .bind(Param::text(cell.to_string()))
             .push(", '') <> s.cell_key");
     }
     if let Some(metric) = &filter.metric {
-        q.push(" AND s.metric = ").bind(Arg::Text(metric.clone()));
+        q.push(" AND s.metric = ").bind(Param::text(metric.clone()));
     }
     if let Some(stat) = &filter.stat {
         // Compare canonical labels, so `median` finds `p50`; an unknown label finds nothing.
@@ -1230,19 +1230,8 @@ fn push_series_filter(q: &mut SqlBuilder, filter: &SeriesFilter) {
             .parse::<benchtrail_core::Stat>()
             .map(|s| s.to_string())
             .unwrap_or_else(|_| stat.clone());
-        q.push(" AND s.stat = ").bind(Arg::Text(label));
+        q.push(" AND s.stat = ").bind(Param::text(label));
     }
-}
-
-/// One bound value of a [`SqlBuilder`] query.
-#[derive(Clone)]
-pub(super) enum Arg {
-    Int(i64),
-    Text(String),
-    /// A DOUBLE PRECISION value.
-    Real(f64),
-    OptInt(Option<i64>),
-    OptText(Option<String>),
 }
 
 /// SQL text assembled from optional parts, with one placeholder per bound value in the order
@@ -1256,7 +1245,7 @@ pub(super) struct SqlBuilder {
     sql: String,
     /// The same with `?` placeholders.
     sqlite_sql: String,
-    args: Vec<Arg>,
+    args: Vec<Param<'static>>,
 }
 
 impl SqlBuilder {
@@ -1275,7 +1264,7 @@ impl SqlBuilder {
     }
 
     /// Appends the next placeholder and remembers its value.
-    pub(super) fn bind(&mut self, arg: Arg) -> &mut SqlBuilder {
+    pub(super) fn bind(&mut self, arg: Param<'static>) -> &mut SqlBuilder {
         self.args.push(arg);
         self.sql.push_str(&format!("${}", self.args.len()));
         self.sqlite_sql.push('?');
@@ -1283,7 +1272,10 @@ impl SqlBuilder {
     }
 
     /// Appends `$i, $j, ...`, one placeholder per value: the inside of an `IN (...)` list.
-    pub(super) fn bind_list(&mut self, args: impl IntoIterator<Item = Arg>) -> &mut SqlBuilder {
+    pub(super) fn bind_list(
+        &mut self,
+        args: impl IntoIterator<Item = Param<'static>>,
+    ) -> &mut SqlBuilder {
         for (i, arg) in args.into_iter().enumerate() {
             if i > 0 {
                 self.push(", ");
@@ -1299,14 +1291,8 @@ impl SqlBuilder {
             Backend::Postgres => &self.sql,
             Backend::Sqlite => &self.sqlite_sql,
         };
-        let params = self.args.iter().map(|arg| match arg {
-            Arg::Int(v) => db::Param::Int(Some(*v)),
-            Arg::Text(v) => db::Param::Text(Some(v.as_str().into())),
-            Arg::Real(v) => db::Param::Real(Some(*v)),
-            Arg::OptInt(v) => db::Param::Int(*v),
-            Arg::OptText(v) => db::Param::Text(v.as_deref().map(Into::into)),
-        });
-        db::Query::with_params(sql, params.collect())
+        let params = self.args.iter().map(Param::borrowed).collect();
+        db::Query::with_params(sql, params)
     }
 }
 
@@ -1347,9 +1333,9 @@ mod tests {
     #[test]
     fn builder_numbers_placeholders_in_order() {
         let mut q = SqlBuilder::new("SELECT 1 WHERE a = ");
-        q.bind(Arg::Int(1))
+        q.bind(Param::int(1))
             .push(" AND b = ")
-            .bind(Arg::Text("x".into()));
+            .bind(Param::text("x".into()));
         assert_eq!(q.sql, "SELECT 1 WHERE a = $1 AND b = $2");
         assert_eq!(q.sqlite_sql, "SELECT 1 WHERE a = ? AND b = ?");
     }

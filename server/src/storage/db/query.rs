@@ -27,6 +27,42 @@ pub(in crate::storage) enum Param<'q> {
     OwnedBytes(Option<Vec<u8>>),
 }
 
+impl Param<'static> {
+    /// BIGINT.
+    pub(in crate::storage) fn int(v: i64) -> Self {
+        Param::Int(Some(v))
+    }
+    /// BIGINT or NULL.
+    pub(in crate::storage) fn opt_int(v: Option<i64>) -> Self {
+        Param::Int(v)
+    }
+    /// DOUBLE PRECISION.
+    pub(in crate::storage) fn real(v: f64) -> Self {
+        Param::Real(Some(v))
+    }
+    /// TEXT.
+    pub(in crate::storage) fn text(v: String) -> Self {
+        Param::Text(Some(Cow::Owned(v)))
+    }
+    /// TEXT or NULL.
+    pub(in crate::storage) fn opt_text(v: Option<String>) -> Self {
+        Param::Text(v.map(Cow::Owned))
+    }
+}
+
+impl Param<'_> {
+    /// The same value, borrowed from this one (text and bytes are not copied).
+    pub(in crate::storage) fn borrowed(&self) -> Param<'_> {
+        match self {
+            Param::Int(v) => Param::Int(*v),
+            Param::Real(v) => Param::Real(*v),
+            Param::Text(v) => Param::Text(v.as_deref().map(Cow::Borrowed)),
+            Param::Bytes(v) => Param::Bytes(*v),
+            Param::OwnedBytes(v) => Param::Bytes(v.as_deref()),
+        }
+    }
+}
+
 /// A Rust value that binds as a [`Param`].
 pub(in crate::storage) trait Bind<'q> {
     /// The value as a parameter.
@@ -130,27 +166,11 @@ impl<'q> Query<'q> {
     }
 
     fn on_sqlite(self) -> sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>> {
-        self.params
-            .into_iter()
-            .fold(sqlx::query(self.sql), |q, param| match param {
-                Param::Int(v) => q.bind(v),
-                Param::Real(v) => q.bind(v),
-                Param::Text(v) => q.bind(v),
-                Param::Bytes(v) => q.bind(v),
-                Param::OwnedBytes(v) => q.bind(v),
-            })
+        bound(self.sql, self.params)
     }
 
     fn on_postgres(self) -> sqlx::query::Query<'q, Postgres, PgArguments> {
-        self.params
-            .into_iter()
-            .fold(sqlx::query(self.sql), |q, param| match param {
-                Param::Int(v) => q.bind(v),
-                Param::Real(v) => q.bind(v),
-                Param::Text(v) => q.bind(v),
-                Param::Bytes(v) => q.bind(v),
-                Param::OwnedBytes(v) => q.bind(v),
-            })
+        bound(self.sql, self.params)
     }
 
     /// Every row.
@@ -218,6 +238,30 @@ impl<'q> Query<'q> {
         };
         Ok(Done { rows_affected })
     }
+}
+
+/// `sql` with `params` bound, as a query of database `DB`'s own driver.
+fn bound<'q, DB>(
+    sql: &'q str,
+    params: Vec<Param<'q>>,
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+where
+    DB: sqlx::Database,
+    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<f64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<Cow<'q, str>>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<&'q [u8]>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<Vec<u8>>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    params
+        .into_iter()
+        .fold(sqlx::query(sql), |q, param| match param {
+            Param::Int(v) => q.bind(v),
+            Param::Real(v) => q.bind(v),
+            Param::Text(v) => q.bind(v),
+            Param::Bytes(v) => q.bind(v),
+            Param::OwnedBytes(v) => q.bind(v),
+        })
 }
 
 fn rows<R: Into<DbRow>>(native: Vec<R>) -> Vec<DbRow> {
