@@ -335,6 +335,67 @@ async fn announced_repeats_keep_the_verdict_provisional_until_the_last_is_in() {
     .await;
 }
 
+/// Commit 5's repeat `k` of cell `c` alone (median TTFT `ttft`), two repeats announced: one CI
+/// job per cell.
+fn cell_repeat(k: u32, c: u32, ttft: f64) -> Value {
+    let mut doc = upload(5, vec![result(c, ttft, Some(1003.0))]);
+    doc["run"]["repeat_index"] = json!(k);
+    doc["run"]["repeats_expected"] = json!(2);
+    doc
+}
+
+#[tokio::test]
+async fn cells_uploaded_as_runs_of_their_own_count_each_cells_repeats() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("split", json!({})).await;
+        two_cell_history(&server, "split", &token).await;
+        // (cell, repeat) in upload order, the repeats received after each upload and the cell
+        // they count: the least measured cell's runs, not the commit's runs (which were 2
+        // after the second upload: final too early, with one repeat of each cell). No cell is
+        // named while the one run measured every cell of the commit; of equals, the first
+        // (`max_concurrency=16` sorts before `=4`).
+        let steps = [
+            (4, 0, 1, None),
+            (16, 0, 1, Some(16)),
+            (4, 1, 1, Some(16)),
+            (16, 1, 2, Some(16)),
+        ];
+        for (i, (c, k, received, fewest)) in steps.into_iter().enumerate() {
+            let ttft = if c == 4 { 100.0 } else { 200.0 };
+            let (status, r) = server
+                .upload("split", &token, &cell_repeat(k, c, ttft))
+                .await;
+            assert_eq!(status, 201, "{db}: upload {i}: {r}");
+            let v = &r["verdict_detail"];
+            let mut want = json!({"expected": 2, "received": received, "source": "run"});
+            if let Some(f) = fewest {
+                want["fewest_cell"] = json!(cell_key(f));
+            }
+            assert_eq!(v["repeats"], want, "{db}: upload {i}: {v}");
+            let pending = received < 2;
+            assert_eq!(v["provisional"], pending, "{db}: upload {i}");
+            let said = codes(v).iter().any(|(_, c)| c == "pending_repeats");
+            assert_eq!(said, pending, "{db}: upload {i}: {v}");
+            if i == 2 {
+                // The reason names the cell that is short.
+                let reason = v["reasons"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["code"] == "pending_repeats")
+                    .unwrap();
+                assert_eq!(
+                    reason["message"],
+                    format!("1 of 2 repeats of cell `{}` of this commit (its least measured) are in (as its uploads announced): the verdict is provisional and becomes final with the last repeat's upload", cell_key(16)),
+                    "{db}"
+                );
+            }
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn the_project_repeats_setting_holds_the_verdict_without_a_hint_and_bounds_are_checked() {
     for_each_store(|db, store| async move {

@@ -16,8 +16,10 @@
 //! * **Not measured**: a series of a present group that has baseline history but no value at
 //!   the candidate (the tool did not write that metric this time).
 //! * **Repeats**: expected = the largest `run.repeats_expected` among the commit's runs on its
-//!   branch, else `detection.repeats`; received = the number of those runs. Fewer received
-//!   than expected: provisional.
+//!   branch, else `detection.repeats`; received = the runs of that commit that measured its
+//!   least measured group (configuration × cell), so a commit whose cells are uploaded as runs
+//!   of their own (one CI job per cell) counts each cell's repeats, not the runs of all cells
+//!   together. Fewer received than expected: provisional.
 
 use super::short;
 use crate::regression::{describe, FindingKind, GroupInput, Severity};
@@ -62,10 +64,16 @@ pub struct Repeats {
     /// Runs of the commit expected: the largest `run.repeats_expected` its runs announced,
     /// else the project's `detection.repeats`.
     pub expected: u32,
-    /// Runs of the commit stored on its branch.
+    /// Runs of the commit stored on its branch that measured its least measured group
+    /// (configuration × cell); every run when each run measured every group.
     pub received: u32,
     /// `run` (announced by an upload) or `settings` (`detection.repeats`).
     pub source: RepeatsSource,
+    /// The cell `received` counts, when some of the commit's runs did not measure it (its
+    /// cells were uploaded as separate runs, or a cell failed in a repeat); absent when every
+    /// run measured every cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fewest_cell: Option<String>,
 }
 
 /// Where the expected number of repeats comes from.
@@ -79,22 +87,41 @@ pub enum RepeatsSource {
 }
 
 impl Repeats {
-    /// The commit's repeats: `received` runs of it on its branch against the largest number
-    /// they `announced` (`run.repeats_expected`), else the project's `setting`
-    /// (`detection.repeats`).
-    pub fn of(announced: impl IntoIterator<Item = i64>, received: usize, setting: u32) -> Repeats {
+    /// The commit's repeats against the largest number its runs `announced`
+    /// (`run.repeats_expected`), else the project's `setting` (`detection.repeats`).
+    ///
+    /// `runs`: the commit's runs on its branch; `per_group`: for each of its groups, its cell
+    /// key and how many of those runs measured it. Received is the smallest of those counts
+    /// (`runs` when there is no group); the first group with that count names
+    /// [`Repeats::fewest_cell`] when it is below `runs`.
+    pub fn of<'a>(
+        announced: impl IntoIterator<Item = i64>,
+        runs: usize,
+        per_group: impl IntoIterator<Item = (&'a str, usize)>,
+        setting: u32,
+    ) -> Repeats {
         let announced = announced
             .into_iter()
             .max()
             .map(|n| n.clamp(1, i64::from(u32::MAX)) as u32);
+        let fewest = per_group
+            .into_iter()
+            .fold(None, |best: Option<(&str, usize)>, (cell, n)| match best {
+                Some((_, m)) if m <= n => best,
+                _ => Some((cell, n)),
+            });
+        let received = fewest.map_or(runs, |(_, n)| n);
         Repeats {
             expected: announced.unwrap_or(setting.max(1)),
-            received: received as u32,
+            received: u32::try_from(received).unwrap_or(u32::MAX),
             source: if announced.is_some() {
                 RepeatsSource::Run
             } else {
                 RepeatsSource::Settings
             },
+            fewest_cell: fewest
+                .filter(|&(_, n)| n < runs)
+                .map(|(cell, _)| cell.to_string()),
         }
     }
 }
@@ -239,5 +266,43 @@ impl Coverage {
                 .cloned()
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_count_the_runs_of_the_least_measured_cell() {
+        // Two cells uploaded as runs of their own: 2 runs of a, 1 of b, 3 announced.
+        let r = Repeats::of([3, 3, 3], 3, [("a", 2), ("b", 1)], 1);
+        assert_eq!(
+            r,
+            Repeats {
+                expected: 3,
+                received: 1,
+                source: RepeatsSource::Run,
+                fewest_cell: Some("b".to_string()),
+            }
+        );
+        assert!(r.pending());
+        // Every run measured every cell: the runs, no cell named.
+        let r = Repeats::of([], 2, [("a", 2), ("b", 2)], 2);
+        assert!(!r.pending());
+        assert_eq!(
+            (r.expected, r.received, r.source, r.fewest_cell),
+            (2, 2, RepeatsSource::Settings, None)
+        );
+        // Ties name the first; no group at all counts the runs.
+        assert_eq!(
+            Repeats::of([], 4, [("a", 3), ("b", 3)], 1)
+                .fewest_cell
+                .as_deref(),
+            Some("a")
+        );
+        assert_eq!(Repeats::of([2], 1, [], 1).received, 1);
+        // Announced 0 is clamped to one repeat.
+        assert_eq!(Repeats::of([0], 1, [("a", 1)], 3).expected, 1);
     }
 }

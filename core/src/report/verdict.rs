@@ -549,7 +549,11 @@ fn coverage_reasons(cov: &Coverage, det: &DetectionSettings, reasons: &mut Vec<R
         Warn,
         ReasonCode::PendingRepeats,
         format!(
-            "{of} of this commit are in ({}): the verdict is provisional and becomes final with the last repeat's upload",
+            "{of} of {} are in ({}): the verdict is provisional and becomes final with the last repeat's upload",
+            match &r.fewest_cell {
+                Some(cell) => format!("cell `{cell}` of this commit (its least measured)"),
+                None => "this commit".to_string(),
+            },
             match r.source {
                 RepeatsSource::Run => "as its uploads announced",
                 RepeatsSource::Settings => "detection.repeats",

@@ -291,9 +291,19 @@ async fn analyze_one(
     // The commit's cells against its baseline commit's, and its repeats (`coverage`): while
     // repeats are pending, no alert opens; the verdict lists the findings as provisional.
     let mut coverage = coverage::commit_coverage(store, project.id, &ctx, &analyzed).await?;
+    // Each group's runs: a commit whose cells come as runs of their own has each cell's
+    // repeats, not the sum of every cell's runs.
+    let runs_per_group = groups.keys().map(|key| {
+        let n = run_groups
+            .values()
+            .filter(|keys| keys.contains(key))
+            .count();
+        (key.1.as_str(), n)
+    });
     let repeats = Repeats::of(
         runs.iter().filter_map(|r| r.summary.repeats_expected),
         runs.len(),
+        runs_per_group,
         det.repeats,
     );
     if repeats.pending() {
