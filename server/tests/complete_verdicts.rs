@@ -465,3 +465,55 @@ async fn a_candidate_that_swapped_every_cell_is_incomplete_naming_the_dropped_on
     })
     .await;
 }
+
+#[tokio::test]
+async fn verdicts_read_together_are_those_read_one_by_one() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("batch", json!({})).await;
+        for (i, ttft) in TTFT.into_iter().enumerate() {
+            let doc = upload(i, vec![result(4, ttft, Some(1000.0 + i as f64))]);
+            assert_eq!(server.upload("batch", &token, &doc).await.0, 201);
+        }
+        // Three repeats of a step: one alert, shared by the commit's three runs.
+        for (k, ttft) in [120.0, 121.0, 119.0].into_iter().enumerate() {
+            let doc = repeat(k as u32, ttft, Some(3));
+            assert_eq!(server.upload("batch", &token, &doc).await.0, 201);
+        }
+        let (_, runs) = server.get("/api/v1/projects/batch/runs").await;
+        let mut ids: Vec<uuid::Uuid> = runs["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 8, "{db}");
+        let unknown = uuid::Uuid::from_u128(7);
+        ids.push(unknown);
+        let bases = server.store.run_verdict_bases(&ids).await.unwrap();
+        let alerts = server.store.runs_alerts(&ids).await.unwrap();
+        assert_eq!((bases.len(), alerts.len()), (8, 3), "{db}");
+        assert!(!bases.contains_key(&unknown) && !alerts.contains_key(&unknown));
+        for id in &ids[..8] {
+            let one = server.store.run_verdict_basis(*id).await.unwrap();
+            assert_eq!(bases.get(id), one.as_ref(), "{db}: basis of {id}");
+            let one = server.store.run_alerts(*id).await.unwrap();
+            let together = alerts.get(id).cloned().unwrap_or_default();
+            assert_eq!(together, one, "{db}: alerts of {id}");
+        }
+        // The shared alert keeps its series in every run's copy (equal to the one-by-one
+        // reads above, which a copy without them would not be).
+        for list in alerts.values() {
+            assert_eq!(list.len(), 1, "{db}");
+            assert!(!list[0].series_ids.is_empty(), "{db}: {:?}", list[0]);
+        }
+        assert!(server
+            .store
+            .run_verdict_bases(&[])
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(server.store.runs_alerts(&[]).await.unwrap().is_empty());
+    })
+    .await;
+}

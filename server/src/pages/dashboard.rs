@@ -21,10 +21,11 @@ use super::views::{
 };
 use super::{visible_project, PageError, PageResult};
 use crate::app::AppState;
-use crate::storage::{AlertFilter, AlertStatus, Project, RecentValue, RunSummary, Store};
+use crate::storage::{Alert, AlertFilter, AlertStatus, Project, RecentValue, RunSummary, Store};
 use askama::Template;
 use axum::extract::{Path, State};
 use axum::response::Html;
+use benchtrail_core::report::verdict_basis::VerdictBasis;
 use benchtrail_core::settings::DetectionSettings;
 use benchtrail_core::Direction;
 use std::collections::HashMap;
@@ -90,25 +91,41 @@ impl RunVerdict {
     }
 }
 
-/// The current verdict of `run` (its stored analysis and the current alerts of its commit,
-/// by `det`), as [`crate::analysis::current_verdict`] computes it, without reading the run's
-/// results or its whole analysis (only the basis of its verdict).
-pub async fn run_verdict(
+/// The current verdicts of `runs` (their stored analyses and the current alerts of their
+/// commits, by `det`), as [`crate::analysis::current_verdict`] computes them, without reading
+/// the runs' results or whole analyses (only the bases of their verdicts): one query for the
+/// bases and one for the alerts, however many runs (a dashboard lists 20 or more). By run id,
+/// every run of `runs` present.
+pub async fn run_verdicts(
     store: &Store,
     det: &DetectionSettings,
+    runs: &[&RunSummary],
+) -> Result<HashMap<uuid::Uuid, RunVerdict>, PageError> {
+    let ids: Vec<uuid::Uuid> = runs.iter().map(|r| r.id).collect();
+    let bases = store.run_verdict_bases(&ids).await?;
+    let alerts = store.runs_alerts(&ids).await?;
+    Ok(runs
+        .iter()
+        .map(|run| {
+            let run_alerts = alerts.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
+            (
+                run.id,
+                verdict_row(run, bases.get(&run.id), run_alerts, det),
+            )
+        })
+        .collect())
+}
+
+/// How a run list shows the verdict of `run` from its `basis` and its commit's alerts.
+fn verdict_row(
     run: &RunSummary,
-) -> Result<RunVerdict, PageError> {
-    let basis = store.run_verdict_basis(run.id).await?;
-    let run_alerts = store.run_alerts(run.id).await?;
-    let v = crate::analysis::verdict_from_basis(
-        run.id,
-        &run.commit_sha,
-        basis.as_ref(),
-        &run_alerts,
-        det,
-    );
+    basis: Option<&VerdictBasis>,
+    run_alerts: &[Alert],
+    det: &DetectionSettings,
+) -> RunVerdict {
+    let v = crate::analysis::verdict_from_basis(run.id, &run.commit_sha, basis, run_alerts, det);
     let verdict = v.verdict.as_str().to_string();
-    let acknowledged = alerts::acknowledged_fail(&verdict, &run_alerts)
+    let acknowledged = alerts::acknowledged_fail(&verdict, run_alerts)
         .map(|(who, when)| format!("acknowledged by {who} {when}").trim().to_string())
         .unwrap_or_default();
     let provisional = match (&v.repeats, v.provisional) {
@@ -116,11 +133,11 @@ pub async fn run_verdict(
         (None, true) => "provisional".to_string(),
         _ => String::new(),
     };
-    Ok(RunVerdict {
+    RunVerdict {
         verdict,
         acknowledged,
         provisional,
-    })
+    }
 }
 
 /// A run listed with its verdict.
@@ -330,7 +347,8 @@ pub(super) async fn project_page(
 }
 
 /// The rows of `list` with their verdicts, each run's verdict computed once per page
-/// (`cache`: a branch's newest run is often among the recent runs too).
+/// (`cache`: a branch's newest run is often among the recent runs too), those not yet known
+/// read together ([`run_verdicts`]).
 async fn with_verdicts(
     store: &Store,
     det: &DetectionSettings,
@@ -338,22 +356,16 @@ async fn with_verdicts(
     cache: &mut HashMap<uuid::Uuid, RunVerdict>,
     list: &[RunSummary],
 ) -> Result<Vec<RunWithVerdict>, PageError> {
-    let mut out = Vec::with_capacity(list.len());
-    for r in list {
-        let verdict = match cache.get(&r.id) {
-            Some(v) => v.clone(),
-            None => {
-                let v = run_verdict(store, det, r).await?;
-                cache.insert(r.id, v.clone());
-                v
-            }
-        };
-        out.push(RunWithVerdict {
+    let unknown: Vec<&RunSummary> = list.iter().filter(|r| !cache.contains_key(&r.id)).collect();
+    cache.extend(run_verdicts(store, det, &unknown).await?);
+    Ok(list
+        .iter()
+        .map(|r| RunWithVerdict {
             run: RunRow::new(r, project),
-            verdict,
-        });
-    }
-    Ok(out)
+            // Present: `run_verdicts` answers for every run it is given.
+            verdict: cache[&r.id].clone(),
+        })
+        .collect())
 }
 
 /// Every listed series of the project (up to [`PROJECT_SERIES_CAP`]) and whether more exist.

@@ -184,6 +184,34 @@ impl Store {
         self.alerts_from_rows(&rows).await
     }
 
+    /// [`Store::run_alerts`] of several runs in one query: by run id, oldest first; a run
+    /// whose commit has no alert is absent.
+    pub async fn runs_alerts(
+        &self,
+        run_ids: &[Uuid],
+    ) -> Result<HashMap<Uuid, Vec<Alert>>, StorageError> {
+        let mut out: HashMap<Uuid, Vec<Alert>> = HashMap::new();
+        if run_ids.is_empty() {
+            return Ok(out);
+        }
+        let mut q = SqlBuilder::new(&format!(
+            "SELECT {ALERT_COLUMNS}, r.id AS of_run FROM alerts a JOIN projects p ON p.id = a.project_id \
+             JOIN runs r ON r.project_id = a.project_id AND r.branch = a.branch AND r.commit_sha = a.commit_sha \
+             WHERE r.id IN ("
+        ));
+        q.bind_list(run_ids.iter().map(|id| Param::text(id.to_string())));
+        q.push(") ORDER BY a.seq");
+        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
+        let alerts = self.alerts_from_rows(&rows).await?;
+        for (row, alert) in rows.iter().zip(alerts) {
+            let run: String = row.try_get("of_run")?;
+            out.entry(parse_uuid("of_run", &run)?)
+                .or_default()
+                .push(alert);
+        }
+        Ok(out)
+    }
+
     /// Alerts that involve a series (as headline or as a trade-off's part), oldest first.
     pub async fn series_alerts(&self, series_id: &str) -> Result<Vec<Alert>, StorageError> {
         let sql = format!(
@@ -365,7 +393,9 @@ impl Store {
         }
         rows.iter()
             .zip(&ids)
-            .map(|(row, id)| alert_row(row, series.remove(id).unwrap_or_default()))
+            // `get`, not `remove`: one alert may come in several rows (`runs_alerts`: the
+            // alerts of a commit, once per run of it).
+            .map(|(row, id)| alert_row(row, series.get(id).cloned().unwrap_or_default()))
             .collect()
     }
 

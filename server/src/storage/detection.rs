@@ -608,13 +608,35 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        if let Some(gz) = row.try_get::<Option<Vec<u8>>, _>("verdict_basis_gz")? {
-            let json = gunzip_column("verdict_basis_gz", &gz)?;
-            return serde_json::from_slice(&json).map(Some).map_err(|e| {
-                StorageError::Corrupt(format!("verdict_basis_gz of run {run_id}: {e}"))
-            });
+        verdict_basis_of_row(run_id, &row).map(Some)
+    }
+
+    /// [`Store::run_verdict_basis`] of several runs in one query: by run id, absent for a run
+    /// without an analysis of the current schema. For pages that list many runs' verdicts.
+    pub async fn run_verdict_bases(
+        &self,
+        run_ids: &[Uuid],
+    ) -> Result<HashMap<Uuid, VerdictBasis>, StorageError> {
+        let mut out = HashMap::with_capacity(run_ids.len());
+        if run_ids.is_empty() {
+            return Ok(out);
         }
-        decode_analysis_json(run_id, &row).map(Some)
+        let mut q = SqlBuilder::new(
+            "SELECT run_id, verdict_basis_gz, \
+             CASE WHEN verdict_basis_gz IS NULL THEN analysis_gz END AS analysis_gz, \
+             CASE WHEN verdict_basis_gz IS NULL AND analysis_gz IS NULL THEN analysis_json END \
+             AS analysis_json FROM run_analyses WHERE analysis_schema = ",
+        );
+        q.bind(Param::int(i64::from(ANALYSIS_SCHEMA)));
+        q.push(" AND run_id IN (");
+        q.bind_list(run_ids.iter().map(|id| Param::text(id.to_string())));
+        q.push(")");
+        for row in q.query(self.backend()).fetch_all(&self.pool).await? {
+            let run_id: String = row.try_get("run_id")?;
+            let run_id = parse_uuid("run_id", &run_id)?;
+            out.insert(run_id, verdict_basis_of_row(run_id, &row)?);
+        }
+        Ok(out)
     }
 
     /// Slugs of the projects holding a run analysis of a schema other than
@@ -931,6 +953,21 @@ impl Store {
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
         Ok(CommitGraph::new(nodes))
+    }
+}
+
+/// The verdict basis of run `run_id` from a row of `verdict_basis_gz`, `analysis_gz` and
+/// `analysis_json` (the latter two only read when the first is NULL: a row written before
+/// migration 0018).
+fn verdict_basis_of_row(run_id: Uuid, row: &DbRow) -> Result<VerdictBasis, StorageError> {
+    match row.try_get::<Option<Vec<u8>>, _>("verdict_basis_gz")? {
+        Some(gz) => {
+            let json = gunzip_column("verdict_basis_gz", &gz)?;
+            serde_json::from_slice(&json).map_err(|e| {
+                StorageError::Corrupt(format!("verdict_basis_gz of run {run_id}: {e}"))
+            })
+        }
+        None => decode_analysis_json(run_id, row),
     }
 }
 

@@ -39,7 +39,9 @@ pub(in crate::storage) async fn connect(url: &str) -> Result<Pool, StorageError>
             .max_connections(1)
             .idle_timeout(None)
             .max_lifetime(None);
-        return Ok(Pool::Sqlite(options.connect_with(self::options(url)?).await?));
+        return Ok(Pool::Sqlite(
+            options.connect_with(self::options(url)?).await?,
+        ));
     }
     // Only `mode=rwc` (the default) lets SQLite create the file; `ro`/`rw` must find one.
     let creates = !params
