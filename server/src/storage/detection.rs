@@ -160,26 +160,9 @@ impl Store {
             }
         };
         let ids: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
-        let mut cached = self.run_values.get_many(&ids);
-        let missing: Vec<Uuid> = ids
-            .iter()
-            .zip(&cached)
-            .filter(|(_, c)| c.is_none())
-            .map(|(id, _)| *id)
-            .collect();
-        if !missing.is_empty() {
-            let mut loaded = self.load_run_values(&missing).await?;
-            for (slot, id) in cached.iter_mut().zip(&ids) {
-                if slot.is_none() {
-                    let run = std::sync::Arc::new(loaded.remove(id).unwrap_or_default());
-                    self.run_values.insert(*id, std::sync::Arc::clone(&run));
-                    *slot = Some(run);
-                }
-            }
-        }
+        let cached = self.run_values_of(&ids).await?;
         let mut points = Vec::with_capacity(runs.len() * series_ids.len());
         for (run, values) in runs.iter().zip(cached) {
-            let Some(values) = values else { continue };
             let first = points.len();
             for series_id in series_ids {
                 for v in values.series(series_id) {
@@ -195,6 +178,39 @@ impl Store {
             points[first..].sort_by_key(|p| p.result_id);
         }
         Ok(points)
+    }
+
+    /// Every metric value of the runs `ids`, in that order (a run without values has none):
+    /// from [`RunValuesCache`](super::run_values::RunValuesCache), the runs it does not hold
+    /// read in one query and kept there.
+    pub(super) async fn run_values_of(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<Vec<std::sync::Arc<super::run_values::CachedRun>>, StorageError> {
+        let mut cached = self.run_values.get_many(ids);
+        let missing: Vec<Uuid> = ids
+            .iter()
+            .zip(&cached)
+            .filter(|(_, c)| c.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        let mut loaded = if missing.is_empty() {
+            HashMap::new()
+        } else {
+            self.load_run_values(&missing).await?
+        };
+        Ok(cached
+            .iter_mut()
+            .zip(ids)
+            .map(|(slot, id)| match slot.take() {
+                Some(run) => run,
+                None => {
+                    let run = std::sync::Arc::new(loaded.remove(id).unwrap_or_default());
+                    self.run_values.insert(*id, std::sync::Arc::clone(&run));
+                    run
+                }
+            })
+            .collect())
     }
 
     /// The runs of the project at `commits` (any branch) in run time and upload order, with
