@@ -17,7 +17,8 @@
 //!   a gate waits for it to settle (`benchtrail check --wait`).
 //!
 //! While the commit has fewer runs than expected (`detection.repeats`, or the
-//! `run.repeats_expected` its uploads announced), the verdict is provisional: a
+//! `run.repeats_expected` its uploads announced; counted for its least measured cell,
+//! [`Repeats::of`]), the verdict is provisional: a
 //! `pending_repeats` reason, every `fail` or `incomplete` reason lowered to `warn` (and no
 //! alert opened), so the verdict is at most `warn` until the last repeat is in.
 
