@@ -264,7 +264,7 @@ Mean TTFT (ms):                          12.00
     let empty = "============ Serving Benchmark Result ============\nhello\n";
     assert_eq!(
         parse_file(None, empty, 0).unwrap_err().to_string(),
-        "record 0 (line 1): field ``: the summary block holds no metric line: it is cut short \
+        "record 0 (line 1): the summary block holds no metric line: it is cut short \
          (no closing `=====` line)"
     );
 }
@@ -345,7 +345,7 @@ fn a_cut_block_is_stored_with_a_truncated_warning_naming_what_is_missing() {
                     // SGLang's first line, `Backend:`, is no metric: nothing to store.
                     assert_eq!(
                         e.to_string(),
-                        "record 0 (line 1): field ``: the summary block holds no metric line: \
+                        "record 0 (line 1): the summary block holds no metric line: \
                          it is cut short (no closing `=====` line)",
                         "{path} cut after {n} lines"
                     );

@@ -121,7 +121,7 @@ fn a_problem_without_repeat_index_gets_no_hint() {
         stderr(&out),
         format!(
             "error: the server answered HTTP 422 to POST {}/api/v1/projects/p/runs: Unprocessable \
-             content: record 0 (line 1): field ``: not a vllm bench serve result: no `duration`, \
+             content: record 0 (line 1): not a vllm bench serve result: no `duration`, \
              `request_throughput`, `model_id`\n  at /files/0/content (field=, line=1, record=0)\n",
             p.base
         )

@@ -274,7 +274,7 @@ pub enum AdapterError {
         summary: &'static str,
     },
     /// A record was recognised but a field is wrong.
-    #[error("record {record} (line {line}): field `{field}`: {message}", field = .error.field, message = .error.message)]
+    #[error("record {record} (line {line}): {}", at_field(.error))]
     Field {
         /// 0-based index of the record (the JSON Lines line, counting only non-empty lines).
         record: usize,
@@ -283,6 +283,16 @@ pub enum AdapterError {
         /// The field at fault.
         error: FieldError,
     },
+}
+
+/// A field error as its message says it: `field `/completed`: …`, or the message alone when
+/// the fault is the record's as a whole (an empty pointer).
+fn at_field(error: &FieldError) -> String {
+    if error.field.is_empty() {
+        error.message.clone()
+    } else {
+        format!("field `{}`: {}", error.field, error.message)
+    }
 }
 
 fn known_formats() -> String {

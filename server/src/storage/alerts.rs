@@ -194,20 +194,23 @@ impl Store {
         if run_ids.is_empty() {
             return Ok(out);
         }
-        let mut q = SqlBuilder::new(&format!(
-            "SELECT {ALERT_COLUMNS}, r.id AS of_run FROM alerts a JOIN projects p ON p.id = a.project_id \
-             JOIN runs r ON r.project_id = a.project_id AND r.branch = a.branch AND r.commit_sha = a.commit_sha \
-             WHERE r.id IN ("
-        ));
-        q.bind_list(run_ids.iter().map(|id| Param::text(id.to_string())));
-        q.push(") ORDER BY a.seq");
-        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
-        let alerts = self.alerts_from_rows(&rows).await?;
-        for (row, alert) in rows.iter().zip(alerts) {
-            let run: String = row.try_get("of_run")?;
-            out.entry(parse_uuid("of_run", &run)?)
-                .or_default()
-                .push(alert);
+        // Bounded IN lists (as `series_groups`); a run's alerts all come in its chunk, in order.
+        for chunk in run_ids.chunks(1000) {
+            let mut q = SqlBuilder::new(&format!(
+                "SELECT {ALERT_COLUMNS}, r.id AS of_run FROM alerts a JOIN projects p ON p.id = a.project_id \
+                 JOIN runs r ON r.project_id = a.project_id AND r.branch = a.branch AND r.commit_sha = a.commit_sha \
+                 WHERE r.id IN ("
+            ));
+            q.bind_list(chunk.iter().map(|id| Param::text(id.to_string())));
+            q.push(") ORDER BY a.seq");
+            let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
+            let alerts = self.alerts_from_rows(&rows).await?;
+            for (row, alert) in rows.iter().zip(alerts) {
+                let run: String = row.try_get("of_run")?;
+                out.entry(parse_uuid("of_run", &run)?)
+                    .or_default()
+                    .push(alert);
+            }
         }
         Ok(out)
     }

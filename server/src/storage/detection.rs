@@ -637,20 +637,23 @@ impl Store {
         if run_ids.is_empty() {
             return Ok(out);
         }
-        let mut q = SqlBuilder::new(
-            "SELECT run_id, verdict_basis_gz, \
-             CASE WHEN verdict_basis_gz IS NULL THEN analysis_gz END AS analysis_gz, \
-             CASE WHEN verdict_basis_gz IS NULL AND analysis_gz IS NULL THEN analysis_json END \
-             AS analysis_json FROM run_analyses WHERE analysis_schema = ",
-        );
-        q.bind(Param::int(i64::from(ANALYSIS_SCHEMA)));
-        q.push(" AND run_id IN (");
-        q.bind_list(run_ids.iter().map(|id| Param::text(id.to_string())));
-        q.push(")");
-        for row in q.query(self.backend()).fetch_all(&self.pool).await? {
-            let run_id: String = row.try_get("run_id")?;
-            let run_id = parse_uuid("run_id", &run_id)?;
-            out.insert(run_id, verdict_basis_of_row(run_id, &row)?);
+        // Bounded IN lists: SQLite allows 32766 parameters, Postgres 65535.
+        for chunk in run_ids.chunks(1000) {
+            let mut q = SqlBuilder::new(
+                "SELECT run_id, verdict_basis_gz, \
+                 CASE WHEN verdict_basis_gz IS NULL THEN analysis_gz END AS analysis_gz, \
+                 CASE WHEN verdict_basis_gz IS NULL AND analysis_gz IS NULL THEN analysis_json END \
+                 AS analysis_json FROM run_analyses WHERE analysis_schema = ",
+            );
+            q.bind(Param::int(i64::from(ANALYSIS_SCHEMA)));
+            q.push(" AND run_id IN (");
+            q.bind_list(chunk.iter().map(|id| Param::text(id.to_string())));
+            q.push(")");
+            for row in q.query(self.backend()).fetch_all(&self.pool).await? {
+                let run_id: String = row.try_get("run_id")?;
+                let run_id = parse_uuid("run_id", &run_id)?;
+                out.insert(run_id, verdict_basis_of_row(run_id, &row)?);
+            }
         }
         Ok(out)
     }
