@@ -57,7 +57,8 @@ impl Store {
     ///
     /// The window's runs are one query; their values come from the runs kept in memory for
     /// the analyses ([`RunValuesCache`](super::run_values::RunValuesCache): a stored run's
-    /// values never change), which hold the newest runs of a project its uploads analysed.
+    /// values never change), which hold the newest runs of a project its uploads analysed; a
+    /// run they do not hold (a server just started) is read whole once and kept there.
     /// Reading the values by SQL was 2,700 rows for 90 sparklines × 30 commits, 9–10 ms of a
     /// 50 ms dashboard at 1,800 commits (the rows, not SQLite, cost: one hand-over per few
     /// rows between sqlx's SQLite thread and the page's task).
