@@ -258,7 +258,13 @@ async fn a_metric_not_written_this_time_is_not_measured_and_opens_no_alert() {
 
 /// Commit 5's repeat `k` of median TTFT `ttft` in cell c=4, announcing `expected` repeats.
 fn repeat(k: u32, ttft: f64, expected: Option<u32>) -> Value {
-    let mut doc = upload(5, vec![result(4, ttft, Some(1003.0))]);
+    cell_repeat(k, 4, ttft, expected)
+}
+
+/// Commit 5's repeat `k` of cell `c` alone (median TTFT `ttft`), announcing `expected`
+/// repeats: with several cells, one CI job per cell.
+fn cell_repeat(k: u32, c: u32, ttft: f64, expected: Option<u32>) -> Value {
+    let mut doc = upload(5, vec![result(c, ttft, Some(1003.0))]);
     doc["run"]["repeat_index"] = json!(k);
     if let Some(n) = expected {
         doc["run"]["repeats_expected"] = json!(n);
@@ -335,15 +341,6 @@ async fn announced_repeats_keep_the_verdict_provisional_until_the_last_is_in() {
     .await;
 }
 
-/// Commit 5's repeat `k` of cell `c` alone (median TTFT `ttft`), two repeats announced: one CI
-/// job per cell.
-fn cell_repeat(k: u32, c: u32, ttft: f64) -> Value {
-    let mut doc = upload(5, vec![result(c, ttft, Some(1003.0))]);
-    doc["run"]["repeat_index"] = json!(k);
-    doc["run"]["repeats_expected"] = json!(2);
-    doc
-}
-
 #[tokio::test]
 async fn cells_uploaded_as_runs_of_their_own_count_each_cells_repeats() {
     for_each_store(|db, store| async move {
@@ -364,7 +361,7 @@ async fn cells_uploaded_as_runs_of_their_own_count_each_cells_repeats() {
         for (i, (c, k, received, fewest)) in steps.into_iter().enumerate() {
             let ttft = if c == 4 { 100.0 } else { 200.0 };
             let (status, r) = server
-                .upload("split", &token, &cell_repeat(k, c, ttft))
+                .upload("split", &token, &cell_repeat(k, c, ttft, Some(2)))
                 .await;
             assert_eq!(status, 201, "{db}: upload {i}: {r}");
             let v = &r["verdict_detail"];
