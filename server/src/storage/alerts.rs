@@ -172,16 +172,11 @@ impl Store {
 
     /// Alerts of a run's commit on the run's branch (what its analysis found), oldest first.
     pub async fn run_alerts(&self, run_id: Uuid) -> Result<Vec<Alert>, StorageError> {
-        let sql = format!(
-            "SELECT {ALERT_COLUMNS} FROM alerts a JOIN projects p ON p.id = a.project_id \
-             JOIN runs r ON r.project_id = a.project_id AND r.branch = a.branch AND r.commit_sha = a.commit_sha \
-             WHERE r.id = $1 ORDER BY a.seq"
-        );
-        let rows = db::query(&sql)
-            .bind(run_id.to_string())
-            .fetch_all(&self.pool)
-            .await?;
-        self.alerts_from_rows(&rows).await
+        Ok(self
+            .runs_alerts(&[run_id])
+            .await?
+            .remove(&run_id)
+            .unwrap_or_default())
     }
 
     /// [`Store::run_alerts`] of several runs in one query: by run id, oldest first; a run

@@ -613,18 +613,7 @@ impl Store {
         &self,
         run_id: Uuid,
     ) -> Result<Option<VerdictBasis>, StorageError> {
-        let row = db::query(
-            "SELECT verdict_basis_gz, \
-             CASE WHEN verdict_basis_gz IS NULL THEN analysis_gz END AS analysis_gz, \
-             CASE WHEN verdict_basis_gz IS NULL AND analysis_gz IS NULL THEN analysis_json END \
-             AS analysis_json FROM run_analyses WHERE run_id = $1 AND analysis_schema = $2",
-        )
-        .bind(run_id.to_string())
-        .bind(i64::from(ANALYSIS_SCHEMA))
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        verdict_basis_of_row(run_id, &row).map(Some)
+        Ok(self.run_verdict_bases(&[run_id]).await?.remove(&run_id))
     }
 
     /// [`Store::run_verdict_basis`] of several runs in one query: by run id, absent for a run
