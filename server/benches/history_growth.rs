@@ -78,6 +78,12 @@ struct Args {
     /// rows by hand-written SQL as often: p50 / p95 of each (0: skip).
     #[arg(long, default_value_t = 20)]
     reads: usize,
+    /// Load nothing: run the `--reads` on this database as it is (`sqlite://FILE` kept by
+    /// `--keep-sqlite`, or the Postgres URL `--keep-postgres` printed), with `--commits` the
+    /// number of commits it holds. So two builds' reads can be compared on one history without
+    /// loading it again.
+    #[arg(long)]
+    reads_of: Option<String>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -357,6 +363,28 @@ async fn main() {
         "history growth: {} commits × 18 cells × 34 values, one run per commit, CV 2 %, seed {:#x}",
         args.commits, args.seed
     );
+    if let Some(url) = &args.reads_of {
+        let store = Store::connect(url).await.unwrap();
+        let bench = Bench::start(store).await;
+        let runs = bench
+            .admin(
+                reqwest::Method::GET,
+                "/api/v1/projects/growth/runs?limit=1",
+                None,
+            )
+            .await;
+        let run = runs["items"][0]["id"]
+            .as_str()
+            .expect("a run of project `growth`")
+            .to_string();
+        let database = if url.starts_with("sqlite:") {
+            "sqlite"
+        } else {
+            "postgres"
+        };
+        read_pages(&bench, url, &run, &args, database).await;
+        return;
+    }
     if !args.no_sqlite {
         let dir = tempfile::tempdir().unwrap();
         let file = args

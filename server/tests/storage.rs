@@ -1206,6 +1206,33 @@ async fn series_points_follow_commit_order_with_repeats() {
         assert_eq!(c2.run_at, ts("2024-01-02T01:00:00Z"), "{db}");
         assert_eq!(c2.n, Some(100), "{db}");
         assert_eq!(points[0].commit_time, None, "{db}");
+        assert!(points.iter().all(|p| !p.excluded), "{db}");
+
+        // The runs are kept in memory after the first read; an exclusion made since shows at
+        // the next read, and its end at the one after.
+        store.exclude_run(runs[1].id, "noisy host").await.unwrap();
+        let excluded: Vec<(f64, bool)> = store
+            .series_points(&series_id, "main")
+            .await
+            .unwrap()
+            .iter()
+            .map(|p| (p.value, p.excluded))
+            .collect();
+        assert_eq!(
+            excluded,
+            [
+                (0.5, false),
+                (1.0, false),
+                (2.1, false),
+                (2.2, true),
+                (3.0, false),
+                (3.5, false)
+            ],
+            "{db}"
+        );
+        store.unexclude_run(runs[1].id).await.unwrap();
+        let again = store.series_points(&series_id, "main").await.unwrap();
+        assert!(again.iter().all(|p| !p.excluded), "{db}");
 
         let dev = store.series_points(&series_id, "dev").await.unwrap();
         assert_eq!(

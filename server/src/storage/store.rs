@@ -42,6 +42,8 @@ pub struct Store {
     pub(super) run_values: std::sync::Arc<super::run_values::RunValuesCache>,
     /// The projects' commit graphs kept between reads (shared by the store's clones).
     pub(super) commit_graphs: std::sync::Arc<super::commit_graphs::CommitGraphs>,
+    /// Stored runs' immutable columns kept for the series reads (shared by the store's clones).
+    pub(super) run_meta: std::sync::Arc<super::run_meta::RunMetaCache>,
 }
 
 /// Numbers the stores of this process ([`Store::instance`]).
@@ -62,6 +64,7 @@ impl Store {
             instance,
             run_values: Default::default(),
             commit_graphs: Default::default(),
+            run_meta: Default::default(),
         })
     }
 
@@ -552,41 +555,6 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(series_info).transpose()
-    }
-
-    /// The points of a series on a branch, in commit order: the project's commit graph in
-    /// ancestry order ([`Store::commit_graph`]: parents first, committer time only between
-    /// unrelated commits), then run time, upload order and result; several runs of one commit
-    /// give several points. Each point says whether its run is excluded from baselines.
-    pub async fn series_points(
-        &self,
-        series_id: &str,
-        branch: &str,
-    ) -> Result<Vec<SeriesPoint>, StorageError> {
-        let rows = db::query(
-            "SELECT r.project_id, r.commit_sha, r.commit_time, r.commit_time_offset, r.commit_subject, r.id, r.run_at, \
-             r.repeat_index, mv.value, mv.n, mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method, \
-             (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
-             FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
-             JOIN runs r ON r.seq = mv.run_seq \
-             WHERE s.series_id = $1 AND r.branch = $2 \
-             ORDER BY r.run_at, r.seq, mv.result_id",
-        )
-        .bind(series_id)
-        .bind(branch)
-        .fetch_all(&self.pool)
-        .await?;
-        let Some(first) = rows.first() else {
-            return Ok(Vec::new());
-        };
-        let graph = self.commit_graph(first.try_get("project_id")?).await?;
-        let mut points = rows
-            .iter()
-            .map(series_point)
-            .collect::<Result<Vec<_>, _>>()?;
-        // Stable: within a commit, the query's order (run time, upload, result) stays.
-        points.sort_by_cached_key(|p| graph.position(&p.commit_sha).unwrap_or(usize::MAX));
-        Ok(points)
     }
 
     /// Metadata of a run's files, in upload order.
@@ -1136,7 +1104,7 @@ fn stored_metric(row: &DbRow) -> Result<StoredMetric, StorageError> {
 
 /// The confidence interval of a metric value row (`ci_low`, `ci_high`, `ci_level`,
 /// `ci_method`): `None` unless all four are stored.
-fn stored_interval(row: &DbRow) -> Result<Option<Interval>, StorageError> {
+pub(super) fn stored_interval(row: &DbRow) -> Result<Option<Interval>, StorageError> {
     Ok(
         match (
             row.try_get::<Option<f64>, _>("ci_low")?,
@@ -1172,27 +1140,6 @@ pub(super) fn series_info(row: &DbRow) -> Result<SeriesInfo, StorageError> {
         slo_profile: row.try_get("slo_profile")?,
         unit: parse_unit(&unit)?,
         direction: parse_direction(&direction)?,
-    })
-}
-
-fn series_point(row: &DbRow) -> Result<SeriesPoint, StorageError> {
-    let run_id: String = row.try_get("id")?;
-    let run_at: String = row.try_get("run_at")?;
-    Ok(SeriesPoint {
-        commit_sha: row.try_get("commit_sha")?,
-        commit_time: parse_offset_time(
-            "commit_time",
-            row.try_get("commit_time")?,
-            row.try_get("commit_time_offset")?,
-        )?,
-        commit_subject: row.try_get("commit_subject")?,
-        run_id: parse_uuid("id", &run_id)?,
-        run_at: parse_timestamp("run_at", &run_at)?,
-        repeat_index: row.try_get("repeat_index")?,
-        value: row.try_get("value")?,
-        n: count_from_db(row.try_get("n")?)?,
-        ci: stored_interval(row)?,
-        excluded: row.try_get::<i64, _>("excluded")? > 0,
     })
 }
 
