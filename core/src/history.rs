@@ -40,6 +40,72 @@ pub struct CommitGraph {
     order: Vec<usize>,
     /// Position in `order` by `nodes` index.
     position: Vec<usize>,
+    /// By `nodes` index: its parents that are nodes (`nodes` indices), so ancestry walks
+    /// follow indices instead of hashing SHAs.
+    parents: Vec<Vec<usize>>,
+    /// By `nodes` index: a gap is behind it (no parents, or a parent that is not a node).
+    open: Vec<bool>,
+}
+
+/// The commits that may be ancestors of one commit, as one bit per node of its graph
+/// ([`CommitGraph::possible_ancestry`]). What every group of an analysis asks (is this commit a
+/// possible baseline? which are the newest possible ancestors?) costs a bit per commit this
+/// way, not a hashed SHA: at 1,800 commits, the SHA sets of `possible_ancestors` built for each
+/// of an upload's 18 groups were a third of its analysis (BENCHMARKS.md "Session 31").
+#[derive(Debug, Clone)]
+pub struct Ancestry<'g> {
+    graph: &'g CommitGraph,
+    /// By `nodes` index of `graph`.
+    member: Vec<bool>,
+}
+
+impl<'g> Ancestry<'g> {
+    /// Whether `sha` is in the set (a commit that is not a node never is).
+    pub fn contains(&self, sha: &str) -> bool {
+        self.graph.index.get(sha).is_some_and(|&i| self.member[i])
+    }
+
+    /// Adds `sha` (nothing when it is not a node).
+    pub fn insert(&mut self, sha: &str) {
+        if let Some(&i) = self.graph.index.get(sha) {
+            self.member[i] = true;
+        }
+    }
+
+    /// Removes `sha`.
+    pub fn remove(&mut self, sha: &str) {
+        if let Some(&i) = self.graph.index.get(sha) {
+            self.member[i] = false;
+        }
+    }
+
+    /// Adds every commit of `other` (of the same graph).
+    pub fn extend(&mut self, other: &Ancestry<'_>) {
+        for (m, o) in self.member.iter_mut().zip(&other.member) {
+            *m |= *o;
+        }
+    }
+
+    /// How many commits the set holds.
+    pub fn len(&self) -> usize {
+        self.member.iter().filter(|&&m| m).count()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        !self.member.contains(&true)
+    }
+
+    /// The commits of the set, newest (last in history order) first.
+    pub fn newest_first(&self) -> impl Iterator<Item = &'g str> + '_ {
+        let graph = self.graph;
+        graph
+            .order
+            .iter()
+            .rev()
+            .filter(|&&i| self.member[i])
+            .map(move |&i| graph.nodes[i].sha.as_str())
+    }
 }
 
 impl CommitGraph {
@@ -70,17 +136,28 @@ impl CommitGraph {
                 }
             }
         }
-        let key = |i: usize| Reverse((nodes[i].time, nodes[i].first_seq, nodes[i].sha.clone(), i));
-        let mut ready: BinaryHeap<_> = (0..n).filter(|&i| pending[i] == 0).map(key).collect();
-        // Every node by tie-break key: where a cycle is broken when nothing is ready.
+        // Every node by tie-break key (time, first run, SHA): the order among commits that are
+        // ready at once, and where a cycle is broken when none is. Ranked once, so the heap
+        // holds numbers, not copies of SHAs (a read of the graph at every upload built it).
         let mut by_key: Vec<usize> = (0..n).collect();
-        by_key.sort_by_key(|&i| key(i).0);
+        by_key.sort_by(|&a, &b| {
+            let key = |i: usize| (nodes[i].time, nodes[i].first_seq, &nodes[i].sha, i);
+            key(a).cmp(&key(b))
+        });
+        let mut rank = vec![0usize; n];
+        for (r, &i) in by_key.iter().enumerate() {
+            rank[i] = r;
+        }
+        let mut ready: BinaryHeap<Reverse<usize>> = (0..n)
+            .filter(|&i| pending[i] == 0)
+            .map(|i| Reverse(rank[i]))
+            .collect();
         let mut next_forced = 0;
         let mut placed = vec![false; n];
         let mut order = Vec::with_capacity(n);
         while order.len() < n {
             let i = match ready.pop() {
-                Some(Reverse((.., i))) if !placed[i] => i,
+                Some(Reverse(r)) if !placed[by_key[r]] => by_key[r],
                 Some(_) => continue,
                 None => {
                     while placed[by_key[next_forced]] {
@@ -94,7 +171,7 @@ impl CommitGraph {
             for &c in &children[i] {
                 pending[c] = pending[c].saturating_sub(1);
                 if pending[c] == 0 && !placed[c] {
-                    ready.push(key(c));
+                    ready.push(Reverse(rank[c]));
                 }
             }
         }
@@ -102,12 +179,34 @@ impl CommitGraph {
         for (pos, &i) in order.iter().enumerate() {
             position[i] = pos;
         }
+        let parents = nodes
+            .iter()
+            .map(|node| {
+                node.parents
+                    .iter()
+                    .filter_map(|p| index.get(p).copied())
+                    .collect()
+            })
+            .collect();
+        let open = nodes
+            .iter()
+            .map(|node| {
+                node.parents.is_empty() || node.parents.iter().any(|p| !index.contains_key(p))
+            })
+            .collect();
         CommitGraph {
             nodes,
             index,
             order,
             position,
+            parents,
+            open,
         }
+    }
+
+    /// The nodes as given to [`CommitGraph::new`] (a SHA given twice: its first node).
+    pub fn nodes(&self) -> &[CommitNode] {
+        &self.nodes
     }
 
     /// The commits in history order.
@@ -127,7 +226,11 @@ impl CommitGraph {
 
     /// The known ancestors of `sha` (itself excluded), reached through parents that are nodes.
     pub fn ancestors(&self, sha: &str) -> HashSet<&str> {
-        self.walk(sha).0
+        let Some(&start) = self.index.get(sha) else {
+            return HashSet::new();
+        };
+        let (found, _) = self.walk(start);
+        self.shas(&found)
     }
 
     /// The commits that may be ancestors of `sha` (itself excluded): its known ancestors, and,
@@ -135,19 +238,39 @@ impl CommitGraph {
     /// commit without parents), every commit ordered before the last such gap. A commit not
     /// in the graph has no known ancestry: every node may be its ancestor.
     pub fn possible_ancestors(&self, sha: &str) -> HashSet<&str> {
-        if !self.index.contains_key(sha) {
-            return self.order().collect();
-        }
-        let (mut found, gap) = self.walk(sha);
+        self.shas(&self.possible_ancestry(sha).member)
+    }
+
+    /// [`CommitGraph::possible_ancestors`] as an [`Ancestry`]: linear in the commits, without
+    /// hashing them.
+    pub fn possible_ancestry(&self, sha: &str) -> Ancestry<'_> {
+        let Some(&start) = self.index.get(sha) else {
+            return Ancestry {
+                graph: self,
+                member: vec![true; self.nodes.len()],
+            };
+        };
+        let (mut member, gap) = self.walk(start);
         if let Some(limit) = gap {
-            found.extend(
-                self.order[..limit]
-                    .iter()
-                    .map(|&i| self.nodes[i].sha.as_str()),
-            );
+            for &i in &self.order[..limit] {
+                member[i] = true;
+            }
         }
-        found.remove(sha);
-        found
+        member[start] = false;
+        Ancestry {
+            graph: self,
+            member,
+        }
+    }
+
+    /// The SHAs of the nodes set in `member` (by `nodes` index).
+    fn shas(&self, member: &[bool]) -> HashSet<&str> {
+        member
+            .iter()
+            .enumerate()
+            .filter(|(_, &m)| m)
+            .map(|(i, _)| self.nodes[i].sha.as_str())
+            .collect()
     }
 
     /// The commits other than `sha` whose history `sha` changes: those that may have it as an
@@ -181,35 +304,27 @@ impl CommitGraph {
             .collect()
     }
 
-    /// Known ancestors of `sha`, and the order position of the latest gap its walk reached.
-    fn walk(&self, sha: &str) -> (HashSet<&str>, Option<usize>) {
-        let mut found = HashSet::new();
+    /// Known ancestors of node `start` (by `nodes` index; itself not set), and the order
+    /// position of the latest gap its walk reached.
+    fn walk(&self, start: usize) -> (Vec<bool>, Option<usize>) {
+        let mut found = vec![false; self.nodes.len()];
+        let mut visited = vec![false; self.nodes.len()];
+        visited[start] = true;
         let mut gap: Option<usize> = None;
-        let Some(&start) = self.index.get(sha) else {
-            return (found, None);
-        };
         let mut stack = vec![start];
-        let mut visited = HashSet::from([start]);
         while let Some(i) = stack.pop() {
-            let node = &self.nodes[i];
-            let mut open = node.parents.is_empty();
-            for p in &node.parents {
-                match self.index.get(p) {
-                    Some(&j) => {
-                        if visited.insert(j) {
-                            found.insert(self.nodes[j].sha.as_str());
-                            stack.push(j);
-                        }
-                    }
-                    None => open = true,
+            for &j in &self.parents[i] {
+                if !visited[j] {
+                    visited[j] = true;
+                    found[j] = true;
+                    stack.push(j);
                 }
             }
-            if open {
+            if self.open[i] {
                 let pos = self.position[i];
                 gap = Some(gap.map_or(pos, |g| g.max(pos)));
             }
         }
-        found.remove(sha);
         (found, gap)
     }
 }
@@ -358,5 +473,34 @@ mod tests {
         );
         // A commit outside the graph may follow anything.
         assert_eq!(g.possible_ancestors("zz").len(), 5);
+    }
+
+    #[test]
+    fn an_ancestry_lists_its_commits_newest_first_and_answers_membership() {
+        // b and s branch from a (whose parent was never uploaded); d merges c and s.
+        let g = CommitGraph::new(vec![
+            node("a", &["gone"], 1, 1),
+            node("b", &["a"], 2, 2),
+            node("s", &["a"], 3, 3),
+            node("c", &["b"], 4, 4),
+            node("d", &["c", "s"], 5, 5),
+            node("e", &["d"], 6, 6),
+        ]);
+        let d = g.possible_ancestry("d");
+        assert_eq!(d.newest_first().collect::<Vec<_>>(), ["c", "s", "b", "a"]);
+        assert_eq!(d.len(), 4);
+        assert!(d.contains("s") && !d.contains("d") && !d.contains("e") && !d.contains("zz"));
+        let mut c = g.possible_ancestry("c");
+        assert_eq!(c.newest_first().collect::<Vec<_>>(), ["b", "a"]);
+        c.insert("c");
+        c.extend(&g.possible_ancestry("s"));
+        c.remove("b");
+        assert_eq!(c.newest_first().collect::<Vec<_>>(), ["c", "a"]);
+        assert!(g.possible_ancestry("a").is_empty());
+        // Outside the graph: every commit, newest first.
+        assert_eq!(
+            g.possible_ancestry("zz").newest_first().collect::<Vec<_>>(),
+            ["e", "d", "c", "s", "b", "a"]
+        );
     }
 }

@@ -84,6 +84,12 @@ struct Args {
     /// loading it again.
     #[arg(long)]
     reads_of: Option<String>,
+    /// With `--reads-of`: before the reads, upload this many more commits of the same history
+    /// (commits `--commits`, `--commits` + 1, …, each the child of the one before), each at an
+    /// idle server, and print their p50 / p95: the upload latency at that history length,
+    /// for any build, without loading the history again. Serve a copy: they are stored.
+    #[arg(long, default_value_t = 0)]
+    uploads: usize,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -220,6 +226,37 @@ async fn grow(bench: &Bench, args: &Args, database: &str, postgres: Option<&str>
     tokio::time::sleep(Duration::from_secs(5)).await;
     println!("{database}: idle {wait:.1} s after the last upload ({cpu:.1} CPU s meanwhile); RSS when idle {idle:.0} MiB, 5 s later (at rest) {:.0} MiB", rss_mib());
     last_run
+}
+
+/// `--uploads` more commits onto a loaded history (`--reads-of`), each at an idle server, as
+/// the admin (the project's upload token is not kept): their p50 / p95 round trip.
+async fn continue_history(bench: &Bench, args: &Args, database: &str) {
+    let spec = HistorySpec {
+        workload: workload(),
+        ..HistorySpec::chat(args.seed, args.commits + args.uploads, 1, 0.02)
+    };
+    let mut ms = Vec::with_capacity(args.uploads);
+    for i in args.commits..args.commits + args.uploads {
+        drain(Duration::from_secs(120)).await;
+        let (status, receipt, took) = bench
+            .send(
+                reqwest::Method::POST,
+                "/api/v1/projects/growth/runs",
+                support::ADMIN_TOKEN,
+                Some(upload(&spec, i)),
+            )
+            .await;
+        assert_eq!(status, 201, "commit {i}: {receipt}");
+        ms.push(took);
+    }
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "{database}: {} more uploads at commit {} | ms p50 {:>7.1} p95 {:>7.1}",
+        args.uploads,
+        args.commits,
+        percentile(&ms, 50.0),
+        percentile(&ms, 95.0)
+    );
 }
 
 /// p50 and p95 (ms) of `n` timed calls of `call` (after one untimed call), and its status.
@@ -382,6 +419,9 @@ async fn main() {
         } else {
             "postgres"
         };
+        if args.uploads > 0 {
+            continue_history(&bench, &args, database).await;
+        }
         read_pages(&bench, url, &run, &args, database).await;
         return;
     }

@@ -9,14 +9,18 @@
 #   server/benches/page_reads.sh target/release/benchtrail-server /tmp/h1800.db 18190 30
 #
 # Arguments: the server binary, the SQLite database `history_growth --keep-sqlite` wrote (project
-# `growth`; a copy is served, the original is not touched), a free port, reads per page.
+# `growth`; a copy is served, the original is not touched) or the Postgres URL that
+# `history_growth --keep-postgres` printed (served as it is), a free port, reads per page.
 set -euo pipefail
 BIN=$1; DB=$2; PORT=$3; N=${4:-30}
 TOKEN=bt_bench_admin_token_0123456789abcdef
 COPY=$(mktemp -d)/reads.db
-cp "$DB" "$COPY"
+case "$DB" in
+  postgres://* | postgresql://*) URL=$DB ;;
+  *) cp "$DB" "$COPY"; URL="sqlite://$COPY?mode=rwc" ;;
+esac
 BENCHTRAIL_ADMIN_TOKEN=$TOKEN "$BIN" --bind "127.0.0.1:$PORT" --analysis-workers 0 \
-  --database-url "sqlite://$COPY?mode=rwc" >"$COPY.log" 2>&1 &
+  --database-url "$URL" >"$COPY.log" 2>&1 &
 PID=$!
 trap 'kill $PID; rm -rf "$(dirname "$COPY")"' EXIT
 for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done

@@ -749,6 +749,36 @@ async fn a_kept_commit_graph_follows_commits_another_process_stores() {
             ["a", "b", "c"],
             "{name}"
         );
+        // x arrives without parents and the earliest time: first in the order.
+        let mut x = ttft_run(
+            ("graph", p),
+            "x",
+            "main",
+            Some("2023-01-01T00:00:00Z"),
+            at,
+            1.0,
+        );
+        x.parent_shas = Vec::new();
+        writer.insert_run(&x).await.unwrap();
+        assert_eq!(
+            order(&reader.commit_graph(p).await.unwrap()),
+            ["x", "a", "b", "c"],
+            "{name}"
+        );
+        // Between two reads, a new commit d after c, and another run of x naming d as its
+        // parent: the new row alone does not account for x's parents, so the graph is read
+        // whole, and x follows d.
+        let mut d = ttft_run(("graph", p), "d", "main", None, at, 1.0);
+        d.parent_shas = vec!["c".to_string()];
+        writer.insert_run(&d).await.unwrap();
+        let mut x_again = ttft_run(("graph", p), "x", "main", None, at, 1.0);
+        x_again.parent_shas = vec!["d".to_string()];
+        writer.insert_run(&x_again).await.unwrap();
+        assert_eq!(
+            order(&reader.commit_graph(p).await.unwrap()),
+            ["a", "b", "c", "d", "x"],
+            "{name}"
+        );
         writer.close().await;
         db.cleanup().await;
     }

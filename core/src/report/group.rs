@@ -154,47 +154,43 @@ impl CommitContext<'_> {
         // included) may be its baseline; behind a gap in the graph, the commits ordered before
         // it may be (see `crate::history`).
         let ancestors_of = |sha: &str, inclusive: bool| {
-            let mut set: HashSet<String> = self
-                .graph
-                .possible_ancestors(sha)
-                .into_iter()
-                .map(str::to_string)
-                .collect();
+            let mut set = self.graph.possible_ancestry(sha);
             if inclusive {
-                set.insert(sha.to_string());
+                set.insert(sha);
             }
             set
         };
-        let (allowed, rule): (HashSet<String>, String) = if self.branch == self.default_branch {
-            (
-                ancestors_of(self.commit, false),
-                format!(
-                    "the default branch `{}` before this commit",
-                    self.default_branch
-                ),
-            )
-        } else if let Some(mb) = self.merge_base.filter(|mb| order.iter().any(|c| c == mb)) {
-            (
-                ancestors_of(mb, true),
-                format!(
-                    "the default branch `{}` up to the merge base {mb}",
-                    self.default_branch
-                ),
-            )
-        } else {
-            let from = match self.merge_base {
-                Some(mb) if self.graph.position(mb).is_some() => ancestors_of(mb, true),
-                _ => ancestors_of(self.commit, false),
+        let (allowed, rule): (crate::history::Ancestry, String) =
+            if self.branch == self.default_branch {
+                (
+                    ancestors_of(self.commit, false),
+                    format!(
+                        "the default branch `{}` before this commit",
+                        self.default_branch
+                    ),
+                )
+            } else if let Some(mb) = self.merge_base.filter(|mb| order.iter().any(|c| c == mb)) {
+                (
+                    ancestors_of(mb, true),
+                    format!(
+                        "the default branch `{}` up to the merge base {mb}",
+                        self.default_branch
+                    ),
+                )
+            } else {
+                let from = match self.merge_base {
+                    Some(mb) if self.graph.position(mb).is_some() => ancestors_of(mb, true),
+                    _ => ancestors_of(self.commit, false),
+                };
+                (
+                    from,
+                    format!("the default branch `{}`", self.default_branch),
+                )
             };
-            (
-                from,
-                format!("the default branch `{}`", self.default_branch),
-            )
-        };
         let mut rule = rule;
         let mut base_commits: Vec<String> = order
             .iter()
-            .filter(|c| *c != self.commit && allowed.contains(*c))
+            .filter(|c| *c != self.commit && allowed.contains(c))
             .cloned()
             .collect();
         if let Some(pin) = pinned {

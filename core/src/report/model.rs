@@ -16,8 +16,11 @@ use serde_json::Value;
 use uuid::Uuid;
 
 /// Version of the stored analysis shape. 1: the untyped documents before the typed model
-/// (no `schema` field); 2: [`RunAnalysis`].
-pub const ANALYSIS_SCHEMA: u32 = 2;
+/// (no `schema` field); 2: [`RunAnalysis`]; 3: the same shape with repeats counted per cell
+/// ([`Coverage::repeats`](super::coverage::Coverage): the runs that measured the commit's least
+/// measured cell, named in `fewest_cell`), where 2 counted the commit's runs, so a commit
+/// uploaded one cell per run read as fully repeated after one repeat of each cell.
+pub const ANALYSIS_SCHEMA: u32 = 3;
 
 /// The analysis of one run at its commit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

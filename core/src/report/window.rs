@@ -56,20 +56,21 @@ impl CommitContext<'_> {
         newest: usize,
         named: impl IntoIterator<Item = &'n str>,
     ) -> HistoryWindow {
-        let mut ancestors: HashSet<&str> = self.graph.possible_ancestors(self.commit);
+        let mut ancestry = self.graph.possible_ancestry(self.commit);
         if let Some(mb) = self
             .merge_base
             .filter(|mb| self.graph.position(mb).is_some())
         {
-            ancestors.extend(self.graph.possible_ancestors(mb));
-            ancestors.insert(mb);
+            ancestry.extend(&self.graph.possible_ancestry(mb));
+            ancestry.insert(mb);
         }
-        ancestors.remove(self.commit);
-        let mut newest_first: Vec<&str> = ancestors.into_iter().collect();
-        newest_first.sort_by_key(|sha| std::cmp::Reverse(self.graph.position(sha)));
-        let complete = newest_first.len() <= newest;
-        newest_first.truncate(newest);
-        let ancestors: Vec<String> = newest_first.iter().map(|s| s.to_string()).collect();
+        ancestry.remove(self.commit);
+        let complete = ancestry.len() <= newest;
+        let ancestors: Vec<String> = ancestry
+            .newest_first()
+            .take(newest)
+            .map(str::to_owned)
+            .collect();
         if complete {
             return HistoryWindow {
                 commits: None,

@@ -94,12 +94,12 @@ async fn nearest_measuring(
         Some(mb) if ctx.branch != ctx.default_branch && ctx.graph.position(mb).is_some() => mb,
         _ => ctx.commit,
     };
-    let mut ancestors: Vec<&str> = ctx.graph.possible_ancestors(anchor).into_iter().collect();
+    let mut ancestors = ctx.graph.possible_ancestry(anchor);
     if anchor != ctx.commit {
-        ancestors.push(anchor);
+        ancestors.insert(anchor);
     }
-    ancestors.sort_by_key(|sha| std::cmp::Reverse(ctx.graph.position(sha)));
-    for sha in ancestors.into_iter().take(NEAREST_SCAN) {
+    let newest: Vec<&str> = ancestors.newest_first().take(NEAREST_SCAN).collect();
+    for sha in newest {
         let cells = store
             .commit_cells(project_id, ctx.default_branch, sha)
             .await?;

@@ -923,33 +923,85 @@ impl Store {
             with_parents: row.try_get("with_parents")?,
             with_time: row.try_get("with_time")?,
         };
-        if let Some(graph) = self.commit_graphs.get(project_id, fingerprint) {
-            return Ok(graph);
-        }
+        let kept = match self.commit_graphs.get(project_id) {
+            Some((at, graph)) if at == fingerprint => return Ok(graph),
+            kept => kept,
+        };
         // Read after the fingerprint: a commit stored in between makes the kept graph newer
         // than its fingerprint, so the next call reads it again; never older.
-        let graph = Arc::new(self.read_commit_graph(project_id).await?);
+        let mut nodes = None;
+        if let Some((at, graph)) = kept {
+            nodes = self
+                .commits_after(project_id, at, &graph, fingerprint)
+                .await?;
+        }
+        let nodes = match nodes {
+            Some(nodes) => nodes,
+            None => self.commit_nodes(project_id, None).await?.0,
+        };
+        let graph = Arc::new(CommitGraph::new(nodes));
         self.commit_graphs
             .put(project_id, fingerprint, graph.clone());
         Ok(graph)
     }
 
-    /// [`Self::commit_graph`] read from the `commits` rows.
-    async fn read_commit_graph(&self, project_id: i64) -> Result<CommitGraph, StorageError> {
+    /// The nodes of `kept` (read at fingerprint `at`) and the commits stored since, when those
+    /// are all that changed: the rows after its newest first run are the new commits, and they
+    /// account for every commit, parent list and commit time `now` counts more than `at` (a
+    /// stored commit only ever gains its parents or its time, each counted, and never changes
+    /// its first run). `None` otherwise (a commit stored with an earlier first run by a
+    /// concurrent upload, say): the caller reads every commit. So an upload of a new commit
+    /// reads one row, not the whole history (BENCHMARKS.md "Session 31").
+    async fn commits_after(
+        &self,
+        project_id: i64,
+        at: Fingerprint,
+        kept: &CommitGraph,
+        now: Fingerprint,
+    ) -> Result<Option<Vec<CommitNode>>, StorageError> {
+        if now.commits <= at.commits {
+            return Ok(None);
+        }
+        let newest = kept
+            .nodes()
+            .iter()
+            .map(|n| n.first_seq)
+            .max()
+            .unwrap_or(i64::MIN);
+        let (new, with_time) = self.commit_nodes(project_id, Some(newest)).await?;
+        let with_parents = new.iter().filter(|n| !n.parents.is_empty()).count() as i64;
+        let explains = new.len() as i64 == now.commits - at.commits
+            && with_parents == now.with_parents - at.with_parents
+            && with_time == now.with_time - at.with_time;
+        Ok(explains.then(|| kept.nodes().iter().cloned().chain(new).collect()))
+    }
+
+    /// The project's commits as graph nodes, in first-run order, and how many of them have a
+    /// commit time; `after`: only those whose first run is after that run sequence number.
+    async fn commit_nodes(
+        &self,
+        project_id: i64,
+        after: Option<i64>,
+    ) -> Result<(Vec<CommitNode>, i64), StorageError> {
         let rows = db::query(
             "SELECT sha, parent_shas, commit_time, first_run_at, first_seq FROM commits \
-             WHERE project_id = $1 ORDER BY first_seq",
+             WHERE project_id = $1 AND first_seq > $2 ORDER BY first_seq",
         )
         .bind(project_id)
+        .bind(after.unwrap_or(i64::MIN))
         .fetch_all(&self.pool)
         .await?;
+        let mut with_time = 0;
         let nodes = rows
             .iter()
             .map(|row| {
                 let parents: String = row.try_get("parent_shas")?;
                 let first_run_at: String = row.try_get("first_run_at")?;
                 let time = match parse_opt_timestamp("commit_time", row.try_get("commit_time")?)? {
-                    Some(t) => t,
+                    Some(t) => {
+                        with_time += 1;
+                        t
+                    }
                     None => parse_timestamp("first_run_at", &first_run_at)?,
                 };
                 Ok(CommitNode {
@@ -960,7 +1012,7 @@ impl Store {
                 })
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
-        Ok(CommitGraph::new(nodes))
+        Ok((nodes, with_time))
     }
 }
 
