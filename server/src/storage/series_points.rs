@@ -43,10 +43,15 @@ impl Store {
         series_id: &str,
         branch: &str,
     ) -> Result<Vec<SeriesPoint>, StorageError> {
+        // Sorted by result (upload order) though the points are sorted again below: on SQLite
+        // the sort makes the statement gather every row before it hands over the first, so
+        // the rows cross to this task in a burst. Streamed as the index finds them (each a
+        // page read), they crossed one at a time, the task woken for each: 1,000–1,300
+        // context switches per read of 1,800 points against 460 (BENCHMARKS.md "Session 31").
         let rows = db::query(
             "SELECT mv.run_seq, mv.result_id, mv.value, mv.n, mv.ci_low, mv.ci_high, mv.ci_level, \
              mv.ci_method FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
-             WHERE s.series_id = $1",
+             WHERE s.series_id = $1 ORDER BY mv.result_id",
         )
         .bind(series_id)
         .fetch_all(&self.pool)
