@@ -689,3 +689,65 @@ async fn a_postgres_database_refusing_connections_is_a_503() {
     drop(server);
     db.cleanup().await;
 }
+
+/// An upload that finds another upload's analysis queued or running (here: held by another
+/// server) leaves its own to the workers: its receipt says `pending` and a worker stores the
+/// verdict soon after. Once nothing else is queued, an upload is analyzed before its answer.
+#[tokio::test]
+async fn an_upload_to_a_busy_server_is_analyzed_by_a_worker_and_one_to_an_idle_server_inline() {
+    use benchtrail_server::analysis::jobs::AnalyzerOptions;
+    for db in stores().await {
+        let name = db.name;
+        let options = AnalyzerOptions {
+            workers: 1,
+            poll: Duration::from_millis(100),
+            ..AnalyzerOptions::default()
+        };
+        let server =
+            common::server::TestServer::start_with_analyzer(db.store.clone(), options).await;
+        let token = server
+            .project_with_token("busy", serde_json::json!({}))
+            .await;
+        // Another server's upload of commit `elsewhere`, analyzing there: leased far ahead.
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&db.url).await.unwrap();
+        sqlx::query(
+            "INSERT INTO analysis_jobs (project_id, kind, branch, commit_sha, generation, attempts, \
+             queued_at, not_before, lease_until) SELECT id, 'commit', 'main', 'elsewhere', 1, 1, \
+             '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z', \
+             '2999-01-01T00:00:00.000000Z' FROM projects WHERE slug = 'busy'",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        let (first, doc) = commit_doc(0);
+        let (status, receipt) = server.upload("busy", &token, &doc).await;
+        assert_eq!(status, 201, "{name}: {receipt}");
+        assert_eq!(receipt["verdict"], "pending", "{name}: {receipt}");
+        assert_eq!(
+            receipt["verdict_detail"]["reasons"][0]["code"], "not_analyzed",
+            "{name}"
+        );
+        let ids = BTreeSet::from([first]);
+        let still = settled(&server.http, &server.base, &ids, Duration::from_secs(30)).await;
+        assert!(
+            still.is_empty(),
+            "{name}: the worker analyzed it: {still:?}"
+        );
+        // The other server is done; this one's worker has finished too.
+        sqlx::query("DELETE FROM analysis_jobs WHERE commit_sha = 'elsewhere'")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        while db.store.queued_commit_jobs().await.unwrap() > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (_, doc) = commit_doc(1);
+        let (status, receipt) = server.upload("busy", &token, &doc).await;
+        assert_eq!(status, 201, "{name}: {receipt}");
+        assert_ne!(receipt["verdict"], "pending", "{name}: {receipt}");
+        drop(server);
+        db.cleanup().await;
+    }
+}

@@ -224,13 +224,25 @@ impl Analyzer {
         *self.last_base_url.lock().unwrap_or_else(|e| e.into_inner()) = Some(base.to_string());
     }
 
-    /// Analyzes the commit of an upload inline when `ticket` holds the job's lease and an
-    /// inline permit is free; else leaves it to the workers. `true` when the analysis was
-    /// stored; `false` when it is pending (left to the workers, or it failed and will be
-    /// retried). `comments`: the project posts PR comments and the upload names a pull
+    /// Analyzes the commit of an upload inline when `ticket` holds the job's lease, an inline
+    /// permit is free and no other upload's analysis was queued or running when this one
+    /// arrived (`others_queued` false); else leaves it to the workers. `true` when the
+    /// analysis was stored; `false` when it is pending (left to the workers, or it failed and
+    /// will be retried). `comments`: the project posts PR comments and the upload names a pull
     /// request, so the analysis is followed by a [`JobTarget::Comments`] job (and an upload
     /// out of order by the [`JobTarget::Reanalysis`] of each commit whose history it changed,
     /// which refresh the PR comments after them).
+    ///
+    /// Why a busy server queues: uploads arriving together (CI jobs of one commit, a backfill)
+    /// each analyzed inline meant as many analyses at once as permits, on as many cores as
+    /// there are, and one analysis per repeat of a commit; queued, the repeats of one commit
+    /// that arrive while its job waits share one analysis, and the workers run as many as
+    /// they are. 8 clients uploading the peer's data set: 2,200–2,800 values stored per
+    /// second with every upload inline, 4,100–4,900 with the busy ones queued, every verdict
+    /// stored 0.6–0.7 s after the last upload either way (BENCHMARKS.md, "Ingest side by side
+    /// with the peer", session 31). An upload to an idle server still has its verdict in its
+    /// receipt. Without workers (`--analysis-workers 0`) every upload that can is analyzed
+    /// inline, or nothing would analyze it.
     pub async fn after_upload(
         &self,
         store: &Store,
@@ -239,12 +251,18 @@ impl Analyzer {
         commit_sha: &str,
         ticket: JobTicket,
         comments: bool,
+        others_queued: bool,
     ) -> bool {
         if !ticket.leased {
             self.wake.notify_one();
             return false;
         }
-        let Ok(_permit) = self.inline.clone().try_acquire_owned() else {
+        let permit = if others_queued && self.options.workers > 0 {
+            None
+        } else {
+            self.inline.clone().try_acquire_owned().ok()
+        };
+        let Some(_permit) = permit else {
             if let Err(e) = store.release_job(ticket.id).await {
                 tracing::warn!(job = ticket.id, error = %e, "releasing an analysis job failed");
             }

@@ -87,6 +87,9 @@ pub(super) async fn upload(
             ),
         });
     }
+    // Other uploads' analyses queued or running: then this one's is left to the workers
+    // (`Analyzer::after_upload` says why).
+    let others_queued = state.store.queued_commit_jobs().await? > 0;
     // The commit's analysis job is stored with the run; this upload holds its lease and
     // analyzes it before answering when it can (see `analysis::jobs`).
     let (inserted, ticket) = state
@@ -113,6 +116,7 @@ pub(super) async fn upload(
                 &run.commit_sha,
                 ticket,
                 comments,
+                others_queued,
             )
             .await;
     }

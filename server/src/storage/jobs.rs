@@ -403,6 +403,20 @@ impl Store {
             .await?)
     }
 
+    /// How many uploads' commit analyses are queued or running (`commit` jobs), on every
+    /// server of this database: what an upload that finds some leaves its own analysis to the
+    /// workers for ([`crate::analysis::jobs::Analyzer::after_upload`]).
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn queued_commit_jobs(&self) -> Result<i64, StorageError> {
+        Ok(
+            db::query_scalar("SELECT COUNT(*) FROM analysis_jobs WHERE kind = 'commit'")
+                .fetch_one(&self.pool)
+                .await?,
+        )
+    }
+
     /// The project with internal id `id`.
     ///
     /// # Errors
