@@ -914,15 +914,7 @@ impl Store {
     /// time is the commit time, else the first run's time. Kept between calls while the
     /// project's commits are unchanged ([`super::commit_graphs`]): one aggregate query then.
     pub async fn commit_graph(&self, project_id: i64) -> Result<Arc<CommitGraph>, StorageError> {
-        let row = db::query(FINGERPRINT_SQL)
-            .bind(project_id)
-            .fetch_one(&self.pool)
-            .await?;
-        let fingerprint = Fingerprint {
-            commits: row.try_get("commits")?,
-            with_parents: row.try_get("with_parents")?,
-            with_time: row.try_get("with_time")?,
-        };
+        let fingerprint = self.commits_fingerprint(project_id).await?;
         let kept = match self.commit_graphs.get(project_id) {
             Some((at, graph)) if at == fingerprint => return Ok(graph),
             kept => kept,
@@ -945,11 +937,26 @@ impl Store {
         Ok(graph)
     }
 
+    /// The counts that change whenever the project's commits do ([`Fingerprint`]).
+    async fn commits_fingerprint(&self, project_id: i64) -> Result<Fingerprint, StorageError> {
+        let row = db::query(FINGERPRINT_SQL)
+            .bind(project_id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(Fingerprint {
+            commits: row.try_get("commits")?,
+            with_parents: row.try_get("with_parents")?,
+            with_time: row.try_get("with_time")?,
+        })
+    }
+
     /// The nodes of `kept` (read at fingerprint `at`) and the commits stored since, when those
     /// are all that changed: the rows after its newest first run are the new commits, and they
     /// account for every commit, parent list and commit time `now` counts more than `at` (a
     /// stored commit only ever gains its parents or its time, each counted, and never changes
-    /// its first run). `None` otherwise (a commit stored with an earlier first run by a
+    /// its first run), and the fingerprint read again after them is still `now` (the counts
+    /// only grow, so nothing was stored while they were read: the new rows and `now` are of
+    /// one moment). `None` otherwise (a commit stored with an earlier first run by a
     /// concurrent upload, say): the caller reads every commit. So an upload of a new commit
     /// reads one row, not the whole history (BENCHMARKS.md "Session 31").
     async fn commits_after(
@@ -972,7 +979,8 @@ impl Store {
         let with_parents = new.iter().filter(|n| !n.parents.is_empty()).count() as i64;
         let explains = new.len() as i64 == now.commits - at.commits
             && with_parents == now.with_parents - at.with_parents
-            && with_time == now.with_time - at.with_time;
+            && with_time == now.with_time - at.with_time
+            && self.commits_fingerprint(project_id).await? == now;
         Ok(explains.then(|| kept.nodes().iter().cloned().chain(new).collect()))
     }
 
