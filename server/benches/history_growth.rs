@@ -17,7 +17,15 @@
 //! per cell, 612 per upload. The values come from `benchtrail_core::regression::realistic`
 //! (run-level factors shared by every statistic of a run and correlated across cells,
 //! per-request sampling noise, throughput coupled to latency; noise model documented there)
-//! at run-to-run CV 2 %, noise only.
+//! at run-to-run CV 2 %, noise only. Issue 12's data set adds `--configurations 2` (a second
+//! configuration, an FP8 KV cache, uploaded as its own nightly run of every commit) and
+//! `--samples-last 200` (the newest 200 commits upload `--save-detailed` files: every cell's
+//! 200 requests with their TTFT, 127 chunk gaps and latency, about 4 MB of JSON per upload):
+//!
+//! ```sh
+//! cargo bench -p benchtrail-server --bench history_growth -- --commits 1800 --every 300 \
+//!     --configurations 2 --samples-last 200 --quiet --reads 20
+//! ```
 //!
 //! Printed every `--every` commits: the p50 and p95 upload latency (the HTTP round trip:
 //! ingest, storage and the analysis that runs before the response) of the last `--window`
@@ -31,7 +39,9 @@
 
 mod support;
 
-use benchtrail_core::regression::realistic::{commit_runs, CellShape, HistorySpec, Workload};
+use benchtrail_core::regression::realistic::{
+    commit_runs, commit_runs_detailed, CellShape, HistorySpec, Workload,
+};
 use benchtrail_server::storage::Store;
 use clap::Parser;
 use serde_json::{json, Value};
@@ -90,6 +100,15 @@ struct Args {
     /// for any build, without loading the history again. Serve a copy: they are stored.
     #[arg(long, default_value_t = 0)]
     uploads: usize,
+    /// Configurations measured at every commit, each its own nightly upload (the first as
+    /// before; the second with an FP8 KV cache, its own noise). Issue 12's data set: 2.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=2))]
+    configurations: u64,
+    /// The newest this many commits upload `vllm bench serve --save-detailed` files (the
+    /// per-request arrays of every cell: 200 requests × 127 chunk gaps each), the rest the
+    /// summaries alone. Issue 12's data set: 200.
+    #[arg(long, default_value_t = 0)]
+    samples_last: usize,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -119,29 +138,54 @@ fn sha(i: usize) -> String {
     format!("{:040x}", 0x6772_6f77_0000_0000_u64 + i as u64)
 }
 
-/// The upload of commit `i`: every cell's file, the commit's parent and its nightly time.
-fn upload(spec: &HistorySpec, i: usize) -> Vec<u8> {
-    let files: Vec<Value> = commit_runs(spec, i)
+/// The upload of commit `i` of configuration `config` (0 or 1, see `--configurations`): every
+/// cell's file (with its per-request arrays when `detailed`), the commit's parent and its
+/// nightly time.
+fn upload(spec: &HistorySpec, i: usize, config: u64, detailed: bool) -> Vec<u8> {
+    let spec = HistorySpec {
+        seed: spec.seed.wrapping_add(config),
+        ..spec.clone()
+    };
+    let runs = if detailed {
+        commit_runs_detailed(&spec, i)
+    } else {
+        commit_runs(&spec, i)
+    };
+    let files: Vec<Value> = runs
         .into_iter()
         .map(|g| json!({"name": format!("c{}.json", g.cell), "content": g.file.to_string()}))
         .collect();
     let parents: Vec<String> = if i == 0 { vec![] } else { vec![sha(i - 1)] };
     let time = chrono::DateTime::parse_from_rfc3339("2021-12-01T02:00:00Z").unwrap()
         + chrono::Duration::days(i as i64);
+    let mut configuration = json!({
+        "hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 1},
+        "engine": {"name": "vllm"},
+    });
+    if config == 1 {
+        configuration["quantization"] = json!({"kv_cache_dtype": "fp8"});
+    }
     let body = json!({
         "run": {
             "commit": {"sha": sha(i), "parents": parents,
                        "time": time.to_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)},
             "branch": "main",
         },
-        "configuration": {
-            "hardware": {"accelerator": "NVIDIA H100 80GB HBM3", "accelerator_count": 1},
-            "engine": {"name": "vllm"},
-        },
+        "configuration": configuration,
         "cell": {"input_len": spec.workload.input_len, "output_len": spec.workload.output_len},
         "files": files,
     });
     serde_json::to_vec(&body).unwrap()
+}
+
+/// Whether commit `i` of `args`' history uploads per-request arrays (`--samples-last`).
+fn detailed(args: &Args, i: usize) -> bool {
+    i + args.samples_last >= args.commits
+}
+
+/// Metric values stored by `args`' history: 18 cells × 34 values per upload.
+fn stored_values(args: &Args) -> f64 {
+    (args.commits * 18 * 34) as f64 * args.configurations as f64
 }
 
 /// Resident memory of this process, MiB (Linux `/proc/self/statm`; 0 elsewhere).
@@ -187,20 +231,25 @@ async fn grow(bench: &Bench, args: &Args, database: &str, postgres: Option<&str>
     let mut pending = 0usize;
     let mut last_run = String::new();
     for i in 0..args.commits {
-        let body = upload(&spec, i);
         let until_checkpoint = args.every - 1 - i % args.every;
-        if args.quiet && (until_checkpoint < args.window || args.commits - 1 - i < args.window) {
-            drain(Duration::from_secs(120)).await;
+        for config in 0..args.configurations {
+            let body = upload(&spec, i, config, detailed(args, i));
+            if args.quiet && (until_checkpoint < args.window || args.commits - 1 - i < args.window)
+            {
+                drain(Duration::from_secs(120)).await;
+            }
+            let (status, receipt, ms) = bench
+                .send(reqwest::Method::POST, path, &token, Some(body))
+                .await;
+            assert_eq!(status, 201, "commit {i}: {receipt}");
+            if config == 0 {
+                last_run = receipt["run_id"].as_str().unwrap_or_default().to_string();
+            }
+            if receipt["verdict"] == "pending" {
+                pending += 1;
+            }
+            latencies.push(ms);
         }
-        let (status, receipt, ms) = bench
-            .send(reqwest::Method::POST, path, &token, Some(body))
-            .await;
-        assert_eq!(status, 201, "commit {i}: {receipt}");
-        last_run = receipt["run_id"].as_str().unwrap_or_default().to_string();
-        if receipt["verdict"] == "pending" {
-            pending += 1;
-        }
-        latencies.push(ms);
         let n = i + 1;
         if n % args.every == 0 || n == args.commits {
             let from = latencies.len().saturating_sub(args.window);
@@ -243,7 +292,7 @@ async fn continue_history(bench: &Bench, args: &Args, database: &str) {
                 reqwest::Method::POST,
                 "/api/v1/projects/growth/runs",
                 support::ADMIN_TOKEN,
-                Some(upload(&spec, i)),
+                Some(upload(&spec, i, 0, detailed(args, i))),
             )
             .await;
         assert_eq!(status, 201, "commit {i}: {receipt}");
@@ -373,7 +422,7 @@ async fn print_disk(database: &str, url: &str, sizes: &str, args: &Args) {
     let mut rows: Vec<(String, i64)> = sqlx::query_as(sizes).fetch_all(&pool).await.unwrap();
     pool.close().await;
     rows.sort_by(|a, b| b.1.cmp(&a.1));
-    let values = (args.commits * 18 * 34) as f64;
+    let values = stored_values(args);
     let total: i64 = rows.iter().map(|r| r.1).sum();
     let largest: Vec<String> = rows
         .iter()
@@ -399,8 +448,9 @@ async fn main() {
             .init();
     }
     println!(
-        "history growth: {} commits × 18 cells × 34 values, one run per commit, CV 2 %, seed {:#x}",
-        args.commits, args.seed
+        "history growth: {} commits × {} configuration(s) × 18 cells × 34 values, one run per \
+         commit and configuration, per-request arrays in the newest {}, CV 2 %, seed {:#x}",
+        args.commits, args.configurations, args.samples_last, args.seed
     );
     if let Some(url) = &args.reads_of {
         let store = Store::connect(url).await.unwrap();
@@ -446,7 +496,7 @@ async fn main() {
         println!(
             "sqlite: database file {:.1} MiB, {:.0} B per stored value",
             size as f64 / 1048576.0,
-            size as f64 / (args.commits * 18 * 34) as f64
+            size as f64 / stored_values(&args)
         );
         // SQLite's `dbstat` table (compiled into the bundled library) gives each table's and
         // index's pages.

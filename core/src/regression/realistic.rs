@@ -237,6 +237,17 @@ impl Rand {
 /// The runs of commit `commit` (all repeats, all cells), deterministic in (spec, commit): a
 /// history can be generated commit by commit, in any order.
 pub fn commit_runs(spec: &HistorySpec, commit: usize) -> Vec<GeneratedRun> {
+    runs_of(spec, commit, false)
+}
+
+/// [`commit_runs`] as `vllm bench serve --save-detailed` writes them: the same summaries (the
+/// same random draws), each file with its per-request arrays too (`input_lens`,
+/// `output_lens`, `ttfts`, `itls`, `latencies` in seconds, `errors`), in request order.
+pub fn commit_runs_detailed(spec: &HistorySpec, commit: usize) -> Vec<GeneratedRun> {
+    runs_of(spec, commit, true)
+}
+
+fn runs_of(spec: &HistorySpec, commit: usize, detailed: bool) -> Vec<GeneratedRun> {
     let mut rng = Rand(ChaCha8Rng::seed_from_u64(
         spec.seed
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -265,6 +276,7 @@ pub fn commit_runs(spec: &HistorySpec, commit: usize) -> Vec<GeneratedRun> {
                 cell.ttft_ms * prefill * ttft_mult,
                 cell.tpot_ms * decode * tpot_mult,
                 change.and_then(|c| c.throughput_pct.as_ref().map(|t| (c, t[ci], ci))),
+                detailed,
             );
             out.push(GeneratedRun {
                 commit,
@@ -277,7 +289,8 @@ pub fn commit_runs(spec: &HistorySpec, commit: usize) -> Vec<GeneratedRun> {
     out
 }
 
-/// One run's file: per-request values from the run's levels, then vLLM's summary of them.
+/// One run's file: per-request values from the run's levels, then vLLM's summary of them;
+/// `detailed`: with the per-request arrays of `--save-detailed` too.
 fn run_file(
     w: &Workload,
     cell: &CellShape,
@@ -285,6 +298,7 @@ fn run_file(
     ttft_level: f64,
     tpot_level: f64,
     throughput: Option<(&Change, f64, usize)>,
+    detailed: bool,
 ) -> Value {
     let n = w.num_prompts;
     let gaps_per = (w.output_len - 1) as usize;
@@ -341,6 +355,16 @@ fn run_file(
         "max_concurrent_requests": cell.max_concurrency,
     });
     let obj = doc.as_object_mut().expect("an object");
+    if detailed {
+        let seconds = |v: &[f64]| v.iter().map(|ms| ms / 1000.0).collect::<Vec<f64>>();
+        obj.insert("input_lens".into(), json!(vec![w.input_len; n]));
+        obj.insert("output_lens".into(), json!(vec![w.output_len; n]));
+        obj.insert("ttfts".into(), json!(seconds(&ttfts)));
+        let per_request: Vec<Vec<f64>> = itls.chunks(gaps_per.max(1)).map(seconds).collect();
+        obj.insert("itls".into(), json!(per_request));
+        obj.insert("latencies".into(), json!(seconds(&e2els)));
+        obj.insert("errors".into(), json!(vec![""; n]));
+    }
     for (name, values) in [
         ("ttft", &mut ttfts),
         ("tpot", &mut tpots),
@@ -409,6 +433,39 @@ mod tests {
         let e2e = run.file["mean_e2el_ms"].as_f64().unwrap() / 1000.0;
         let rps = run.file["request_throughput"].as_f64().unwrap();
         assert!((rps * e2e - 4.0).abs() < 1e-9, "{rps} × {e2e}");
+    }
+
+    #[test]
+    fn a_detailed_file_is_the_summary_file_with_its_requests() {
+        let s = spec(0.02);
+        let plain = &commit_runs(&s, 1)[2];
+        let detailed = &commit_runs_detailed(&s, 1)[2];
+        let mut summaries = detailed.file.clone();
+        let arrays = [
+            "input_lens",
+            "output_lens",
+            "ttfts",
+            "itls",
+            "latencies",
+            "errors",
+        ];
+        for key in arrays {
+            summaries.as_object_mut().unwrap().remove(key);
+        }
+        assert_eq!(summaries, plain.file);
+        let (_, results) = crate::adapters::parse_file(None, &detailed.file.to_string(), 0)
+            .expect("a vllm bench serve --save-detailed file");
+        let samples = results[0].samples.as_ref().expect("per-request samples");
+        assert_eq!(samples.success, vec![true; 200]);
+        let ttft = samples.ttft_ms.as_ref().unwrap();
+        let itl = samples.itl_ms.as_ref().unwrap();
+        assert_eq!((ttft.len(), itl.len(), itl[0].len()), (200, 200, 127));
+        // The requests' own median is the file's p50 (vLLM's percentile: numpy's linear one).
+        let mut sorted: Vec<f64> = ttft.iter().map(|v| v.unwrap()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let median = (sorted[99] + sorted[100]) / 2.0;
+        let p50 = detailed.file["p50_ttft_ms"].as_f64().unwrap();
+        assert!((median - p50).abs() < 1e-9 * p50, "{median} against {p50}");
     }
 
     #[test]
