@@ -72,7 +72,10 @@ fn three_repeats_of_one_baseline_commit_fail_the_tradeoff_with_exit_1() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc["verdict"]["verdict"], "fail");
-    assert_eq!(doc["analysis"]["schema"], 2);
+    assert_eq!(
+        doc["analysis"]["schema"],
+        benchtrail_core::report::ANALYSIS_SCHEMA
+    );
     assert_eq!(
         doc["analysis"]["groups"][0]["report"]["findings"][0]["kind"],
         "tradeoff"
