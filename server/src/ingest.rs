@@ -67,14 +67,11 @@ pub fn prepare_with(
     // Two results of one series and cell in one run are ambiguous, never pooled (422).
     doc.check_distinct(&read.results, &project.key_fields)
         .map_err(invalid)?;
-    // The level is chosen by the upload's files together: one `--save-detailed` file per
-    // cell is 18 files of 500 KB, as costly to compress as one of 9 MB.
-    let upload_bytes: usize = doc.files.iter().map(|f| f.content.len()).sum();
     let files = doc
         .files
         .iter()
         .zip(&read.file_formats)
-        .map(|(file, format)| keep_file(&file.name, format, &file.content, upload_bytes))
+        .map(|(file, format)| keep_file(&file.name, format, &file.content))
         .collect();
     let run = &doc.run;
     let branch = run
@@ -120,18 +117,17 @@ pub fn prepare_with(
     })
 }
 
-/// Uploads whose files hold at least this many bytes together are stored at gzip level 1
-/// ([`keep_file`]).
+/// Files of at least this many bytes are stored at gzip level 1 ([`keep_file`]).
 const FAST_GZIP_FROM_BYTES: usize = 1 << 20;
 
-/// The uploaded file as stored, gzip-compressed: at the default level 6, or at level 1 when
-/// the files of its upload (`upload_bytes`) reach [`FAST_GZIP_FROM_BYTES`], which costs about
-/// a fifth of level 6's CPU for about 15 % more bytes. A 25 MiB `--save-detailed` file took
-/// 0.57 s of server CPU at level 6, most of its upload's; the summary files of a nightly upload
-/// (a few KB each) took a third more disk at level 1 (`run_files` 30 → 40 B per stored value
-/// at 1,800 commits; BENCHMARKS.md "Large uploads") for no CPU worth saving.
-fn keep_file(name: &str, format: &str, content: &str, upload_bytes: usize) -> NewFile {
-    let level = if upload_bytes.max(content.len()) >= FAST_GZIP_FROM_BYTES {
+/// The uploaded file as stored, gzip-compressed: at the default level 6, or at level 1 from
+/// [`FAST_GZIP_FROM_BYTES`], which costs about a fifth of level 6's CPU for about 15 % more
+/// bytes. A 25 MiB `--save-detailed` file took 0.57 s of server CPU at level 6, most of its
+/// upload's; the summary files of a nightly upload (a few KB each) took a third more disk at
+/// level 1 (`run_files` 30 → 40 B per stored value at 1,800 commits; BENCHMARKS.md "Large
+/// uploads") for no CPU worth saving.
+fn keep_file(name: &str, format: &str, content: &str) -> NewFile {
+    let level = if content.len() >= FAST_GZIP_FROM_BYTES {
         Compression::fast()
     } else {
         Compression::default()
@@ -257,24 +253,5 @@ impl SeriesContext {
             n: m.n,
             ci: m.ci.clone(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// gzip's XFL byte (RFC 1952): 4 when written by the fastest level, 0 by the default.
-    fn xfl(file: &NewFile) -> u8 {
-        file.content_gz[8]
-    }
-
-    #[test]
-    fn a_file_is_compressed_fast_when_its_upload_is_large_not_only_when_it_is() {
-        let small = "{\"ttft\": 1}".repeat(1000);
-        assert_eq!(xfl(&keep_file("a.json", "vllm", &small, small.len())), 0);
-        assert_eq!(xfl(&keep_file("a.json", "vllm", &small, 18 << 19)), 4);
-        let large = "x".repeat(FAST_GZIP_FROM_BYTES);
-        assert_eq!(xfl(&keep_file("b.json", "vllm", &large, large.len())), 4);
     }
 }
