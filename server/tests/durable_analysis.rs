@@ -740,7 +740,12 @@ async fn an_upload_to_a_busy_server_is_analyzed_by_a_worker_and_one_to_an_idle_s
             .await
             .unwrap();
         pool.close().await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while db.store.queued_commit_jobs().await.unwrap() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{name}: commit jobs still queued after 30 s"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let (_, doc) = commit_doc(1);
