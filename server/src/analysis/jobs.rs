@@ -237,8 +237,8 @@ impl Analyzer {
     /// each analyzed inline meant as many analyses at once as permits, on as many cores as
     /// there are, and one analysis per repeat of a commit; queued, the repeats of one commit
     /// that arrive while its job waits share one analysis, and the workers run as many as
-    /// they are. 8 clients uploading the peer's data set: 2,200–2,800 values stored per
-    /// second with every upload inline, 4,100–4,900 with the busy ones queued, every verdict
+    /// they are. 8 clients uploading the peer's data set: 2,200–3,000 values stored per
+    /// second with every upload inline, 4,000–5,000 with the busy ones queued, every verdict
     /// stored 0.6–0.7 s after the last upload either way (BENCHMARKS.md, "Ingest side by side
     /// with the peer", session 31). An upload to an idle server still has its verdict in its
     /// receipt. Without workers (`--analysis-workers 0`) every upload that can is analyzed
