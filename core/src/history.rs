@@ -435,17 +435,22 @@ mod tests {
         assert_eq!(order(&g), ["a", "b", "c"]);
     }
 
-    #[test]
-    fn ancestors_exclude_siblings_and_descendants() {
-        // a ← b ← d, a ← s (a sibling line), d a merge of b and s; e after d.
-        let g = CommitGraph::new(vec![
+    /// a ← b ← c ← d, a ← s (a sibling line), d a merge of c and s; e after d; a's parent was
+    /// never uploaded.
+    fn merged_sibling_line() -> CommitGraph {
+        CommitGraph::new(vec![
             node("a", &["gone"], 1, 1),
             node("b", &["a"], 2, 2),
             node("s", &["a"], 3, 3),
             node("c", &["b"], 4, 4),
             node("d", &["c", "s"], 5, 5),
             node("e", &["d"], 6, 6),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn ancestors_exclude_siblings_and_descendants() {
+        let g = merged_sibling_line();
         assert_eq!(sorted(g.ancestors("c")), ["a", "b"]);
         // The walk of c reaches a gap only at a (its parent was never uploaded): nothing is
         // before a, so s stays out.
@@ -477,15 +482,7 @@ mod tests {
 
     #[test]
     fn an_ancestry_lists_its_commits_newest_first_and_answers_membership() {
-        // b and s branch from a (whose parent was never uploaded); d merges c and s.
-        let g = CommitGraph::new(vec![
-            node("a", &["gone"], 1, 1),
-            node("b", &["a"], 2, 2),
-            node("s", &["a"], 3, 3),
-            node("c", &["b"], 4, 4),
-            node("d", &["c", "s"], 5, 5),
-            node("e", &["d"], 6, 6),
-        ]);
+        let g = merged_sibling_line();
         let d = g.possible_ancestry("d");
         assert_eq!(d.newest_first().collect::<Vec<_>>(), ["c", "s", "b", "a"]);
         assert_eq!(d.len(), 4);
