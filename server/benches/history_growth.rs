@@ -95,8 +95,9 @@ struct Args {
     #[arg(long)]
     reads_of: Option<String>,
     /// With `--reads-of`: before the reads, upload this many more commits of the same history
-    /// (commits `--commits`, `--commits` + 1, …, each the child of the one before), each at an
-    /// idle server, and print their p50 / p95: the upload latency at that history length,
+    /// (commits `--commits`, `--commits` + 1, …, each the child of the one before; each
+    /// configuration of `--configurations` its own upload), each at an idle server, and print
+    /// their p50 / p95 (and each configuration's): the upload latency at that history length,
     /// for any build, without loading the history again. Serve a copy: they are stored.
     #[arg(long, default_value_t = 0)]
     uploads: usize,
@@ -180,7 +181,8 @@ fn upload(spec: &HistorySpec, i: usize, config: u64, detailed: bool) -> Vec<u8> 
 
 /// Whether commit `i` of `args`' history uploads per-request arrays (`--samples-last`).
 fn detailed(args: &Args, i: usize) -> bool {
-    i + args.samples_last >= args.commits
+    // `--uploads` continue past `--commits`: without `--samples-last` they are summaries too.
+    args.samples_last > 0 && i + args.samples_last >= args.commits
 }
 
 /// Metric values stored by `args`' history: 18 cells × 34 values per upload.
@@ -284,30 +286,45 @@ async fn continue_history(bench: &Bench, args: &Args, database: &str) {
         workload: workload(),
         ..HistorySpec::chat(args.seed, args.commits + args.uploads, 1, 0.02)
     };
-    let mut ms = Vec::with_capacity(args.uploads);
+    // Per configuration: the second one's upload finds the first's run of its commit stored.
+    let mut ms = vec![Vec::with_capacity(args.uploads); args.configurations as usize];
     for i in args.commits..args.commits + args.uploads {
-        drain(Duration::from_secs(120)).await;
-        let (status, receipt, took) = bench
-            .send(
-                reqwest::Method::POST,
-                "/api/v1/projects/growth/runs",
-                support::ADMIN_TOKEN,
-                Some(upload(&spec, i, 0, detailed(args, i))),
-            )
-            .await;
-        assert_eq!(status, 201, "commit {i}: {receipt}");
-        ms.push(took);
+        for (config, times) in ms.iter_mut().enumerate() {
+            drain(Duration::from_secs(120)).await;
+            let (status, receipt, took) = bench
+                .send(
+                    reqwest::Method::POST,
+                    "/api/v1/projects/growth/runs",
+                    support::ADMIN_TOKEN,
+                    Some(upload(&spec, i, config as u64, detailed(args, i))),
+                )
+                .await;
+            assert_eq!(status, 201, "commit {i}: {receipt}");
+            times.push(took);
+        }
     }
     // The reads that follow meet an idle server, as after loading.
     drain(Duration::from_secs(120)).await;
-    ms.sort_by(f64::total_cmp);
-    println!(
+    let mut all: Vec<f64> = ms.concat();
+    all.sort_by(f64::total_cmp);
+    let mut line = format!(
         "{database}: {} more uploads at commit {} | ms p50 {:>7.1} p95 {:>7.1}",
-        args.uploads,
+        all.len(),
         args.commits,
-        percentile(&ms, 50.0),
-        percentile(&ms, 95.0)
+        percentile(&all, 50.0),
+        percentile(&all, 95.0)
     );
+    if ms.len() > 1 {
+        for (config, times) in ms.iter_mut().enumerate() {
+            times.sort_by(f64::total_cmp);
+            line += &format!(
+                " | configuration {config}: p50 {:.1} p95 {:.1}",
+                percentile(times, 50.0),
+                percentile(times, 95.0)
+            );
+        }
+    }
+    println!("{line}");
 }
 
 /// p50 and p95 (ms) of `n` timed calls of `call` (after one untimed call), and its status.
@@ -474,7 +491,9 @@ async fn main() {
         if args.uploads > 0 {
             continue_history(&bench, &args, database).await;
         }
-        read_pages(&bench, url, &run, &args, database).await;
+        if args.reads > 0 {
+            read_pages(&bench, url, &run, &args, database).await;
+        }
         return;
     }
     if !args.no_sqlite {

@@ -514,3 +514,123 @@ async fn verdicts_read_together_are_those_read_one_by_one() {
     })
     .await;
 }
+
+/// [`result`] of the FP8 KV cache configuration: another series key, its own experiment.
+fn fp8_result(c: u32, ttft_p50: f64, throughput: Option<f64>) -> Value {
+    let mut r = result(c, ttft_p50, throughput);
+    r["configuration"]["quantization"] = json!({"kv_cache_dtype": "fp8"});
+    r
+}
+
+/// Every run's stored analysis and verdict of project `slug`, by run id (the analysis without
+/// its time).
+async fn analyses(server: &TestServer, slug: &str) -> Vec<(String, Value, Value)> {
+    let (_, runs) = server
+        .get(&format!("/api/v1/projects/{slug}/runs?limit=100"))
+        .await;
+    let mut out = Vec::new();
+    for run in runs["items"].as_array().unwrap() {
+        let id = run["id"].as_str().unwrap().to_string();
+        let (status, mut analysis) = server.get(&format!("/api/v1/runs/{id}/analysis")).await;
+        assert_eq!(status, 200, "{analysis}");
+        analysis["analyzed_at"].take();
+        out.push((id.clone(), analysis, verdict(server, &id).await));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[tokio::test]
+async fn two_configurations_of_a_commit_are_analyzed_apart_each_with_its_own_repeats() {
+    for_each_store(|db, store| async move {
+        let server = TestServer::start(store).await;
+        let token = server.project_with_token("configs", json!({})).await;
+        // Five commits, each measured in both configurations by runs of their own.
+        for (i, ttft) in TTFT.into_iter().enumerate() {
+            let t = Some(1000.0 + i as f64);
+            for r in [result(4, ttft, t), fp8_result(4, ttft * 1.1, t)] {
+                let (status, body) = server.upload("configs", &token, &upload(i, vec![r])).await;
+                assert_eq!(status, 201, "{body}");
+            }
+        }
+        // Commit 5: the default configuration's two announced repeats carry a step (median
+        // TTFT +20 %); then the FP8 configuration's first repeat of two, without one.
+        let step = |k: u32, ttft: f64| {
+            let mut doc = upload(5, vec![result(4, ttft, Some(1003.0))]);
+            doc["run"]["repeat_index"] = json!(k);
+            doc["run"]["repeats_expected"] = json!(2);
+            doc
+        };
+        assert_eq!(
+            server.upload("configs", &token, &step(0, 120.0)).await.0,
+            201
+        );
+        let (status, second) = server.upload("configs", &token, &step(1, 121.0)).await;
+        assert_eq!(status, 201, "{second}");
+        assert_eq!(second["verdict"], "fail", "{db}: {second}");
+        let step_run = second["run_id"].as_str().unwrap();
+        let analyzed_at = |a: Value| a["analyzed_at"].as_str().unwrap().to_string();
+        let analysis_path = format!("/api/v1/runs/{step_run}/analysis");
+        let before = analyzed_at(server.get(&analysis_path).await.1);
+        let mut fp8 = upload(5, vec![fp8_result(4, 110.0, Some(1003.0))]);
+        fp8["run"]["repeats_expected"] = json!(2);
+        let (status, r) = server.upload("configs", &token, &fp8).await;
+        assert_eq!(status, 201, "{r}");
+        // The FP8 run waits for its own second repeat ...
+        let v = &r["verdict_detail"];
+        assert_eq!(
+            v["repeats"],
+            json!({"expected": 2, "received": 1, "source": "run"}),
+            "{db}: {v}"
+        );
+        assert_eq!(v["provisional"], true, "{db}");
+        // ... and the default configuration stays final: both its repeats are in, its alert
+        // stays open (counted over the commit's three runs, its repeats read 1 of 2 again and
+        // its alert was withdrawn as held).
+        let v = verdict(&server, step_run).await;
+        assert_eq!(v["verdict"], "fail", "{db}: {v}");
+        assert_eq!(
+            v["repeats"],
+            json!({"expected": 2, "received": 2, "source": "run"}),
+            "{db}: {v}"
+        );
+        let open = server.alerts("configs", "?status=open").await;
+        assert_eq!(open.len(), 1, "{db}: {open:?}");
+        assert_eq!(open[0]["commit"], commit(5), "{db}");
+        assert!(
+            !open[0]["series_key"].to_string().contains("fp8"),
+            "{db}: {open:?}"
+        );
+        // The FP8 upload analyzed its own configuration only: the default configuration's
+        // runs kept their analysis ...
+        let after = analyzed_at(server.get(&analysis_path).await.1);
+        assert_eq!(after, before, "{db}");
+        // ... which is what analyzing the whole commit stores.
+        let scoped = analyses(&server, "configs").await;
+        assert_eq!(scoped.len(), 13, "{db}");
+        let project = server.store.project("configs").await.unwrap().unwrap();
+        let whole = benchtrail_server::analysis::Scope::Commit;
+        benchtrail_server::analysis::analyze_commit(
+            &server.store,
+            &project,
+            "main",
+            &commit(5),
+            &whole,
+        )
+        .await
+        .unwrap();
+        assert_ne!(
+            analyzed_at(server.get(&analysis_path).await.1),
+            before,
+            "{db}"
+        );
+        let whole = analyses(&server, "configs").await;
+        for (s, w) in scoped.iter().zip(&whole) {
+            assert_eq!(s, w, "{db}: run {}", s.0);
+        }
+        let after = server.alerts("configs", "?status=open").await;
+        assert_eq!(after.len(), 1, "{db}: {after:?}");
+        assert_eq!(after[0]["id"], open[0]["id"], "{db}");
+    })
+    .await;
+}

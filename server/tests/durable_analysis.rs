@@ -227,6 +227,24 @@ async fn empty_the_log(db_url: &str) {
     conn.close().await.unwrap();
 }
 
+/// [`empty_the_log`], then a read transaction held open on the emptied log: until it ends,
+/// no checkpoint copies the frames written after it into the database file, so the log can
+/// never start over and every write appends to it. (The server checkpoints its log in the
+/// background every second, `storage::db::checkpoint`; after such a checkpoint, writes reuse
+/// the log's room, so a file size limit at the log's size would not fill for them.)
+async fn hold_the_log(db_url: &str) -> sqlx::SqliteConnection {
+    use sqlx::Connection;
+    empty_the_log(db_url).await;
+    let mut conn = sqlx::SqliteConnection::connect(db_url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut conn).await.unwrap();
+    // A read transaction takes its snapshot at its first read.
+    let _: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    conn
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_full_disk_is_a_503_and_the_server_recovers_when_space_returns() {
     let db = stores().await.into_iter().next().unwrap();
@@ -326,10 +344,11 @@ async fn a_disk_that_fills_during_analysis_leaves_no_acknowledged_upload_unanaly
             .is_empty()
     );
 
-    // The log is emptied first (a checkpoint that truncates it), so that from now on it holds
-    // exactly what is written: the uploads below, sent at once, so that they are stored and
-    // acknowledged faster than the one worker analyzes them.
-    empty_the_log(&db.url).await;
+    // The log is emptied first (a checkpoint that truncates it) and held (no checkpoint
+    // until the end), so that from now on it holds exactly what is written: the uploads
+    // below, sent at once, so that they are stored and acknowledged faster than the one
+    // worker analyzes them.
+    let reader = hold_the_log(&db.url).await;
     let mut during = BTreeSet::new();
     let sent: Vec<_> = (3..9)
         .map(|i| {
@@ -386,6 +405,7 @@ async fn a_disk_that_fills_during_analysis_leaves_no_acknowledged_upload_unanaly
         unanalyzed.len(),
         acknowledged.len()
     );
+    drop(reader);
     drop(server);
     db.cleanup().await;
 }

@@ -703,6 +703,7 @@ async fn alerts_are_listed_by_status_and_on_series_run_and_project_pages() {
                 "main",
                 &sha(commit),
                 &AlertKind::ALL,
+                None,
                 &alerts,
                 "gone",
             )

@@ -49,6 +49,7 @@ pub mod family;
 mod family_findings;
 pub use family_findings::{p_phrase, Undecided};
 pub mod family_scan;
+mod pairwise;
 pub mod rates;
 pub mod realistic;
 pub mod significance;

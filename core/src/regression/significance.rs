@@ -598,18 +598,14 @@ pub fn request_shift(
     };
     let normal = Normal::new(0.0, 1.0).expect("standard normal");
     let p = (2.0 * normal.sf(z.abs())).clamp(0.0, 1.0);
-    let mut diffs: Vec<f64> = Vec::with_capacity(b.len() * c.len());
-    for &y in &c {
-        for &x in &b {
-            diffs.push(y - x);
-        }
-    }
+    // The pairwise differences c − b, read at four ranks without being built.
+    let diffs = super::pairwise::PairwiseDifferences::new(&b, &c);
     let m = diffs.len();
     let q = normal.inverse_cdf(1.0 - (1.0 - level) / 2.0);
     let half = q * (n1 * n2 * (nn + 1.0) / 12.0).sqrt();
     let lo_rank = ((n1 * n2 / 2.0 - half).floor().max(0.0) as usize).min(m - 1);
     let hi_rank = ((n1 * n2 / 2.0 + half).ceil() as usize).clamp(lo_rank, m - 1);
-    let mut nth = |k: usize| -> f64 { *diffs.select_nth_unstable_by(k, f64::total_cmp).1 };
+    let nth = |k: usize| -> f64 { diffs.kth(k) };
     let shift = if m % 2 == 1 {
         nth(m / 2)
     } else {

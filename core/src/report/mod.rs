@@ -9,6 +9,7 @@
 //! * [`group`]: the baseline rules ([`group::CommitContext::plan`]), the engine input built
 //!   from history, and one group's analysis.
 //! * [`coverage`]: missing and new cells, series not measured, repeats.
+//! * [`config_parts`]: a commit's runs split into the configurations analyzed apart.
 //! * [`distribution`]: per-request CDFs (TTFT, TPOT) for a reader.
 //! * [`model`]: the stored analysis of one run.
 //! * [`verdict`]: the verdict rules: levels, reason codes, what fails CI.
@@ -57,6 +58,7 @@
 pub mod comment;
 pub mod compare;
 pub mod compare_table;
+pub mod config_parts;
 pub mod coverage;
 pub mod distribution;
 pub mod extras;

@@ -283,7 +283,7 @@ pub(super) async fn change_point_scan(
             settings_version: version,
         };
         store
-            .save_commit_alerts(project_id, branch, &commit, &[], &[alert], SUPERSEDED)
+            .save_commit_alerts(project_id, branch, &commit, &[], None, &[alert], SUPERSEDED)
             .await?;
     }
     Ok(())

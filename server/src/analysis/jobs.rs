@@ -33,13 +33,14 @@
 //! While [`AnalyzerOptions::max_queued`] jobs wait, new uploads are refused (503 with
 //! `Retry-After`, `crate::api`): the server takes uploads at the rate it analyzes them.
 
-use super::{analyze_upload, recompute_project};
+use super::{analyze_upload, recompute_project, Scope};
 use crate::app::AppState;
 use crate::storage::{ClaimedJob, JobTarget, JobTicket, Project, StorageError, Store};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify, Semaphore};
+use uuid::Uuid;
 
 /// How the analysis queue is worked.
 #[derive(Debug, Clone)]
@@ -231,7 +232,9 @@ impl Analyzer {
     /// will be retried). `comments`: the project posts PR comments and the upload names a pull
     /// request, so the analysis is followed by a [`JobTarget::Comments`] job (and an upload
     /// out of order by the [`JobTarget::Reanalysis`] of each commit whose history it changed,
-    /// which refresh the PR comments after them).
+    /// which refresh the PR comments after them). The inline analysis covers the
+    /// configurations of the uploaded run `run_id` ([`Scope::Run`]) when no other analysis
+    /// of the commit was pending, else the whole commit.
     ///
     /// Why a busy server queues: uploads arriving together (CI jobs of one commit, a backfill)
     /// each analyzed inline meant as many analyses at once as permits, on as many cores as
@@ -249,6 +252,7 @@ impl Analyzer {
         project: &Project,
         branch: &str,
         commit_sha: &str,
+        run_id: Uuid,
         ticket: JobTicket,
         comments: bool,
         others_queued: bool,
@@ -270,8 +274,16 @@ impl Analyzer {
             return false;
         };
         started(ticket.id, ticket.generation, 1, "commit", "inline");
+        // A job row this upload created (generation 1) means no other analysis of the commit
+        // was pending: every other configuration's stored analysis is current, and only the
+        // uploaded run's configurations need analyzing. Otherwise the whole commit.
+        let scope = if ticket.generation == 1 {
+            Scope::Run(run_id)
+        } else {
+            Scope::Commit
+        };
         let analysis = async {
-            let again = analyze_upload(store, project, branch, commit_sha).await?;
+            let again = analyze_upload(store, project, branch, commit_sha, &scope).await?;
             let comments = comments.then(|| comments_of(branch, commit_sha));
             Ok(then_after_upload(comments, again))
         };
@@ -581,7 +593,8 @@ async fn run(state: &AppState, job: ClaimedJob) {
     let outcome = match &job.target {
         JobTarget::Commit { branch, commit_sha } => {
             let work = async {
-                let again = analyze_upload(store, &project, branch, commit_sha).await?;
+                let again =
+                    analyze_upload(store, &project, branch, commit_sha, &Scope::Commit).await?;
                 // The settings as they are now: comments turned on meanwhile are posted.
                 let comments = posts_comments(store, &project)
                     .await?
@@ -592,7 +605,7 @@ async fn run(state: &AppState, job: ClaimedJob) {
         }
         JobTarget::Reanalysis { branch, commit_sha } => {
             let work = async {
-                super::analyze_commit(store, &project, branch, commit_sha).await?;
+                super::analyze_commit(store, &project, branch, commit_sha, &Scope::Commit).await?;
                 // Its runs' reports may have changed: their PR comments follow.
                 Ok(refresh_of(store, &project).await?.into_iter().collect())
             };

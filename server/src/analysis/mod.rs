@@ -2,9 +2,12 @@
 //!
 //! # What runs when
 //! * **On upload, before the response** ([`analyze_commit`]): the uploaded run's commit is
-//!   analyzed as a whole (every run of that commit on that branch, so repeats uploaded one by
-//!   one accumulate and results of one commit split over several uploads are compared
-//!   together). Alerts are stored, alerts of earlier commits that this commit returns to the
+//!   analyzed (every run of that commit on that branch, so repeats uploaded one by one
+//!   accumulate and results of one commit split over several uploads are compared together),
+//!   one configuration apart from another ([`benchtrail_core::report::config_parts`]): its
+//!   cells are decided together and its repeats counted among its own runs. When no other
+//!   analysis of the commit was pending, only the uploaded run's configurations are analyzed
+//!   ([`Scope::Run`]): another configuration's analysis cannot have changed. Alerts are stored, alerts of earlier commits that this commit returns to the
 //!   baseline of are resolved, and every run of the commit gets its analysis and verdict. So
 //!   `GET /api/v1/runs/{id}/verdict` right after the upload answers for it.
 //! * **In the background** (default branch only): the E-Divisive change-point scan of the
@@ -63,11 +66,12 @@ use crate::storage::{
 use alerts::{new_alert, resolve_returned};
 use benchtrail_core::history::CommitGraph;
 use benchtrail_core::regression::{Finding, GroupInput};
+use benchtrail_core::report::config_parts::{config_parts, ConfigPart};
 use benchtrail_core::report::group::{self as group, CommitContext, GroupAnalysis};
 use benchtrail_core::report::verdict_basis::VerdictBasis;
 use benchtrail_core::report::window;
 use benchtrail_core::report::{CellAnalysis, Continuing, RunAnalysis, ANALYSIS_SCHEMA};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -105,34 +109,68 @@ const SUPERSEDED: &str = "no longer found when the commit's analysis was recompu
 /// Improvements are kept as alerts (explainable, linkable) but need no triage.
 const IMPROVEMENT_REASON: &str = "improvement: no triage needed";
 
-/// Analyzes every run of `commit_sha` on `branch` (see the module documentation) and stores
-/// alerts and per-run analyses. Asks for the change-point scan on the default branch.
+/// Which runs of a commit an analysis covers: the parts of
+/// [`benchtrail_core::report::config_parts`] (each configuration is analyzed apart, so an
+/// upload of one configuration need not analyze another's groups again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every run of the commit: a worker's job, a re-analysis, a recomputation.
+    Commit,
+    /// The part holding this run: an upload analyzed inline when no other analysis of its
+    /// commit was pending, so every other part's stored analysis is current.
+    Run(Uuid),
+    /// The parts holding any of these configurations (series key JSON): the earlier commits
+    /// a scoped analysis analyzes again for confirmation.
+    Configs(BTreeSet<String>),
+}
+
+impl Scope {
+    fn selects(&self, part: &ConfigPart<Uuid>) -> bool {
+        match self {
+            Scope::Commit => true,
+            Scope::Run(id) => part.runs.contains(id),
+            Scope::Configs(configs) => !part.configs.is_disjoint(configs),
+        }
+    }
+}
+
+/// Analyzes the runs of `commit_sha` on `branch` that `scope` selects (see the module
+/// documentation) and stores alerts and per-run analyses. Asks for the change-point scan on
+/// the default branch.
 /// With confirmation on (`detection.engine.confirm_commits` = n > 0), the n commits before
-/// this one on its branch are analyzed again too: this commit may confirm (or refute) their
-/// pending findings.
+/// this one on its branch are analyzed again too (the same configurations when `scope` is
+/// not the whole commit): this commit may confirm (or refute) their pending findings.
 pub async fn analyze_commit(
     store: &Store,
     project: &Project,
     branch: &str,
     commit_sha: &str,
+    scope: &Scope,
 ) -> Result<Arc<CommitGraph>, StorageError> {
-    let (previous, graph) = analyze_one(store, project, branch, commit_sha, true).await?;
+    let (previous, graph, configs) =
+        analyze_one(store, project, branch, commit_sha, scope, true).await?;
+    let again = match scope {
+        Scope::Commit => Scope::Commit,
+        Scope::Run(_) | Scope::Configs(_) => Scope::Configs(configs),
+    };
     for commit in previous {
-        analyze_one(store, project, branch, &commit, false).await?;
+        analyze_one(store, project, branch, &commit, &again, false).await?;
     }
     Ok(graph)
 }
 
 /// [`analyze_commit`] without the re-analysis of earlier commits; returns those commits (the
-/// up to `confirm_commits` commits before this one, in any of its groups) and the commit graph
-/// the analysis followed. `scan`: ask for the change-point scan (`scan::request`).
+/// up to `confirm_commits` commits before this one, in any of its groups), the commit graph
+/// the analysis followed and the configurations it analyzed. `scan`: ask for the
+/// change-point scan (`scan::request`).
 async fn analyze_one(
     store: &Store,
     project: &Project,
     branch: &str,
     commit_sha: &str,
+    scope: &Scope,
     scan: bool,
-) -> Result<(Vec<String>, Arc<CommitGraph>), StorageError> {
+) -> Result<(Vec<String>, Arc<CommitGraph>, BTreeSet<String>), StorageError> {
     let mut timing = PhaseTimes::start();
     // Values read for the groups' windows, for the debug line.
     let mut history_values = 0usize;
@@ -154,7 +192,7 @@ async fn analyze_one(
         .flat_map(|run| &run.result_series)
         .filter_map(|series| series.first().cloned())
         .collect();
-    let groups = store.series_groups(&firsts).await?;
+    let mut groups = store.series_groups(&firsts).await?;
     let group_of: HashMap<&str, &(String, String)> = groups
         .iter()
         .flat_map(|(key, series)| series.iter().map(move |s| (s.series_id.as_str(), key)))
@@ -171,6 +209,25 @@ async fn analyze_one(
                 .push((*key).clone());
         }
     }
+
+    // The parts of the commit this analysis covers, and only their groups.
+    let run_configs: Vec<(Uuid, Vec<&str>)> = runs
+        .iter()
+        .map(|run| {
+            let keys = run_groups.get(&run.summary.id);
+            let configs = keys.into_iter().flatten().map(|k| k.0.as_str()).collect();
+            (run.summary.id, configs)
+        })
+        .collect();
+    let parts: Vec<ConfigPart<Uuid>> = config_parts(&run_configs)
+        .into_iter()
+        .filter(|part| scope.selects(part))
+        .collect();
+    let configs: BTreeSet<String> = parts
+        .iter()
+        .flat_map(|part| part.configs.iter().cloned())
+        .collect();
+    groups.retain(|key, _| configs.contains(&key.0));
 
     timing.lap("groups");
     let graph = store.commit_graph(project.id).await?;
@@ -290,30 +347,54 @@ async fn analyze_one(
     timing.lap("decide");
     // The commit's cells against its baseline commit's, and its repeats (`coverage`): while
     // repeats are pending, no alert opens; the verdict lists the findings as provisional.
-    let mut coverage = coverage::commit_coverage(store, project.id, &ctx, &analyzed).await?;
-    // Each group's runs: a commit whose cells come as runs of their own has each cell's
-    // repeats, not the sum of every cell's runs.
-    let runs_per_group = groups.keys().map(|key| {
-        let n = run_groups
-            .values()
-            .filter(|keys| keys.contains(key))
-            .count();
-        (key.1.as_str(), n)
-    });
-    let repeats = Repeats::of(
-        runs.iter().filter_map(|r| r.summary.repeats_expected),
-        runs.len(),
-        runs_per_group,
-        det.repeats,
-    );
-    if repeats.pending() {
-        coverage.held = alerts
-            .drain(..)
-            .filter(|a| a.kind != AlertKind::Improvement)
-            .map(|a| coverage::held(&a))
+    let coverage = coverage::commit_coverage(store, project.id, &ctx, &analyzed).await?;
+    // Each part's repeats, among its own runs (a commit whose cells come as runs of their own
+    // has each cell's repeats, not the sum of every cell's runs). While a part's repeats are
+    // pending, its alerts are held.
+    let mut part_coverage = Vec::with_capacity(parts.len());
+    for part in &parts {
+        let part_runs: Vec<&CommitRun> = runs
+            .iter()
+            .filter(|r| part.runs.contains(&r.summary.id))
             .collect();
+        let runs_per_group = groups
+            .keys()
+            .filter(|key| part.configs.contains(&key.0))
+            .map(|key| {
+                let n = part_runs
+                    .iter()
+                    .filter(|r| {
+                        run_groups
+                            .get(&r.summary.id)
+                            .is_some_and(|keys| keys.contains(key))
+                    })
+                    .count();
+                (key.1.as_str(), n)
+            });
+        let repeats = Repeats::of(
+            part_runs.iter().filter_map(|r| r.summary.repeats_expected),
+            part_runs.len(),
+            runs_per_group,
+            det.repeats,
+        );
+        let mut held = Vec::new();
+        if repeats.pending() {
+            let (of_part, others): (Vec<_>, Vec<_>) = alerts
+                .drain(..)
+                .partition(|a| part.configs.contains(&a.series_key_json));
+            alerts = others;
+            held = of_part
+                .iter()
+                .filter(|a| a.kind != AlertKind::Improvement)
+                .map(coverage::held)
+                .collect();
+        }
+        part_coverage.push(Coverage {
+            repeats: Some(repeats),
+            held,
+            ..coverage.clone()
+        });
     }
-    coverage.repeats = Some(repeats);
     timing.lap("coverage");
     store
         .save_commit_alerts(
@@ -321,6 +402,7 @@ async fn analyze_one(
             branch,
             commit_sha,
             &COMMIT_KINDS,
+            (*scope != Scope::Commit).then_some(&configs),
             &alerts,
             SUPERSEDED,
         )
@@ -351,7 +433,15 @@ async fn analyze_one(
         }
     }
     timing.lap("alerts");
-    for run in &runs {
+    let mut run_parts: Vec<(&CommitRun, &Coverage)> = Vec::new();
+    for (part, coverage) in parts.iter().zip(&part_coverage) {
+        for run in &runs {
+            if part.runs.contains(&run.summary.id) {
+                run_parts.push((run, coverage));
+            }
+        }
+    }
+    for (run, coverage) in run_parts {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
         let mut doc = run_analysis(run, &keys, &analyzed, version, &ctx);
         doc.coverage = coverage.for_run(&keys);
@@ -380,6 +470,7 @@ async fn analyze_one(
         project = %project.slug,
         commit = commit_sha,
         groups = groups.len(),
+        parts = parts.len(),
         history_values,
         cached_runs,
         cached_values,
@@ -387,7 +478,7 @@ async fn analyze_one(
         "commit analyzed"
     );
     crate::memory::note_work();
-    Ok((previous, graph))
+    Ok((previous, graph, configs))
 }
 
 /// Wall time of an analysis's phases, for the `debug` log line that says where an upload's
@@ -543,7 +634,8 @@ pub async fn verdict_and_analysis(
     Ok((verdict, analysis))
 }
 
-/// The analysis of an upload: [`analyze_commit`]; returns the re-analyses it asks for. When the
+/// The analysis of an upload: [`analyze_commit`] of `scope`; returns the re-analyses it asks
+/// for. When the
 /// upload changed the history of commits stored before it (it arrived out of order: a parent
 /// after its child, or another run of a commit after a later commit), those commits
 /// ([`CommitGraph::affected_by`]) were analyzed against a graph with a gap, where unrelated
@@ -557,8 +649,9 @@ pub async fn analyze_upload(
     project: &Project,
     branch: &str,
     commit_sha: &str,
+    scope: &Scope,
 ) -> Result<Vec<JobTarget>, StorageError> {
-    let graph = analyze_commit(store, project, branch, commit_sha).await?;
+    let graph = analyze_commit(store, project, branch, commit_sha, scope).await?;
     let affected: HashSet<&str> = graph.affected_by(commit_sha).into_iter().collect();
     if affected.is_empty() {
         return Ok(Vec::new());
@@ -597,7 +690,8 @@ pub async fn recompute_project(store: &Store, project: &Project) -> Result<(), S
         .iter()
         .rposition(|(branch, _)| *branch == project.default_branch);
     for (i, (branch, commit)) in commits.iter().enumerate() {
-        analyze_one(store, project, branch, commit, Some(i) == last_default).await?;
+        let scan = Some(i) == last_default;
+        analyze_one(store, project, branch, commit, &Scope::Commit, scan).await?;
     }
     Ok(())
 }

@@ -114,6 +114,7 @@ pub(super) async fn upload(
                 &project,
                 &run.branch,
                 &run.commit_sha,
+                run.id,
                 ticket,
                 comments,
                 others_queued,

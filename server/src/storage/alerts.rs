@@ -23,7 +23,7 @@ use super::store::{page, SqlBuilder};
 use super::{Page, StorageError, Store};
 use benchtrail_core::Stat;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
 pub use benchtrail_core::wire::{Alert, AlertKind, AlertLinks, AlertStatus};
@@ -283,13 +283,17 @@ impl Store {
     /// alerts with a known identity ([`NewAlert::dedup_key`]) are updated (finding, summary,
     /// run, settings version; the status is kept, except that a `resolved` one found again is
     /// reopened), new ones are inserted, and active alerts of that commit of the `kinds` given
-    /// that this analysis no longer finds are resolved with `superseded_reason`.
+    /// (and, when `configs` is given, of those configurations: series key JSON; an analysis
+    /// of one configuration leaves the others' alerts alone) that this analysis no longer
+    /// finds are resolved with `superseded_reason`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn save_commit_alerts(
         &self,
         project_id: i64,
         branch: &str,
         commit_sha: &str,
         kinds: &[AlertKind],
+        configs: Option<&BTreeSet<String>>,
         alerts: &[NewAlert],
         superseded_reason: &str,
     ) -> Result<(), StorageError> {
@@ -300,6 +304,7 @@ impl Store {
             branch,
             commit_sha,
             kinds,
+            configs,
             alerts,
             superseded_reason,
         )
@@ -505,12 +510,14 @@ async fn set_status(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn write_commit_alerts(
     conn: &mut Conn,
     project_id: i64,
     branch: &str,
     commit_sha: &str,
     kinds: &[AlertKind],
+    configs: Option<&BTreeSet<String>>,
     alerts: &[NewAlert],
     superseded_reason: &str,
 ) -> Result<(), StorageError> {
@@ -604,17 +611,18 @@ async fn write_commit_alerts(
         }
     }
     // Active alerts of this commit that the analysis no longer finds.
-    let stale: Vec<(String, String, String)> = db::query_as(
-        "SELECT id, dedup_key, kind FROM alerts WHERE project_id = $1 AND branch = $2 AND commit_sha = $3 \
-         AND status IN ('open', 'acknowledged')",
+    let stale: Vec<(String, String, String, String)> = db::query_as(
+        "SELECT id, dedup_key, kind, series_key_json FROM alerts WHERE project_id = $1 AND branch = $2 \
+         AND commit_sha = $3 AND status IN ('open', 'acknowledged')",
     )
     .bind(project_id)
     .bind(branch)
     .bind(commit_sha)
     .fetch_all(&mut *conn)
     .await?;
-    for (id, key, kind) in stale {
-        let in_scope = AlertKind::parse(&kind).is_some_and(|k| kinds.contains(&k));
+    for (id, key, kind, config) in stale {
+        let in_scope = AlertKind::parse(&kind).is_some_and(|k| kinds.contains(&k))
+            && configs.is_none_or(|c| c.contains(&config));
         if in_scope && !keys.contains(&key) {
             set_status(
                 conn,

@@ -44,6 +44,9 @@ pub struct Store {
     pub(super) commit_graphs: std::sync::Arc<super::commit_graphs::CommitGraphs>,
     /// Stored runs' immutable columns kept for the series reads (shared by the store's clones).
     pub(super) run_meta: std::sync::Arc<super::run_meta::RunMetaCache>,
+    /// A SQLite file's background WAL checkpoint, kept (never read) so that it stops with the
+    /// last clone.
+    _checkpointer: Option<std::sync::Arc<db::Checkpointer>>,
 }
 
 /// Numbers the stores of this process ([`Store::instance`]).
@@ -53,9 +56,9 @@ impl Store {
     /// Connects to `url` (`sqlite://path?mode=rwc`, `sqlite::memory:`, `postgres://...`),
     /// creating the SQLite file (and its folder) if missing, and applies the embedded migrations.
     pub async fn connect(url: &str) -> Result<Store, StorageError> {
-        let pool = match backend_of(url)? {
+        let (pool, checkpointer) = match backend_of(url)? {
             Backend::Sqlite => db::connect_sqlite(url).await?,
-            Backend::Postgres => db::connect_postgres(url).await?,
+            Backend::Postgres => (db::connect_postgres(url).await?, None),
         };
         pool.migrate(migrations(pool.backend())).await?;
         let instance = NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -65,6 +68,7 @@ impl Store {
             run_values: Default::default(),
             commit_graphs: Default::default(),
             run_meta: Default::default(),
+            _checkpointer: checkpointer.map(std::sync::Arc::new),
         })
     }
 

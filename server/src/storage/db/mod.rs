@@ -9,9 +9,11 @@
 //! given ([`Target`]); its rows are the native rows, decoded in place ([`DbRow`]).
 //!
 //! What differs between the backends in connecting lives in one module each: [`sqlite`] (the
-//! file or memory, the pragmas) and [`postgres`]; [`Pool::begin_write`] begins SQLite's write
+//! file or memory, the pragmas; [`checkpoint`], its write-ahead log's background checkpoint)
+//! and [`postgres`]; [`Pool::begin_write`] begins SQLite's write
 //! transactions `IMMEDIATE`. No query outside `storage` runs through sqlx.
 
+mod checkpoint;
 mod postgres;
 mod query;
 mod row;
@@ -26,6 +28,7 @@ use sqlx::postgres::{PgConnection, PgPool};
 use sqlx::sqlite::{SqliteConnection, SqlitePool};
 use sqlx::{Postgres, Sqlite, Transaction};
 
+pub(in crate::storage) use checkpoint::Checkpointer;
 pub(in crate::storage) use postgres::connect as connect_postgres;
 pub(in crate::storage) use sqlite::connect as connect_sqlite;
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! What is SQLite's own: opening the file (or memory), its per-connection pragmas, and the
 //! check that a pooled connection is not left inside a failed transaction.
 
+use super::checkpoint::{self, Checkpointer};
 use super::{outside_transaction, Pool, POOL_ACQUIRE_TIMEOUT};
 use crate::storage::StorageError;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqlitePoolOptions};
@@ -23,13 +24,16 @@ fn options(url: &str) -> Result<SqliteConnectOptions, sqlx::Error> {
     Ok(SqliteConnectOptions::from_str(url)?.row_buffer_size(ROW_BUFFER))
 }
 
-/// Opens a SQLite pool. A file database gets its folder created and `mode=rwc`; an in-memory
-/// one gets exactly one connection that never expires, because every new connection to
-/// `sqlite::memory:` would open a fresh, empty database.
+/// Opens a SQLite pool. A file database gets its folder created and `mode=rwc`, and its
+/// background WAL checkpoint ([`super::checkpoint`]; it runs while the returned
+/// [`Checkpointer`] is kept); an in-memory one gets exactly one connection that never expires,
+/// because every new connection to `sqlite::memory:` would open a fresh, empty database.
 ///
 /// # Errors
 /// The folder or file cannot be created, or SQLite cannot open it.
-pub(in crate::storage) async fn connect(url: &str) -> Result<Pool, StorageError> {
+pub(in crate::storage) async fn connect(
+    url: &str,
+) -> Result<(Pool, Option<Checkpointer>), StorageError> {
     let (path, params) = split_url(url);
     let in_memory = path == ":memory:" || params.split('&').any(|p| p == "mode=memory");
     let options = SqlitePoolOptions::new()
@@ -39,8 +43,9 @@ pub(in crate::storage) async fn connect(url: &str) -> Result<Pool, StorageError>
             .max_connections(1)
             .idle_timeout(None)
             .max_lifetime(None);
-        return Ok(Pool::Sqlite(
-            options.connect_with(self::options(url)?).await?,
+        return Ok((
+            Pool::Sqlite(options.connect_with(self::options(url)?).await?),
+            None,
         ));
     }
     // Only `mode=rwc` (the default) lets SQLite create the file; `ro`/`rw` must find one.
@@ -55,23 +60,31 @@ pub(in crate::storage) async fn connect(url: &str) -> Result<Pool, StorageError>
     } else {
         format!("{url}&mode=rwc")
     };
-    Ok(Pool::Sqlite(
-        options
-            .max_connections(MAX_CONNECTIONS)
-            .acquire_timeout(POOL_ACQUIRE_TIMEOUT)
-            .before_acquire(|conn, _meta| Box::pin(async move { Ok(outside_transaction(conn)) }))
-            .connect_with(self::options(&url)?)
-            .await?,
-    ))
+    let pool = options
+        .max_connections(MAX_CONNECTIONS)
+        .acquire_timeout(POOL_ACQUIRE_TIMEOUT)
+        .before_acquire(|conn, _meta| Box::pin(async move { Ok(outside_transaction(conn)) }))
+        .connect_with(self::options(&url)?)
+        .await?;
+    // Started once the pool has opened (and put in WAL mode) the file.
+    let checkpointer = checkpoint::start(self::options(&url)?);
+    Ok((Pool::Sqlite(pool), Some(checkpointer)))
 }
 
-/// Per-connection SQLite settings: write-ahead log (readers do not block the writer), foreign
-/// keys enforced, and a wait instead of an immediate `SQLITE_BUSY` under write contention.
+/// Per-connection SQLite settings: write-ahead log (readers do not block the writer) that a
+/// background task checkpoints ([`super::checkpoint`]), foreign keys enforced, and a wait
+/// instead of an immediate `SQLITE_BUSY` under write contention.
 async fn pragmas(conn: &mut SqliteConnection, in_memory: bool) -> Result<(), sqlx::Error> {
     if !in_memory {
         sqlx::query("PRAGMA journal_mode = WAL")
             .execute(&mut *conn)
             .await?;
+        sqlx::query(&format!(
+            "PRAGMA wal_autocheckpoint = {}",
+            checkpoint::AUTOCHECKPOINT_PAGES
+        ))
+        .execute(&mut *conn)
+        .await?;
     }
     sqlx::query("PRAGMA foreign_keys = ON")
         .execute(&mut *conn)

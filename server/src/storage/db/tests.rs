@@ -5,7 +5,7 @@ use super::*;
 
 /// One pool per backend under test.
 async fn pools() -> Vec<Pool> {
-    let mut pools = vec![connect_sqlite("sqlite::memory:").await.unwrap()];
+    let mut pools = vec![connect_sqlite("sqlite::memory:").await.unwrap().0];
     if let Ok(url) = std::env::var("BENCHTRAIL_TEST_DATABASE_URL") {
         let pool = connect_postgres(&url)
             .await
