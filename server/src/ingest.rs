@@ -13,9 +13,7 @@ use benchtrail_core::series::{profile_identity, series_id};
 use benchtrail_core::settings::ProjectSettings;
 use benchtrail_core::{slo, BenchResult, Configuration, UploadDocument};
 use chrono::{DateTime, Utc};
-use flate2::{write::GzEncoder, Compression};
 use serde_json::{Map, Value};
-use std::io::Write;
 
 /// [`prepare_with`] under the default project settings.
 ///
@@ -117,28 +115,26 @@ pub fn prepare_with(
     })
 }
 
-/// Files of at least this many bytes are stored at gzip level 1 ([`keep_file`]).
-const FAST_GZIP_FROM_BYTES: usize = 1 << 20;
+/// The zstd level of a stored file ([`keep_file`]).
+///
+/// Measured on a real `vllm bench serve --save-detailed` file (229 KB; zstd 1.5 command line,
+/// one core): gzip level 6 stores it in 84.6 KB and level 1 in 96.6 KB; zstd level 3 in
+/// 91.5 KB at ≈ 470 MB/s, **level 5 in 85.7 KB at ≈ 270 MB/s**, level 9 in 84.2 KB at
+/// ≈ 135 MB/s. In the server, gzip level 6 (zlib-rs) of an 18-cell upload's detailed files
+/// (4 MB) was a third of that upload's CPU (`perf`, BENCHMARKS.md "Session 32"). A small
+/// summary file (1,152 B) is 613 B at gzip level 6 and 584 B at zstd level 3. So one level for
+/// every size: the 1 MiB threshold above which files were stored at gzip level 1 (a fifth of
+/// level 6's CPU for 15 % more bytes) is gone with gzip.
+const FILE_ZSTD_LEVEL: i32 = 5;
 
-/// The uploaded file as stored, gzip-compressed: at the default level 6, or at level 1 from
-/// [`FAST_GZIP_FROM_BYTES`], which costs about a fifth of level 6's CPU for about 15 % more
-/// bytes. A 25 MiB `--save-detailed` file took 0.57 s of server CPU at level 6, most of its
-/// upload's; the summary files of a nightly upload (a few KB each) took a third more disk at
-/// level 1 (`run_files` 30 → 40 B per stored value at 1,800 commits; BENCHMARKS.md "Large
-/// uploads") for no CPU worth saving.
+/// The uploaded file as stored: zstd-compressed at [`FILE_ZSTD_LEVEL`] (rows stored before
+/// hold gzip; [`crate::storage::Store::run_file`] reads either, by its magic number).
 fn keep_file(name: &str, format: &str, content: &str) -> NewFile {
-    let level = if content.len() >= FAST_GZIP_FROM_BYTES {
-        Compression::fast()
-    } else {
-        Compression::default()
-    };
-    let mut gz = GzEncoder::new(Vec::new(), level);
-    gz.write_all(content.as_bytes())
-        .expect("writing to memory cannot fail");
     NewFile {
         name: name.to_string(),
         format: format.to_string(),
-        content_gz: gz.finish().expect("writing to memory cannot fail"),
+        content_gz: zstd::bulk::compress(content.as_bytes(), FILE_ZSTD_LEVEL)
+            .expect("compressing to memory cannot fail"),
         size: content.len() as i64,
         sha256: benchtrail_core::sha256_hex(content.as_bytes()),
     }

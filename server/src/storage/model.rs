@@ -134,7 +134,8 @@ pub struct NewFile {
     pub name: String,
     /// Format it was read with.
     pub format: String,
-    /// The content, gzip-compressed.
+    /// The content, compressed: zstd as the server stores it (gzip is read too: rows stored
+    /// before session 32, or a caller's).
     pub content_gz: Vec<u8>,
     /// Uncompressed size in bytes.
     pub size: i64,

@@ -417,7 +417,7 @@ impl Store {
         .await?;
         let Some(row) = row else { return Ok(None) };
         let content_gz: Vec<u8> = row.try_get("content_gz")?;
-        Ok(Some((file_info(&row)?, gunzip(&content_gz)?)))
+        Ok(Some((file_info(&row)?, stored_file(&content_gz)?)))
     }
 
     /// A configuration by fingerprint.
