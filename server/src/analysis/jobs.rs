@@ -35,12 +35,11 @@
 
 use super::{analyze_upload, recompute_project, Scope};
 use crate::app::AppState;
-use crate::storage::{ClaimedJob, JobTarget, JobTicket, Project, StorageError, Store};
+use crate::storage::{ClaimedJob, JobTarget, JobTicket, NewRun, Project, StorageError, Store};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify, Semaphore};
-use uuid::Uuid;
 
 /// How the analysis queue is worked.
 #[derive(Debug, Clone)]
@@ -225,16 +224,16 @@ impl Analyzer {
         *self.last_base_url.lock().unwrap_or_else(|e| e.into_inner()) = Some(base.to_string());
     }
 
-    /// Analyzes the commit of an upload inline when `ticket` holds the job's lease, an inline
-    /// permit is free and no other upload's analysis was queued or running when this one
-    /// arrived (`others_queued` false); else leaves it to the workers. `true` when the
+    /// Analyzes the commit of the uploaded `run` inline when `ticket` holds the job's lease,
+    /// an inline permit is free and no other upload's analysis was queued or running when
+    /// this one arrived (`others_queued` false); else leaves it to the workers. `true` when the
     /// analysis was stored; `false` when it is pending (left to the workers, or it failed and
     /// will be retried). `comments`: the project posts PR comments and the upload names a pull
     /// request, so the analysis is followed by a [`JobTarget::Comments`] job (and an upload
     /// out of order by the [`JobTarget::Reanalysis`] of each commit whose history it changed,
     /// which refresh the PR comments after them). The inline analysis covers the
-    /// configurations of the uploaded run `run_id` ([`Scope::Run`]) when no other analysis
-    /// of the commit was pending, else the whole commit.
+    /// configurations of `run` ([`Scope::Run`]) when no other analysis of the commit was
+    /// pending, else the whole commit.
     ///
     /// Why a busy server queues: uploads arriving together (CI jobs of one commit, a backfill)
     /// each analyzed inline meant as many analyses at once as permits, on as many cores as
@@ -250,13 +249,12 @@ impl Analyzer {
         &self,
         store: &Store,
         project: &Project,
-        branch: &str,
-        commit_sha: &str,
-        run_id: Uuid,
+        run: &NewRun,
         ticket: JobTicket,
         comments: bool,
         others_queued: bool,
     ) -> bool {
+        let (branch, commit_sha) = (run.branch.as_str(), run.commit_sha.as_str());
         if !ticket.leased {
             self.wake.notify_one();
             return false;
@@ -278,7 +276,7 @@ impl Analyzer {
         // was pending: every other configuration's stored analysis is current, and only the
         // uploaded run's configurations need analyzing. Otherwise the whole commit.
         let scope = if ticket.generation == 1 {
-            Scope::Run(run_id)
+            Scope::Run(run.id)
         } else {
             Scope::Commit
         };

@@ -112,9 +112,7 @@ pub(super) async fn upload(
             .after_upload(
                 &state.store,
                 &project,
-                &run.branch,
-                &run.commit_sha,
-                run.id,
+                &run,
                 ticket,
                 comments,
                 others_queued,
