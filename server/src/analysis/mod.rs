@@ -7,8 +7,9 @@
 //!   one configuration apart from another ([`benchtrail_core::report::config_parts`]): its
 //!   cells are decided together and its repeats counted among its own runs. When no other
 //!   analysis of the commit was pending, only the uploaded run's configurations are analyzed
-//!   ([`Scope::Run`]): another configuration's analysis cannot have changed. Alerts are stored, alerts of earlier commits that this commit returns to the
-//!   baseline of are resolved, and every run of the commit gets its analysis and verdict. So
+//!   ([`Scope::Run`]): another configuration's analysis cannot have changed. Alerts are
+//!   stored, alerts of earlier commits that this commit returns to the baseline of are
+//!   resolved, and every run analyzed gets its analysis and verdict. So
 //!   `GET /api/v1/runs/{id}/verdict` right after the upload answers for it.
 //! * **In the background** (default branch only): the E-Divisive change-point scan of the
 //!   default-branch history of each metric family's index of every group measured on it
@@ -635,12 +636,11 @@ pub async fn verdict_and_analysis(
 }
 
 /// The analysis of an upload: [`analyze_commit`] of `scope`; returns the re-analyses it asks
-/// for. When the
-/// upload changed the history of commits stored before it (it arrived out of order: a parent
-/// after its child, or another run of a commit after a later commit), those commits
-/// ([`CommitGraph::affected_by`]) were analyzed against a graph with a gap, where unrelated
-/// commits stood in for the missing ancestry, or without this run in their baseline: their
-/// baselines, alerts and verdicts must follow what is stored now. Each becomes a
+/// for. When the upload changed the history of commits stored before it (it arrived out of
+/// order: a parent after its child, or another run of a commit after a later commit), those
+/// commits ([`CommitGraph::affected_by`]) were analyzed against a graph with a gap, where
+/// unrelated commits stood in for the missing ancestry, or without this run in their
+/// baseline: their baselines, alerts and verdicts must follow what is stored now. Each becomes a
 /// [`JobTarget::Reanalysis`], enqueued by the caller with the end of this analysis's job, so
 /// that many uploads out of order (8 clients uploading a history at once) ask for one
 /// analysis of each commit instead of one per upload.
