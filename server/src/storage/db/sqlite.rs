@@ -67,8 +67,12 @@ pub(in crate::storage) async fn connect(
         .connect_with(self::options(&url)?)
         .await?;
     // Started once the pool has opened (and put in WAL mode) the file.
-    let checkpointer = checkpoint::start(self::options(&url)?);
-    Ok((Pool::Sqlite(pool), Some(checkpointer)))
+    // A read-only database (`mode=ro`) writes no log to checkpoint.
+    let read_only = params.split('&').any(|p| p == "mode=ro");
+    let checkpointer = (!read_only)
+        .then(|| self::options(&url).map(checkpoint::start))
+        .transpose()?;
+    Ok((Pool::Sqlite(pool), checkpointer))
 }
 
 /// Per-connection SQLite settings: write-ahead log (readers do not block the writer) that a
