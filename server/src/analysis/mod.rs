@@ -287,9 +287,12 @@ async fn analyze_one(
         )
         .await?;
         history_values += points.len();
-        let samples = store
-            .samples_of_results(&plan.sample_results(&ctx, series, &points))
-            .await?;
+        // The baseline's samples only when the candidate has some to compare them with.
+        let wanted = plan.sample_results(&ctx, series, &points);
+        let mut samples = store.samples_of_results(&wanted.candidate).await?;
+        if !samples.is_empty() {
+            samples.extend(store.samples_of_results(&wanted.baseline).await?);
+        }
         timing.lap("samples");
         let input = ctx.inputs(series, &points, &plan, &samples);
         // What resolving a standing alert of an earlier commit compares with: only groups that
