@@ -555,12 +555,7 @@ async fn two_configurations_of_a_commit_are_analyzed_apart_each_with_its_own_rep
         }
         // Commit 5: the default configuration's two announced repeats carry a step (median
         // TTFT +20 %); then the FP8 configuration's first repeat of two, without one.
-        let step = |k: u32, ttft: f64| {
-            let mut doc = upload(5, vec![result(4, ttft, Some(1003.0))]);
-            doc["run"]["repeat_index"] = json!(k);
-            doc["run"]["repeats_expected"] = json!(2);
-            doc
-        };
+        let step = |k: u32, ttft: f64| repeat(k, ttft, Some(2));
         assert_eq!(
             server.upload("configs", &token, &step(0, 120.0)).await.0,
             201

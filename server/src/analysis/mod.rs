@@ -355,7 +355,8 @@ async fn analyze_one(
     // Each part's repeats, among its own runs (a commit whose cells come as runs of their own
     // has each cell's repeats, not the sum of every cell's runs). While a part's repeats are
     // pending, its alerts are held.
-    let mut part_coverage = Vec::with_capacity(parts.len());
+    // Each analyzed run with its part's coverage.
+    let mut run_parts: Vec<(&CommitRun, Coverage)> = Vec::with_capacity(runs.len());
     for part in &parts {
         let part_runs: Vec<&CommitRun> = runs
             .iter()
@@ -393,11 +394,12 @@ async fn analyze_one(
                 .map(coverage::held)
                 .collect();
         }
-        part_coverage.push(Coverage {
+        let part_coverage = Coverage {
             repeats: Some(repeats),
             held,
             ..coverage.clone()
-        });
+        };
+        run_parts.extend(part_runs.into_iter().map(|r| (r, part_coverage.clone())));
     }
     timing.lap("coverage");
     store
@@ -437,14 +439,6 @@ async fn analyze_one(
         }
     }
     timing.lap("alerts");
-    let mut run_parts: Vec<(&CommitRun, &Coverage)> = Vec::new();
-    for (part, coverage) in parts.iter().zip(&part_coverage) {
-        for run in &runs {
-            if part.runs.contains(&run.summary.id) {
-                run_parts.push((run, coverage));
-            }
-        }
-    }
     for (run, coverage) in run_parts {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
         let mut doc = run_analysis(run, &keys, &analyzed, version, &ctx);
