@@ -61,3 +61,6 @@ n = len(w)
 print('%-12s ms p50 %6.1f p95 %6.1f | server CPU %6.2f ms, %5.0f context switches per read (%d reads)' % (
     '$name', w[n // 2], w[min(n - 1, int(n * 0.95))], ($T1 - $T0) * 1000 / $HZ / n, ($C1 - $C0) / n, n))"
 done
+# The server's resident memory after every read above (the issue's "server RSS" target is
+# about the server process alone, which history_growth's in-process figure cannot separate).
+echo "server RSS after the reads: $(awk '/VmRSS/ {printf "%.0f MiB", $2 / 1024}' /proc/$PID/status)"

@@ -576,7 +576,7 @@ pub async fn verdict_of_run(
     run: &RunSummary,
 ) -> Result<Verdict, StorageError> {
     let basis = store.run_verdict_basis(run.id).await?;
-    verdict_with(store, project, run, basis.as_ref()).await
+    verdict_with(store, project, run, basis.as_deref()).await
 }
 
 /// The current verdict of `run` from `basis` (its analysis' [`VerdictBasis`]; `None`: not

@@ -69,12 +69,25 @@ pub(super) async fn compare_page(
         ));
     };
     let (head, project) = visible_run(&state, &visitor, &head_id).await?;
+    let head_run = head.summary.clone();
+    // The candidate's results (with their per-request samples, whose decoding is the page's
+    // largest part) are read on a task of their own while the baseline's are: on two cores
+    // the two decodings overlap (BENCHMARKS.md "Session 33").
+    let head_task = {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let results = results_of(&state, &head).await;
+            (head, results)
+        })
+    };
     let settings = state.store.settings(&project).await?.settings;
-    let head_results = results_of(&state, &head).await?;
     let mut side_values = None;
     // The baseline results the capacity report reads: the paired ones for two runs.
     let mut capacity_base: Option<Vec<BenchResult>> = None;
-    let (analysis, base, mode, method) = match query.base.filter(|b| !b.is_empty()) {
+    let (head, head_results, analysis, base, mode, method) = match query
+        .base
+        .filter(|b| !b.is_empty())
+    {
         Some(base_id) => {
             let (base, base_project) = visible_run(&state, &visitor, &base_id).await?;
             if base_project.id != project.id {
@@ -85,6 +98,7 @@ pub(super) async fn compare_page(
                 )));
             }
             let base_results = results_of(&state, &base).await?;
+            let (head, head_results) = joined(head_task).await?;
             let (paired, repaired) =
                 pair_by_cell(&base_results, &head_results, &project.key_fields);
             // The differences are listed against each cell's original configuration, under
@@ -118,6 +132,8 @@ pub(super) async fn compare_page(
             side_values = Some(c.values);
             capacity_base = Some(paired);
             (
+                head,
+                head_results,
                 c.analysis,
                 Some((base, base_results, keyed)),
                 CompareMode::Runs,
@@ -125,7 +141,7 @@ pub(super) async fn compare_page(
             )
         }
         None => {
-            let Some(stored) = state.store.run_analysis(head.summary.id).await? else {
+            let Some(stored) = state.store.run_analysis(head_run.id).await? else {
                 return Err(PageError::NotFound(format!(
                     "Run “{head_id}” has not been analyzed yet: its comparison appears here \
                      once the analysis ran (see its run page)."
@@ -143,7 +159,15 @@ pub(super) async fn compare_page(
                           commits its verdict used (baseline = their mean), with the interval \
                           and test of that decision."
                 .to_string();
-            (stored.analysis, base, CompareMode::Analysis, method)
+            let (head, head_results) = joined(head_task).await?;
+            (
+                head,
+                head_results,
+                stored.analysis,
+                base,
+                CompareMode::Analysis,
+                method,
+            )
         }
     };
 
@@ -173,23 +197,27 @@ pub(super) async fn compare_page(
     );
     // Each result by the group it is analysed in: its (paired) configuration's series key and
     // its cell.
-    let by_group = |results: &[BenchResult],
-                    keyed: &[benchtrail_core::Configuration]|
-     -> HashMap<(Value, String), BenchResult> {
+    // By reference: a result holds its per-request samples (200 requests × 131 floats per cell
+    // in a `--save-detailed` run), and copying both runs' was 5 % of the page.
+    fn by_group<'a>(
+        results: &'a [BenchResult],
+        keyed: &[benchtrail_core::Configuration],
+        key_fields: &[String],
+    ) -> HashMap<(Value, String), &'a BenchResult> {
         results
             .iter()
             .zip(keyed)
             .map(|(r, config)| {
-                let key = Value::Object(config.series_key(&project.key_fields));
-                ((key, r.cell.key()), r.clone())
+                let key = Value::Object(config.series_key(key_fields));
+                ((key, r.cell.key()), r)
             })
             .collect()
-    };
+    }
     let head_configs: Vec<_> = head_results
         .iter()
         .map(|r| r.configuration.clone())
         .collect();
-    let head_groups = by_group(&head_results, &head_configs);
+    let head_groups = by_group(&head_results, &head_configs, &project.key_fields);
     // A quantization change is vouched for by the candidate's quality results when they cover
     // every task of the baseline's (any, when the baseline has none): `quality::covers`.
     let quality_attached = base.as_ref().map_or(!head.quality.is_empty(), |(b, _, _)| {
@@ -197,7 +225,7 @@ pub(super) async fn compare_page(
     });
     let base_groups = base
         .as_ref()
-        .map(|(_, r, keyed)| by_group(r, keyed))
+        .map(|(_, r, keyed)| by_group(r, keyed, &project.key_fields))
         .unwrap_or_default();
     // Cells in numeric order of their loads and lengths (c1, c4, c16), as a reader scans them.
     let mut ordered: Vec<&benchtrail_core::report::compare_table::CompareCell> =
@@ -235,20 +263,13 @@ pub(super) async fn compare_page(
                     .map(|w| (cell.cell.clone(), w.message.clone()))
             });
             // Per-request distributions of the same cell on both sides.
-            let samples = |groups: &HashMap<(Value, String), BenchResult>| {
-                groups.get(&key).and_then(|r| r.samples.clone())
-            };
-            let (bs, hs) = (samples(&base_groups), samples(&head_groups));
+            let (bs, hs) = (
+                base_groups.get(&key).and_then(|r| r.samples.as_ref()),
+                head_groups.get(&key).and_then(|r| r.samples.as_ref()),
+            );
             let distributions = [PerRequest::Ttft, PerRequest::Tpot]
                 .into_iter()
-                .filter_map(|m| {
-                    DistributionView::new(
-                        format!("cdf-{i}-{}", m.metric()),
-                        m,
-                        bs.as_ref(),
-                        hs.as_ref(),
-                    )
-                })
+                .filter_map(|m| DistributionView::new(format!("cdf-{i}-{}", m.metric()), m, bs, hs))
                 .collect();
             (
                 CellView::new(i, cell, &meta, report.as_ref(), distributions),
@@ -344,6 +365,16 @@ pub(super) async fn visible_run(
         Some(p) if visitor.may_read(&p) => Ok((run, p)),
         _ => Err(not_found()),
     }
+}
+
+/// The run and its results read by a task of [`compare_page`]'s.
+async fn joined(
+    task: tokio::task::JoinHandle<(StoredRun, Result<Vec<BenchResult>, PageError>)>,
+) -> Result<(StoredRun, Vec<BenchResult>), PageError> {
+    let (run, results) = task
+        .await
+        .map_err(|e| PageError::Internal(format!("results of the candidate run: {e}")))?;
+    Ok((run, results?))
 }
 
 /// A run's results as core reads them.

@@ -7,10 +7,10 @@
 //! table without it), and the recent runs with their verdicts. A project without runs says
 //! how to upload its first one.
 //!
-//! Cost: the series list (pages of [`SERIES_PAGE_SIZE`]), one query for the open alerts, one
-//! for the newest run per branch, one for the recent runs, three for every sparkline at once
-//! (commit graph, the default branch's newest commits, their values), and two per listed run
-//! for its verdict (its stored analysis and its alerts): nothing per series.
+//! Cost: the series list (one query), one query for the open alerts, one for the newest run
+//! per branch, one for the recent runs, three for every sparkline at once (commit graph, the
+//! default branch's newest commits, their values), and two for the listed runs' verdicts
+//! (their stored verdict bases and their alerts): nothing per series.
 
 use super::alerts::{self, alert_groups, AlertGroupView};
 use super::format::{self, display_number, exact};
@@ -29,12 +29,11 @@ use benchtrail_core::report::verdict_basis::VerdictBasis;
 use benchtrail_core::settings::DetectionSettings;
 use benchtrail_core::Direction;
 use std::collections::HashMap;
+use std::fmt::Write;
 
 /// Most series listed on a project page; a project with more shows a note and its series
 /// pages stay reachable from run pages.
 const PROJECT_SERIES_CAP: usize = 5000;
-/// Series fetched per storage call.
-const SERIES_PAGE_SIZE: i64 = 500;
 /// Runs listed on a project page.
 const RECENT_RUNS: i64 = 20;
 /// Branches whose newest run is listed (newest first).
@@ -110,7 +109,7 @@ pub async fn run_verdicts(
             let run_alerts = alerts.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
             (
                 run.id,
-                verdict_row(run, bases.get(&run.id), run_alerts, det),
+                verdict_row(run, bases.get(&run.id).map(|b| &**b), run_alerts, det),
             )
         })
         .collect())
@@ -175,32 +174,28 @@ impl Sparkline {
         let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let inner_w = SPARK_W - 2.0 * SPARK_PAD;
         let inner_h = SPARK_H - 2.0 * SPARK_PAD;
-        let xy: Vec<(String, String)> = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let x = if n == 1 {
-                    SPARK_W / 2.0
-                } else {
-                    SPARK_PAD + inner_w * i as f64 / (n - 1) as f64
-                };
-                let y = if hi > lo {
-                    SPARK_PAD + inner_h * (hi - v) / (hi - lo)
-                } else {
-                    SPARK_H / 2.0
-                };
-                (format!("{x:.1}"), format!("{y:.1}"))
-            })
-            .collect();
-        let (last_x, last_y) = xy.last().cloned().unwrap_or_default();
+        // One string for the points (the dashboard draws 36 cells × 6 tiles × 30 points).
+        let mut points = String::with_capacity(n * 11);
+        let (mut last_x, mut last_y) = (0.0, 0.0);
+        for (i, v) in values.iter().enumerate() {
+            let x = if n == 1 {
+                SPARK_W / 2.0
+            } else {
+                SPARK_PAD + inner_w * i as f64 / (n - 1) as f64
+            };
+            let y = if hi > lo {
+                SPARK_PAD + inner_h * (hi - v) / (hi - lo)
+            } else {
+                SPARK_H / 2.0
+            };
+            let sep = if i == 0 { "" } else { " " };
+            write!(points, "{sep}{x:.1},{y:.1}").expect("writing to a String");
+            (last_x, last_y) = (x, y);
+        }
         Sparkline {
-            last_x,
-            last_y,
-            points: xy
-                .iter()
-                .map(|(x, y)| format!("{x},{y}"))
-                .collect::<Vec<_>>()
-                .join(" "),
+            last_x: format!("{last_x:.1}"),
+            last_y: format!("{last_y:.1}"),
+            points,
             count: n,
         }
     }
@@ -301,6 +296,61 @@ pub(super) async fn project_page(
 ) -> PageResult {
     let project = visible_project(&state, &visitor, &slug).await?;
     let store = &state.store;
+    // The series list with its small multiples on a task of its own, beside the runs' verdicts
+    // and the alerts: on SQLite each query runs on its connection's own thread and the series
+    // rows' decoding and the sparklines are a third of the page's CPU, so on two cores the
+    // parts overlap instead of queueing (BENCHMARKS.md "Session 33").
+    let series_part = tokio::spawn(series_part(state.clone(), project.clone()));
+    let (runs_part, (findings, open_alerts), other_open_alerts) = tokio::try_join!(
+        runs_part(store, &project),
+        open_findings(store, &project),
+        other_branches_open(store, &project),
+    )?;
+    let SeriesPart {
+        series_count,
+        groups,
+        truncated,
+        multiples,
+        multiples_truncated,
+    } = series_part
+        .await
+        .map_err(|e| PageError::Internal(format!("series of the dashboard: {e}")))??;
+    let RunsPart {
+        branches,
+        runs: run_rows,
+        more_runs,
+    } = runs_part;
+    let page = ProjectPage {
+        upload_command: upload_command(&project.slug),
+        project: ProjectView::new(&project),
+        findings,
+        open_alerts,
+        other_open_alerts,
+        branches,
+        multiples,
+        multiples_truncated,
+        series_count,
+        groups,
+        truncated,
+        runs: run_rows,
+        more_runs,
+        header: visitor.header(),
+    };
+    Ok(Html(page.render()?))
+}
+
+/// The dashboard's series list, grouped by configuration and cell, and its small multiples.
+struct SeriesPart {
+    series_count: usize,
+    groups: Vec<ConfigGroup>,
+    truncated: bool,
+    multiples: Vec<CellMultiples>,
+    multiples_truncated: bool,
+}
+
+/// Every series of `project` grouped for the list, and the small multiples of its cells.
+async fn series_part(state: AppState, project: Project) -> Result<SeriesPart, PageError> {
+    let store = &state.store;
     let (series, truncated) = all_series(store, &project).await?;
     let mut groups = group_series(&series);
     // The tool's goodput under different thresholds: one profile name, several series; each
@@ -314,7 +364,28 @@ pub(super) async fn project_page(
         }
         split_ambiguous_rows(&mut groups, &detail);
     }
-    let det = store.settings(&project).await?.settings.detection;
+    let (multiples, multiples_truncated) = small_multiples(store, &project, &groups).await?;
+    Ok(SeriesPart {
+        series_count: series.len(),
+        groups,
+        truncated,
+        multiples,
+        multiples_truncated,
+    })
+}
+
+/// The dashboard's run lists: each branch's newest run and the recent runs, with verdicts.
+struct RunsPart {
+    branches: Vec<RunWithVerdict>,
+    runs: Vec<RunWithVerdict>,
+    /// Whether older runs than those listed exist.
+    more_runs: bool,
+}
+
+/// The newest run of each branch (the default branch first) and the project's recent runs,
+/// each with its verdict.
+async fn runs_part(store: &Store, project: &Project) -> Result<RunsPart, PageError> {
+    let det = store.settings(project).await?.settings.detection;
     let mut verdicts: HashMap<uuid::Uuid, RunVerdict> = HashMap::new();
     let runs = store.list_runs(project.id, None, None, RECENT_RUNS).await?;
     let mut latest = store
@@ -322,28 +393,13 @@ pub(super) async fn project_page(
         .await?;
     // The default branch first, the others newest first.
     latest.sort_by_key(|r| r.branch != project.default_branch);
-    let branches = with_verdicts(store, &det, &project, &mut verdicts, &latest).await?;
-    let run_rows = with_verdicts(store, &det, &project, &mut verdicts, &runs.items).await?;
-    let (findings, open_alerts) = open_findings(store, &project).await?;
-    let other_open_alerts = other_branches_open(store, &project).await?;
-    let (multiples, multiples_truncated) = small_multiples(store, &project, &groups).await?;
-    let page = ProjectPage {
-        upload_command: upload_command(&project.slug),
-        project: ProjectView::new(&project),
-        findings,
-        open_alerts,
-        other_open_alerts,
+    let branches = with_verdicts(store, &det, project, &mut verdicts, &latest).await?;
+    let run_rows = with_verdicts(store, &det, project, &mut verdicts, &runs.items).await?;
+    Ok(RunsPart {
         branches,
-        multiples,
-        multiples_truncated,
-        series_count: series.len(),
-        groups,
-        truncated,
         runs: run_rows,
         more_runs: runs.next_cursor.is_some(),
-        header: visitor.header(),
-    };
-    Ok(Html(page.render()?))
+    })
 }
 
 /// The rows of `list` with their verdicts, each run's verdict computed once per page
@@ -369,24 +425,18 @@ async fn with_verdicts(
 }
 
 /// Every listed series of the project (up to [`PROJECT_SERIES_CAP`]) and whether more exist.
+/// One query: the list's keyset pages restart their index range at the first series of a
+/// configuration (the cursor compares a row of five columns, the index ranges on the first),
+/// so three pages of 500 at 1,296 series took 2.2, 4.3 and 5.8 ms against about 4 for all.
 async fn all_series(
     store: &Store,
     project: &Project,
 ) -> Result<(Vec<crate::storage::SeriesInfo>, bool), PageError> {
     let filter = crate::storage::SeriesFilter::default();
-    let mut series = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store
-            .list_series(project.id, &filter, cursor.as_deref(), SERIES_PAGE_SIZE)
-            .await?;
-        series.extend(page.items);
-        match page.next_cursor {
-            Some(next) if series.len() < PROJECT_SERIES_CAP => cursor = Some(next),
-            Some(_) => return Ok((series, true)),
-            None => return Ok((series, false)),
-        }
-    }
+    let page = store
+        .list_series(project.id, &filter, None, PROJECT_SERIES_CAP as i64)
+        .await?;
+    Ok((page.items, page.next_cursor.is_some()))
 }
 
 /// The default branch's open alerts as findings across cells (trade-offs first, then newest

@@ -612,16 +612,18 @@ impl Store {
     pub async fn run_verdict_basis(
         &self,
         run_id: Uuid,
-    ) -> Result<Option<VerdictBasis>, StorageError> {
+    ) -> Result<Option<Arc<VerdictBasis>>, StorageError> {
         Ok(self.run_verdict_bases(&[run_id]).await?.remove(&run_id))
     }
 
     /// [`Store::run_verdict_basis`] of several runs in one query: by run id, absent for a run
     /// without an analysis of the current schema. For pages that list many runs' verdicts.
+    /// A basis whose stored bytes were decoded before is not decoded again
+    /// ([`super::verdict_bases::VerdictBasisCache`]).
     pub async fn run_verdict_bases(
         &self,
         run_ids: &[Uuid],
-    ) -> Result<HashMap<Uuid, VerdictBasis>, StorageError> {
+    ) -> Result<HashMap<Uuid, Arc<VerdictBasis>>, StorageError> {
         let mut out = HashMap::with_capacity(run_ids.len());
         if run_ids.is_empty() {
             return Ok(out);
@@ -641,7 +643,18 @@ impl Store {
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let run_id: String = row.try_get("run_id")?;
                 let run_id = parse_uuid("run_id", &run_id)?;
-                out.insert(run_id, verdict_basis_of_row(run_id, &row)?);
+                let basis = match row.try_get::<Option<Vec<u8>>, _>("verdict_basis_gz")? {
+                    Some(gz) => match self.verdict_bases.get(run_id, &gz) {
+                        Some(basis) => basis,
+                        None => {
+                            let basis = Arc::new(verdict_basis_of_row(run_id, &row)?);
+                            self.verdict_bases.insert(run_id, gz, Arc::clone(&basis));
+                            basis
+                        }
+                    },
+                    None => Arc::new(verdict_basis_of_row(run_id, &row)?),
+                };
+                out.insert(run_id, basis);
             }
         }
         Ok(out)

@@ -33,6 +33,7 @@ mod sessions;
 mod sqlite_files;
 mod store;
 mod tokens;
+mod verdict_bases;
 
 pub use alerts::*;
 pub use dashboard::RecentValue;

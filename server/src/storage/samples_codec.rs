@@ -156,13 +156,16 @@ pub fn decode(gz: &[u8]) -> Result<RequestSamples, String> {
     if r.pos != raw.len() {
         return Err("trailing bytes".into());
     }
-    let mut floats = (0..float_count).map(|i| {
-        let mut b = [0u8; 8];
-        for (plane, byte) in b.iter_mut().enumerate() {
-            *byte = planes[plane * float_count + i];
+    // Plane after plane, each read in order: gathering a value's 8 bytes from 8 planes
+    // `float_count` apart touched a new cache line per byte (a fifth of the compare page's
+    // time went to decoding two runs' samples).
+    let mut bits = vec![0u64; float_count];
+    for (plane, row) in planes.chunks_exact(float_count.max(1)).enumerate() {
+        for (b, byte) in bits.iter_mut().zip(row) {
+            *b |= u64::from(*byte) << (8 * plane);
         }
-        f64::from_le_bytes(b)
-    });
+    }
+    let mut floats = bits.into_iter().map(f64::from_bits);
     let mut presence = presence.into_iter();
     let mut column = |bit: u8| -> Option<Vec<Option<f64>>> {
         (flags & bit != 0).then(|| {

@@ -44,6 +44,9 @@ pub struct Store {
     pub(super) commit_graphs: std::sync::Arc<super::commit_graphs::CommitGraphs>,
     /// Stored runs' immutable columns kept for the series reads (shared by the store's clones).
     pub(super) run_meta: std::sync::Arc<super::run_meta::RunMetaCache>,
+    /// Runs' decoded verdict bases kept for the pages that list verdicts (shared by the
+    /// store's clones).
+    pub(super) verdict_bases: std::sync::Arc<super::verdict_bases::VerdictBasisCache>,
     /// A SQLite file's background WAL checkpoint, kept (never read) so that it stops with the
     /// last clone.
     _checkpointer: Option<std::sync::Arc<db::Checkpointer>>,
@@ -68,6 +71,7 @@ impl Store {
             run_values: Default::default(),
             commit_graphs: Default::default(),
             run_meta: Default::default(),
+            verdict_bases: Default::default(),
             _checkpointer: checkpointer.map(std::sync::Arc::new),
         })
     }
@@ -521,9 +525,10 @@ impl Store {
         q.push(" ORDER BY s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id LIMIT ")
             .bind(Param::int(limit.saturating_add(1)));
         let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
+        let mut decode = SeriesRows::default();
         let series = rows
             .iter()
-            .map(series_info)
+            .map(|row| decode.info(row))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(page(series, limit, |s| s.series_id.clone(), |s| s))
     }
@@ -1128,17 +1133,61 @@ pub(super) fn stored_interval(row: &DbRow) -> Result<Option<Interval>, StorageEr
 }
 
 pub(super) fn series_info(row: &DbRow) -> Result<SeriesInfo, StorageError> {
-    let key: String = row.try_get("series_key_json")?;
-    let cell: String = row.try_get("cell_json")?;
+    SeriesRows::default().info(row)
+}
+
+/// Decodes rows of [`SERIES_COLUMNS`] parsing each distinct configuration and cell once: a
+/// project's series repeat a few of each (1,296 series of 2 configurations × 36 cells on
+/// issue 12's data set), and parsing their JSON on every row was a tenth of the dashboard.
+#[derive(Default)]
+pub(super) struct SeriesRows {
+    keys: HashMap<String, serde_json::Value>,
+    cells: HashMap<String, serde_json::Value>,
+}
+
+impl SeriesRows {
+    /// The series of `row`.
+    ///
+    /// # Errors
+    /// [`StorageError::Corrupt`] for a column that does not decode.
+    pub(super) fn info(&mut self, row: &DbRow) -> Result<SeriesInfo, StorageError> {
+        let key: String = row.try_get("series_key_json")?;
+        let cell: String = row.try_get("cell_json")?;
+        let series_key = match self.keys.get(&key) {
+            Some(parsed) => parsed.clone(),
+            None => {
+                let parsed: serde_json::Value = parse_json("series_key_json", &key)?;
+                self.keys.insert(key, parsed.clone());
+                parsed
+            }
+        };
+        let cell = match self.cells.get(&cell) {
+            Some(parsed) => parsed.clone(),
+            None => {
+                let parsed: serde_json::Value = parse_json("cell_json", &cell)?;
+                self.cells.insert(cell, parsed.clone());
+                parsed
+            }
+        };
+        series_info_with(row, series_key, cell)
+    }
+}
+
+/// [`series_info`] with the row's configuration and cell already parsed.
+fn series_info_with(
+    row: &DbRow,
+    series_key: serde_json::Value,
+    cell: serde_json::Value,
+) -> Result<SeriesInfo, StorageError> {
     let stat: String = row.try_get("stat")?;
     let unit: String = row.try_get("unit")?;
     let direction: String = row.try_get("direction")?;
     Ok(SeriesInfo {
         series_id: row.try_get("series_id")?,
         project: row.try_get("slug")?,
-        series_key: parse_json("series_key_json", &key)?,
+        series_key,
         cell_key: row.try_get("cell_key")?,
-        cell: parse_json("cell_json", &cell)?,
+        cell,
         metric: row.try_get("metric")?,
         stat: parse_stat(&stat)?,
         slo_profile: row.try_get("slo_profile")?,
