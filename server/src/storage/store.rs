@@ -547,8 +547,9 @@ impl Store {
             ));
             q.bind_list(chunk.iter().map(|id| Param::text(id.to_string())));
             q.push(")");
+            let mut decode = SeriesRows::default();
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
-                let info = series_info(&row)?;
+                let info = decode.info(&row)?;
                 out.insert(info.series_id.clone(), info);
             }
         }
@@ -1133,7 +1134,13 @@ pub(super) fn stored_interval(row: &DbRow) -> Result<Option<Interval>, StorageEr
 }
 
 pub(super) fn series_info(row: &DbRow) -> Result<SeriesInfo, StorageError> {
-    SeriesRows::default().info(row)
+    let key: String = row.try_get("series_key_json")?;
+    let cell: String = row.try_get("cell_json")?;
+    series_info_with(
+        row,
+        parse_json("series_key_json", &key)?,
+        parse_json("cell_json", &cell)?,
+    )
 }
 
 /// Decodes rows of [`SERIES_COLUMNS`] parsing each distinct configuration and cell once: a
