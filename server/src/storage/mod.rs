@@ -29,6 +29,7 @@ pub mod samples_codec;
 mod scan_history;
 mod series_neighbours;
 mod series_points;
+mod series_rows;
 mod sessions;
 mod sqlite_files;
 mod store;

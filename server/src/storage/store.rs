@@ -12,6 +12,7 @@ use benchtrail_core::quality::QualityResult;
 use benchtrail_core::settings::ProjectSettings;
 use sqlx::migrate::Migrator;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// The schema of each database, embedded at compile time.
@@ -47,6 +48,8 @@ pub struct Store {
     /// Runs' decoded verdict bases kept for the pages that list verdicts (shared by the
     /// store's clones).
     pub(super) verdict_bases: std::sync::Arc<super::verdict_bases::VerdictBasisCache>,
+    /// Series rows kept decoded for the series lists (shared by the store's clones).
+    pub(super) series_rows: std::sync::Arc<super::series_rows::SeriesCache>,
     /// A SQLite file's background WAL checkpoint, kept (never read) so that it stops with the
     /// last clone.
     _checkpointer: Option<std::sync::Arc<db::Checkpointer>>,
@@ -72,6 +75,7 @@ impl Store {
             commit_graphs: Default::default(),
             run_meta: Default::default(),
             verdict_bases: Default::default(),
+            series_rows: Default::default(),
             _checkpointer: checkpointer.map(std::sync::Arc::new),
         })
     }
@@ -506,9 +510,9 @@ impl Store {
         limit: i64,
     ) -> Result<Page<SeriesInfo>, StorageError> {
         let limit = limit.max(1);
-        let mut q = SqlBuilder::new(&format!(
-            "SELECT {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id WHERE s.project_id = "
-        ));
+        // Which series, in which order, from the database; their rows' contents from the
+        // series kept decoded ([`Self::series_by_seqs`]).
+        let mut q = SqlBuilder::new("SELECT s.seq FROM series s WHERE s.project_id = ");
         q.bind(Param::int(project_id));
         q.push(" AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq)");
         push_series_filter(&mut q, filter);
@@ -524,13 +528,60 @@ impl Store {
         }
         q.push(" ORDER BY s.series_key_json, s.cell_key, s.metric, s.stat, s.series_id LIMIT ")
             .bind(Param::int(limit.saturating_add(1)));
-        let rows = q.query(self.backend()).fetch_all(&self.pool).await?;
-        let mut decode = SeriesRows::default();
-        let series = rows
+        let seqs = q
+            .query(self.backend())
+            .fetch_all(&self.pool)
+            .await?
             .iter()
-            .map(|row| decode.info(row))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(page(series, limit, |s| s.series_id.clone(), |s| s))
+            .map(|row| Ok(row.try_get("seq")?))
+            .collect::<Result<Vec<i64>, StorageError>>()?;
+        let series = self.series_by_seqs(&seqs).await?;
+        Ok(page(
+            series,
+            limit,
+            |s| s.series_id.clone(),
+            |s| SeriesInfo::clone(&s),
+        ))
+    }
+
+    /// The series rows `seqs`, in their order: those kept decoded
+    /// ([`super::series_rows::SeriesCache`]) from memory, the others read in one query per
+    /// 500 and kept.
+    ///
+    /// # Errors
+    /// A storage error, or [`StorageError::Corrupt`] for a seq with no row.
+    async fn series_by_seqs(&self, seqs: &[i64]) -> Result<Vec<Arc<SeriesInfo>>, StorageError> {
+        let mut found = self.series_rows.get_many(seqs);
+        let missing: Vec<i64> = seqs
+            .iter()
+            .zip(&found)
+            .filter(|(_, row)| row.is_none())
+            .map(|(seq, _)| *seq)
+            .collect();
+        let mut read: HashMap<i64, Arc<SeriesInfo>> = HashMap::with_capacity(missing.len());
+        for chunk in missing.chunks(500) {
+            let mut q = SqlBuilder::new(&format!(
+                "SELECT s.seq, {SERIES_COLUMNS} FROM series s JOIN projects p ON p.id = s.project_id \
+                 WHERE s.seq IN ("
+            ));
+            q.bind_list(chunk.iter().map(|seq| Param::int(*seq)));
+            q.push(")");
+            let mut decode = SeriesRows::default();
+            for row in q.query(self.backend()).fetch_all(&self.pool).await? {
+                let seq: i64 = row.try_get("seq")?;
+                let info = Arc::new(decode.info(&row)?);
+                self.series_rows.insert(seq, Arc::clone(&info));
+                read.insert(seq, info);
+            }
+        }
+        seqs.iter()
+            .zip(found.iter_mut())
+            .map(|(seq, kept)| {
+                kept.take()
+                    .or_else(|| read.get(seq).cloned())
+                    .ok_or_else(|| StorageError::Corrupt(format!("series seq {seq}: no row")))
+            })
+            .collect()
     }
 
     /// The series of `series_ids` that exist, by id: one query per 500 ids (a page naming
