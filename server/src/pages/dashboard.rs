@@ -7,10 +7,11 @@
 //! table without it), and the recent runs with their verdicts. A project without runs says
 //! how to upload its first one.
 //!
-//! Cost: the series list (one query), one query for the open alerts, one for the newest run
-//! per branch, one for the recent runs, three for every sparkline at once (commit graph, the
-//! default branch's newest commits, their values), and two for the listed runs' verdicts
-//! (their stored verdict bases and their alerts): nothing per series.
+//! Cost: the series list (one query, and one per 500 series rows not yet kept in memory), one
+//! query for the open alerts, one for the newest run per branch, one for the recent runs,
+//! three for every sparkline at once (commit graph, the default branch's newest commits, their
+//! values), and two per run list for its runs' verdicts (their stored verdict bases and their
+//! alerts): nothing per series.
 
 use super::alerts::{self, alert_groups, AlertGroupView};
 use super::format::{self, display_number, exact};
