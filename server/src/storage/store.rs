@@ -1209,26 +1209,25 @@ impl SeriesRows {
     /// # Errors
     /// [`StorageError::Corrupt`] for a column that does not decode.
     pub(super) fn info(&mut self, row: &DbRow) -> Result<SeriesInfo, StorageError> {
-        let key: String = row.try_get("series_key_json")?;
-        let cell: String = row.try_get("cell_json")?;
-        let series_key = match self.keys.get(&key) {
-            Some(parsed) => parsed.clone(),
-            None => {
-                let parsed: serde_json::Value = parse_json("series_key_json", &key)?;
-                self.keys.insert(key, parsed.clone());
-                parsed
-            }
-        };
-        let cell = match self.cells.get(&cell) {
-            Some(parsed) => parsed.clone(),
-            None => {
-                let parsed: serde_json::Value = parse_json("cell_json", &cell)?;
-                self.cells.insert(cell, parsed.clone());
-                parsed
-            }
-        };
+        let series_key = parsed_once(&mut self.keys, "series_key_json", row)?;
+        let cell = parsed_once(&mut self.cells, "cell_json", row)?;
         series_info_with(row, series_key, cell)
     }
+}
+
+/// The JSON of `row`'s `column`, parsed once per distinct text (`parsed` holds the texts seen).
+fn parsed_once(
+    parsed: &mut HashMap<String, serde_json::Value>,
+    column: &str,
+    row: &DbRow,
+) -> Result<serde_json::Value, StorageError> {
+    let text: String = row.try_get(column)?;
+    if let Some(value) = parsed.get(&text) {
+        return Ok(value.clone());
+    }
+    let value: serde_json::Value = parse_json(column, &text)?;
+    parsed.insert(text, value.clone());
+    Ok(value)
 }
 
 /// [`series_info`] with the row's configuration and cell already parsed.
