@@ -647,12 +647,13 @@ impl Store {
                     Some(gz) => match self.verdict_bases.get(run_id, &gz) {
                         Some(basis) => basis,
                         None => {
-                            let basis = Arc::new(verdict_basis_of_row(run_id, &row)?);
+                            let basis = Arc::new(decode_verdict_basis(run_id, &gz)?);
                             self.verdict_bases.insert(run_id, gz, Arc::clone(&basis));
                             basis
                         }
                     },
-                    None => Arc::new(verdict_basis_of_row(run_id, &row)?),
+                    // A row written before migration 0018: the basis is part of the analysis.
+                    None => Arc::new(decode_analysis_json(run_id, &row)?),
                 };
                 out.insert(run_id, basis);
             }
@@ -1037,19 +1038,11 @@ impl Store {
     }
 }
 
-/// The verdict basis of run `run_id` from a row of `verdict_basis_gz`, `analysis_gz` and
-/// `analysis_json` (the latter two only read when the first is NULL: a row written before
-/// migration 0018).
-fn verdict_basis_of_row(run_id: Uuid, row: &DbRow) -> Result<VerdictBasis, StorageError> {
-    match row.try_get::<Option<Vec<u8>>, _>("verdict_basis_gz")? {
-        Some(gz) => {
-            let json = gunzip_column("verdict_basis_gz", &gz)?;
-            serde_json::from_slice(&json).map_err(|e| {
-                StorageError::Corrupt(format!("verdict_basis_gz of run {run_id}: {e}"))
-            })
-        }
-        None => decode_analysis_json(run_id, row),
-    }
+/// The verdict basis of run `run_id` from its `verdict_basis_gz` bytes.
+fn decode_verdict_basis(run_id: Uuid, gz: &[u8]) -> Result<VerdictBasis, StorageError> {
+    let json = gunzip_column("verdict_basis_gz", gz)?;
+    serde_json::from_slice(&json)
+        .map_err(|e| StorageError::Corrupt(format!("verdict_basis_gz of run {run_id}: {e}")))
 }
 
 /// The analysis a `run_analyses` row holds, decoded as `T`: the whole [`RunAnalysis`], or a
