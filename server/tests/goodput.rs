@@ -3,6 +3,8 @@
 
 use crate::common;
 
+use benchtrail_core::samples::RequestSamples;
+use benchtrail_server::storage::SampleColumns;
 use common::db::for_each_store;
 use common::server::{repo_file, upload_doc, TestServer, ADMIN_TOKEN};
 use serde_json::{json, Value};
@@ -178,14 +180,30 @@ async fn intervals_profiles_and_not_computable_goodput_are_reported() {
             "{db}"
         );
         assert_eq!(samples.len(), 60);
-        // All of a run's samples at once: the same, by result index.
+        assert_eq!(samples.itl_ms.as_ref().map(Vec::len), Some(60), "{db}");
+        // All of a run's samples at once: the same, by result index; without the chunk gaps,
+        // the same but for them.
+        let run_id = receipt["run_id"].as_str().unwrap().parse().unwrap();
         let all = server
             .store
-            .run_samples(receipt["run_id"].as_str().unwrap().parse().unwrap())
+            .run_samples(run_id, SampleColumns::All)
             .await
             .unwrap();
         assert_eq!(all.keys().copied().collect::<Vec<_>>(), [0], "{db}");
         assert_eq!(all[&0], samples, "{db}");
+        let latencies = server
+            .store
+            .run_samples(run_id, SampleColumns::WithoutItl)
+            .await
+            .unwrap();
+        assert_eq!(
+            latencies[&0],
+            RequestSamples {
+                itl_ms: None,
+                ..samples.clone()
+            },
+            "{db}"
+        );
 
         // Without samples and without the tool's goodput: nothing stored, and said so.
         let path =

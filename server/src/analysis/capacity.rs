@@ -6,7 +6,7 @@
 //! both sides, with two loads or more on one of them.
 
 use crate::api::run_results::stored_bench_results;
-use crate::storage::{Project, StorageError, Store, StoredRun};
+use crate::storage::{Project, SampleColumns, StorageError, Store, StoredRun};
 use benchtrail_core::capacity::{capacity_report, ReportOptions, ReportSide, DEFAULT_TARGET};
 use benchtrail_core::report::extras::CapacitySection;
 use benchtrail_core::report::pairing::pair_by_cell;
@@ -29,8 +29,8 @@ pub async fn capacity_section(
         return Ok(None);
     };
     let (b, h) = match (
-        stored_bench_results(store, &base).await,
-        stored_bench_results(store, run).await,
+        stored_bench_results(store, &base, SampleColumns::WithoutItl).await,
+        stored_bench_results(store, run, SampleColumns::WithoutItl).await,
     ) {
         (Ok(b), Ok(h)) => (b, h),
         (Err(e), _) | (_, Err(e)) => {

@@ -23,6 +23,7 @@ use crate::auth::Bearer;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::pages::compare_view::CapacityView;
 use crate::pages::validation_view::{ReportDocument, ValidationView};
+use crate::storage::SampleColumns;
 use askama::Template;
 use axum::extract::State;
 use axum::http::header;
@@ -181,8 +182,8 @@ pub(super) async fn report(
         }
     };
     let (b, h) = (
-        bench_results(&state, &base).await?,
-        bench_results(&state, &head).await?,
+        bench_results(&state, &base, SampleColumns::WithoutItl).await?,
+        bench_results(&state, &head, SampleColumns::WithoutItl).await?,
     );
     let (paired, _) = pair_by_cell(&b, &h, &project.key_fields);
     let report = capacity_report(

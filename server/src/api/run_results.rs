@@ -4,12 +4,13 @@
 
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::storage::{Store, StoredRun};
+use crate::storage::{SampleColumns, Store, StoredRun};
 use benchtrail_core::metric::MetricValue;
 use benchtrail_core::{BenchResult, Configuration};
 use std::collections::HashMap;
 
-/// The results of `run`, in upload order, with their samples.
+/// The results of `run`, in upload order, with their samples (the `columns` asked for: the
+/// capacity report reads no chunk gaps, a comparison's per-request shift of `itl` does).
 ///
 /// # Errors
 /// [`ApiError::Internal`] when a stored configuration, cell or facts object does not read back
@@ -17,8 +18,9 @@ use std::collections::HashMap;
 pub(crate) async fn bench_results(
     state: &AppState,
     run: &StoredRun,
+    columns: SampleColumns,
 ) -> ApiResult<Vec<BenchResult>> {
-    stored_bench_results(&state.store, run).await
+    stored_bench_results(&state.store, run, columns).await
 }
 
 /// [`bench_results`] from a store.
@@ -28,6 +30,7 @@ pub(crate) async fn bench_results(
 pub(crate) async fn stored_bench_results(
     store: &Store,
     run: &StoredRun,
+    columns: SampleColumns,
 ) -> ApiResult<Vec<BenchResult>> {
     let corrupt = |what: &str, e: serde_json::Error| {
         ApiError::Internal(format!(
@@ -38,7 +41,7 @@ pub(crate) async fn stored_bench_results(
     let mut out = Vec::with_capacity(run.results.len());
     // One query for every result's samples, and each configuration read once: the cells of a
     // run mostly share one (18 cells, one configuration).
-    let mut samples = store.run_samples(run.summary.id).await?;
+    let mut samples = store.run_samples(run.summary.id, columns).await?;
     let mut configurations: HashMap<&str, Configuration> = HashMap::new();
     for r in &run.results {
         let fingerprint = r.config_fingerprint.as_str();

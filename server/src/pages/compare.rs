@@ -29,7 +29,7 @@ use super::{PageError, PageResult};
 use crate::analysis::capacity::newest_baseline_run;
 use crate::api::run_results::bench_results;
 use crate::app::AppState;
-use crate::storage::{Project, StoredRun};
+use crate::storage::{Project, SampleColumns, StoredRun};
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Html;
@@ -70,13 +70,20 @@ pub(super) async fn compare_page(
     };
     let (head, project) = visible_run(&state, &visitor, &head_id).await?;
     let head_run = head.summary.clone();
+    // Two runs are compared afresh, with the per-request shift of `itl` from the chunk gaps;
+    // an analysis is stored, and what the page computes (distributions, the capacity report)
+    // reads no chunk gaps, so their decoding is skipped.
+    let columns = match query.base.as_deref() {
+        Some(b) if !b.is_empty() => SampleColumns::All,
+        _ => SampleColumns::WithoutItl,
+    };
     // The candidate's results (with their per-request samples, whose decoding is the page's
     // largest part) are read on a task of their own while the baseline's are: on two cores
     // the two decodings overlap (BENCHMARKS.md "Session 33").
     let head_task = {
         let state = state.clone();
         tokio::spawn(async move {
-            let results = results_of(&state, &head).await;
+            let results = results_of(&state, &head, columns).await;
             (head, results)
         })
     };
@@ -97,7 +104,7 @@ pub(super) async fn compare_page(
                     base_project.slug, project.slug
                 )));
             }
-            let base_results = results_of(&state, &base).await?;
+            let base_results = results_of(&state, &base, columns).await?;
             let (head, head_results) = joined(head_task).await?;
             let (paired, repaired) =
                 pair_by_cell(&base_results, &head_results, &project.key_fields);
@@ -149,7 +156,7 @@ pub(super) async fn compare_page(
             };
             let base = match newest_baseline_run(&state.store, &project, &stored.analysis).await? {
                 Some(run) => {
-                    let results = results_of(&state, &run).await?;
+                    let results = results_of(&state, &run, columns).await?;
                     let keyed: Vec<_> = results.iter().map(|r| r.configuration.clone()).collect();
                     Some((run, results, keyed))
                 }
@@ -378,8 +385,12 @@ async fn joined(
 }
 
 /// A run's results as core reads them.
-async fn results_of(state: &AppState, run: &StoredRun) -> Result<Vec<BenchResult>, PageError> {
-    bench_results(state, run)
+async fn results_of(
+    state: &AppState,
+    run: &StoredRun,
+    columns: SampleColumns,
+) -> Result<Vec<BenchResult>, PageError> {
+    bench_results(state, run, columns)
         .await
         .map_err(|e| PageError::Internal(format!("results of run {}: {e:?}", run.summary.id)))
 }

@@ -148,11 +148,12 @@ pub(super) fn gunzip_column(column: &str, gz: &[u8]) -> Result<Vec<u8>, StorageE
     Ok(out)
 }
 
-/// The per-request samples stored in a `result_samples.data` value, decoded.
+/// The per-request samples stored in a `result_samples.data` value, decoded with `columns`.
 pub(super) fn samples_column(
     data: &[u8],
+    columns: super::samples_codec::SampleColumns,
 ) -> Result<benchtrail_core::samples::RequestSamples, StorageError> {
-    super::samples_codec::decode(data)
+    super::samples_codec::decode(data, columns)
         .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))
 }
 

@@ -5,7 +5,7 @@ use super::codec::*;
 use super::commit_graphs::{Fingerprint, FINGERPRINT_SQL};
 use super::db::{self, DbRow, Param};
 use super::store::SqlBuilder;
-use super::{CommitRun, StorageError, Store};
+use super::{CommitRun, SampleColumns, StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
 use benchtrail_core::report::verdict_basis::VerdictBasis;
 pub use benchtrail_core::report::{GroupSeries, HistoryPoint};
@@ -692,7 +692,10 @@ impl Store {
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
                 let data: Vec<u8> = row.try_get("data")?;
-                out.insert(row.try_get("result_id")?, samples_column(&data)?);
+                out.insert(
+                    row.try_get("result_id")?,
+                    samples_column(&data, SampleColumns::All)?,
+                );
             }
         }
         self.run_values

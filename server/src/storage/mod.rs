@@ -43,6 +43,7 @@ pub use jobs::{ClaimedJob, JobState, JobTarget, JobTicket};
 pub use model::*;
 pub use pr_comments::PrCommentPost;
 pub use readiness::{NotReady, Readiness};
+pub use samples_codec::SampleColumns;
 pub use scan_history::CommitWindow;
 pub use series_neighbours::SeriesNeighbours;
 pub use sessions::{NewSession, SessionGrant, SessionInfo};

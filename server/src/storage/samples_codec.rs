@@ -1,20 +1,34 @@
-//! The stored encoding of per-request samples (`result_samples.data`), version 1.
+//! The stored encoding of per-request samples (`result_samples.data`): version 2 is written,
+//! version 1 is still read.
 //!
 //! It lives in storage, not in core: it is a storage detail that nothing else reads, and
 //! flate2 is a server dependency already.
 //!
-//! Layout before compression, little-endian throughout:
-//! - a *structure* part: magic `BTS1`, request count `u32`, a column-flags byte, the success
-//!   bitmap, then per present column a presence bitmap (requests with a value); for `itl` one
-//!   `u32` gap count per request; token counts as `u64`; the duration as `f64`;
-//! - a *float* part: every latency value (`f64`), column after column, stored
+//! **Version 2** (`bts2-gzip`, since session 34): magic `BTS2`, the length of part A as `u32`,
+//! then two gzip members, little-endian throughout inside them:
+//! - part A, the *latencies*: request count `u32`, a column-flags byte, the success bitmap, per
+//!   present column a presence bitmap (requests with a value), token counts as `u64`, the
+//!   duration as `f64`, then TTFT, E2E latency and TPOT (`f64`, column after column)
 //!   **byte-plane-shuffled** (all first bytes, then all second bytes, ...), which groups the
-//!   similar sign/exponent bytes of nearby latencies so that deflate finds runs in them.
+//!   similar sign/exponent bytes of nearby latencies so that deflate finds runs in them;
+//! - part B, present when the flags say ITL: one `u32` gap count per request, then every gap
+//!   (`f64`), byte-plane-shuffled the same way.
 //!
-//! The whole is gzip-compressed (flate2, default level). Values round-trip bit-exactly
-//! (`f64::to_le_bytes`/`from_le_bytes`; tested below).
+//! Two parts because the chunk gaps are nearly all of the floats (127 per request of 128
+//! output tokens, against 3 latencies) and most readers want none of them: the compare page,
+//! the validation report and the capacity analysis read TTFT, TPOT and E2E latency only
+//! ([`SampleColumns::WithoutItl`]), and inflating the gaps too was most of their decoding.
 //!
-//! Why this encoding, measured on `examples/history` (vLLM `--save-detailed`):
+//! **Version 1** (`bts1-gzip`, rows written before session 34): one gzip member holding magic
+//! `BTS1`, the same structure with the ITL gap counts after the presence bitmaps, and every
+//! float (latencies, then gaps) shuffled together. It is told apart by the gzip magic number
+//! (`1F 8B`, RFC 1952) where version 2 starts with `BTS2`.
+//!
+//! Values round-trip bit-exactly (`f64::to_le_bytes`/`from_le_bytes`; tested below).
+//!
+//! Why this encoding, measured on `examples/history` (vLLM `--save-detailed`; version 1,
+//! version 2 is within 1 % of it: `cargo test -p benchtrail-server --lib samples_codec --
+//! --nocapture` prints both):
 //!
 //! | encoding                                                       | 60 requests, 7,620 ITL gaps | 20 requests, 2,540 gaps |
 //! |----------------------------------------------------------------|---------:|---------:|
@@ -27,17 +41,16 @@
 //! i.e. 35 % below one row per request and 30 % below gzip'd JSON. Latencies are measured to
 //! ~1 µs but written as full doubles, so their low mantissa bytes are noise that no lossless
 //! coder shrinks much; the shuffle wins 12 % over plain gzip for nothing.
-//!
-//! (`cargo test -p benchtrail-server --lib samples_codec -- --nocapture` prints the figures.)
 
 use benchtrail_core::samples::RequestSamples;
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use std::io::{Read, Write};
 
-/// The `result_samples.encoding` value of this encoding.
-pub const ENCODING: &str = "bts1-gzip";
+/// The `result_samples.encoding` value of what [`encode`] writes.
+pub const ENCODING: &str = "bts2-gzip";
 
-const MAGIC: &[u8; 4] = b"BTS1";
+const MAGIC_V1: &[u8; 4] = b"BTS1";
+const MAGIC_V2: &[u8; 4] = b"BTS2";
 
 const TTFT: u8 = 1;
 const E2EL: u8 = 2;
@@ -47,16 +60,45 @@ const INPUT: u8 = 16;
 const OUTPUT: u8 = 32;
 const DURATION: u8 = 64;
 
-/// Encodes samples (gzip'd).
-pub fn encode(s: &RequestSamples) -> Vec<u8> {
-    encode_with(s, true)
+/// Which columns a reader wants decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleColumns {
+    /// Every stored column.
+    All,
+    /// Every column but the chunk gaps: `itl_ms` is `None` in what [`decode`] returns, and a
+    /// version 2 blob's part B is not inflated.
+    WithoutItl,
 }
 
-fn encode_with(s: &RequestSamples, shuffle: bool) -> Vec<u8> {
+/// Encodes samples as version 2 (module docs).
+pub fn encode(s: &RequestSamples) -> Vec<u8> {
     let n = s.len();
-    let mut head: Vec<u8> = MAGIC.to_vec();
-    head.extend_from_slice(&(n as u32).to_le_bytes());
-    let flags = [
+    let mut head = (n as u32).to_le_bytes().to_vec();
+    head.push(flags(s));
+    structure(s, &mut head);
+    let latencies: Vec<f64> = [&s.ttft_ms, &s.e2el_ms, &s.tpot_ms]
+        .into_iter()
+        .flatten()
+        .flat_map(|col| col.iter().flatten().copied())
+        .collect();
+    let part_a = gzip(&head, &latencies, true);
+    let mut out = MAGIC_V2.to_vec();
+    out.extend_from_slice(&(part_a.len() as u32).to_le_bytes());
+    out.extend(part_a);
+    if let Some(itl) = &s.itl_ms {
+        let counts: Vec<u8> = itl
+            .iter()
+            .flat_map(|gaps| (gaps.len() as u32).to_le_bytes())
+            .collect();
+        let gaps: Vec<f64> = itl.iter().flatten().copied().collect();
+        out.extend(gzip(&counts, &gaps, true));
+    }
+    out
+}
+
+/// The column-flags byte of `s`.
+fn flags(s: &RequestSamples) -> u8 {
+    [
         (s.ttft_ms.is_some(), TTFT),
         (s.e2el_ms.is_some(), E2EL),
         (s.tpot_ms.is_some(), TPOT),
@@ -67,20 +109,20 @@ fn encode_with(s: &RequestSamples, shuffle: bool) -> Vec<u8> {
     ]
     .iter()
     .filter(|(on, _)| *on)
-    .fold(0u8, |acc, (_, bit)| acc | bit);
-    head.push(flags);
+    .fold(0u8, |acc, (_, bit)| acc | bit)
+}
+
+/// Part A's structure after the flags: success bitmap, the latency columns' presence
+/// bitmaps, the token columns, the duration.
+fn structure(s: &RequestSamples, head: &mut Vec<u8>) {
     head.extend(bitmap(s.success.iter().copied()));
-    let mut floats: Vec<f64> = Vec::new();
     for col in [&s.ttft_ms, &s.e2el_ms, &s.tpot_ms].into_iter().flatten() {
         head.extend(bitmap(col.iter().map(Option::is_some)));
-        floats.extend(col.iter().flatten());
     }
-    if let Some(itl) = &s.itl_ms {
-        for gaps in itl {
-            head.extend_from_slice(&(gaps.len() as u32).to_le_bytes());
-            floats.extend(gaps);
-        }
-    }
+    tokens_and_duration(s, head);
+}
+
+fn tokens_and_duration(s: &RequestSamples, head: &mut Vec<u8>) {
     for col in [&s.input_tokens, &s.output_tokens].into_iter().flatten() {
         head.extend(bitmap(col.iter().map(Option::is_some)));
         for v in col.iter().flatten() {
@@ -90,8 +132,12 @@ fn encode_with(s: &RequestSamples, shuffle: bool) -> Vec<u8> {
     if let Some(d) = s.duration_s {
         head.extend_from_slice(&d.to_le_bytes());
     }
+}
+
+/// One gzip member of `head` followed by `floats`, byte-plane-shuffled when `shuffle`.
+fn gzip(head: &[u8], floats: &[f64], shuffle: bool) -> Vec<u8> {
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    gz.write_all(&head).expect("writing to memory cannot fail");
+    gz.write_all(head).expect("writing to memory cannot fail");
     let bytes: Vec<[u8; 8]> = floats.iter().map(|f| f.to_le_bytes()).collect();
     if shuffle {
         for plane in 0..8 {
@@ -105,81 +151,105 @@ fn encode_with(s: &RequestSamples, shuffle: bool) -> Vec<u8> {
     gz.finish().expect("writing to memory cannot fail")
 }
 
-/// Decodes what [`encode`] wrote. `Err` names what is wrong with corrupt data.
-pub fn decode(gz: &[u8]) -> Result<RequestSamples, String> {
+fn gunzip(gz: &[u8], what: &str) -> Result<Vec<u8>, String> {
     let mut raw = Vec::new();
     GzDecoder::new(gz)
         .read_to_end(&mut raw)
-        .map_err(|e| format!("not gzip: {e}"))?;
+        .map_err(|e| format!("{what}: not gzip: {e}"))?;
+    Ok(raw)
+}
+
+/// Decodes what [`encode`] writes (version 2) or wrote before (version 1), with the
+/// `columns` asked for. `Err` names what is wrong with corrupt data.
+pub fn decode(blob: &[u8], columns: SampleColumns) -> Result<RequestSamples, String> {
+    match blob.strip_prefix(MAGIC_V2) {
+        Some(rest) => decode_v2(rest, columns),
+        None => {
+            let mut s = decode_v1(blob)?;
+            if columns == SampleColumns::WithoutItl {
+                s.itl_ms = None;
+            }
+            Ok(s)
+        }
+    }
+}
+
+fn decode_v2(rest: &[u8], columns: SampleColumns) -> Result<RequestSamples, String> {
+    let mut outer = Reader { buf: rest, pos: 0 };
+    let a_len = outer.u32()? as usize;
+    let part_a = outer.take(a_len)?;
+    let part_b = &rest[outer.pos..];
+    let raw = gunzip(part_a, "part A")?;
     let mut r = Reader { buf: &raw, pos: 0 };
-    if r.take(4)? != MAGIC {
+    let n = r.u32()? as usize;
+    let flags = r.take(1)?[0];
+    let success = r.bitmap(n)?;
+    let presence = r.presence(n, flags)?;
+    let tokens = r.tokens(n, flags)?;
+    let duration_s = r.duration(flags)?;
+    let latency_count = presence.iter().flatten().flatten().filter(|p| **p).count();
+    let mut latencies = unshuffle(r.take(latency_count * 8)?).into_iter();
+    r.end()?;
+    let [ttft_ms, e2el_ms, tpot_ms] = latency_columns(flags, presence, &mut latencies);
+    let itl_ms = if flags & ITL == 0 {
+        if !part_b.is_empty() {
+            return Err("trailing bytes".into());
+        }
+        None
+    } else if columns == SampleColumns::WithoutItl {
+        None
+    } else {
+        let raw = gunzip(part_b, "part B")?;
+        let mut r = Reader { buf: &raw, pos: 0 };
+        let counts = r.counts(n)?;
+        let total = counts.iter().sum::<usize>();
+        let mut gaps =
+            unshuffle(r.take(total.checked_mul(8).ok_or("gap count overflows")?)?).into_iter();
+        r.end()?;
+        Some(
+            counts
+                .into_iter()
+                .map(|c| gaps.by_ref().take(c).collect())
+                .collect(),
+        )
+    };
+    let [input_tokens, output_tokens] = tokens;
+    Ok(RequestSamples {
+        success,
+        ttft_ms,
+        e2el_ms,
+        tpot_ms,
+        itl_ms,
+        input_tokens,
+        output_tokens,
+        duration_s,
+    })
+}
+
+/// Decodes a version 1 blob (module docs), every column.
+fn decode_v1(gz: &[u8]) -> Result<RequestSamples, String> {
+    let raw = gunzip(gz, "version 1")?;
+    let mut r = Reader { buf: &raw, pos: 0 };
+    if r.take(4)? != MAGIC_V1 {
         return Err("not a BTS1 samples blob".into());
     }
     let n = r.u32()? as usize;
     let flags = r.take(1)?[0];
     let success = r.bitmap(n)?;
-    let mut presence: Vec<Vec<bool>> = Vec::new();
-    let mut float_count = 0;
-    for bit in [TTFT, E2EL, TPOT] {
-        if flags & bit != 0 {
-            let p = r.bitmap(n)?;
-            float_count += p.iter().filter(|x| **x).count();
-            presence.push(p);
-        }
-    }
-    let itl_counts: Option<Vec<usize>> = if flags & ITL != 0 {
-        let counts = (0..n)
-            .map(|_| r.u32().map(|c| c as usize))
-            .collect::<Result<Vec<_>, _>>()?;
-        float_count += counts.iter().sum::<usize>();
-        Some(counts)
+    let presence = r.presence(n, flags)?;
+    let itl_counts = if flags & ITL != 0 {
+        Some(r.counts(n)?)
     } else {
         None
     };
-    let mut tokens = [None, None];
-    for (slot, bit) in tokens.iter_mut().zip([INPUT, OUTPUT]) {
-        if flags & bit != 0 {
-            let p = r.bitmap(n)?;
-            let mut col = Vec::with_capacity(n);
-            for present in p {
-                col.push(if present { Some(r.u64()?) } else { None });
-            }
-            *slot = Some(col);
-        }
-    }
-    let duration_s = if flags & DURATION != 0 {
-        Some(f64::from_le_bytes(r.take(8)?.try_into().unwrap()))
-    } else {
-        None
-    };
-    let planes = r.take(float_count * 8)?;
-    if r.pos != raw.len() {
-        return Err("trailing bytes".into());
-    }
-    // Plane after plane, each read in order: gathering a value's 8 bytes from 8 planes
-    // `float_count` apart touched a new cache line per byte (a fifth of the compare page's
-    // time went to decoding two runs' samples).
-    let mut bits = vec![0u64; float_count];
-    for (plane, row) in planes.chunks_exact(float_count.max(1)).enumerate() {
-        for (b, byte) in bits.iter_mut().zip(row) {
-            *b |= u64::from(*byte) << (8 * plane);
-        }
-    }
-    let mut floats = bits.into_iter().map(f64::from_bits);
-    let mut presence = presence.into_iter();
-    let mut column = |bit: u8| -> Option<Vec<Option<f64>>> {
-        (flags & bit != 0).then(|| {
-            presence
-                .next()
-                .unwrap()
-                .into_iter()
-                .map(|p| if p { floats.next() } else { None })
-                .collect()
-        })
-    };
-    let ttft_ms = column(TTFT);
-    let e2el_ms = column(E2EL);
-    let tpot_ms = column(TPOT);
+    let tokens = r.tokens(n, flags)?;
+    let duration_s = r.duration(flags)?;
+    let float_count = presence.iter().flatten().flatten().filter(|p| **p).count()
+        + itl_counts.iter().flatten().sum::<usize>();
+    let mut floats =
+        unshuffle(r.take(float_count.checked_mul(8).ok_or("count overflows")?)?).into_iter();
+    r.end()?;
+    let [ttft_ms, e2el_ms, tpot_ms] = latency_columns(flags, presence, &mut floats);
     let itl_ms = itl_counts.map(|counts| {
         counts
             .into_iter()
@@ -197,6 +267,41 @@ pub fn decode(gz: &[u8]) -> Result<RequestSamples, String> {
         output_tokens,
         duration_s,
     })
+}
+
+/// The floats of byte-plane-shuffled `planes` (8 planes of equal length).
+fn unshuffle(planes: &[u8]) -> Vec<f64> {
+    let count = planes.len() / 8;
+    // Plane after plane, each read in order: gathering a value's 8 bytes from 8 planes
+    // `count` apart touched a new cache line per byte (a fifth of the compare page's time went
+    // to decoding two runs' samples, BENCHMARKS.md "Session 33").
+    let mut bits = vec![0u64; count];
+    for (plane, row) in planes.chunks_exact(count.max(1)).enumerate() {
+        for (b, byte) in bits.iter_mut().zip(row) {
+            *b |= u64::from(*byte) << (8 * plane);
+        }
+    }
+    bits.into_iter().map(f64::from_bits).collect()
+}
+
+/// TTFT, E2E latency and TPOT (those `flags` name), each present value taken from `floats`
+/// in that order.
+fn latency_columns(
+    flags: u8,
+    presence: Vec<Option<Vec<bool>>>,
+    floats: &mut impl Iterator<Item = f64>,
+) -> [Option<Vec<Option<f64>>>; 3] {
+    let mut presence = presence.into_iter();
+    let mut column = |bit: u8| -> Option<Vec<Option<f64>>> {
+        let present = presence.next().flatten();
+        debug_assert_eq!(present.is_some(), flags & bit != 0);
+        present.map(|p| {
+            p.into_iter()
+                .map(|p| if p { floats.next() } else { None })
+                .collect()
+        })
+    };
+    [column(TTFT), column(E2EL), column(TPOT)]
 }
 
 fn bitmap(bits: impl Iterator<Item = bool>) -> Vec<u8> {
@@ -235,6 +340,45 @@ impl<'a> Reader<'a> {
         let bytes = self.take(n.div_ceil(8))?;
         Ok((0..n).map(|i| bytes[i / 8] & (1 << (i % 8)) != 0).collect())
     }
+    /// The presence bitmaps of TTFT, E2E latency and TPOT, `None` for a column `flags` lacks.
+    fn presence(&mut self, n: usize, flags: u8) -> Result<Vec<Option<Vec<bool>>>, String> {
+        [TTFT, E2EL, TPOT]
+            .into_iter()
+            .map(|bit| (flags & bit != 0).then(|| self.bitmap(n)).transpose())
+            .collect()
+    }
+    /// One `u32` count per request.
+    fn counts(&mut self, n: usize) -> Result<Vec<usize>, String> {
+        (0..n).map(|_| self.u32().map(|c| c as usize)).collect()
+    }
+    /// The input and output token columns `flags` names.
+    fn tokens(&mut self, n: usize, flags: u8) -> Result<[Option<Vec<Option<u64>>>; 2], String> {
+        let mut tokens = [None, None];
+        for (slot, bit) in tokens.iter_mut().zip([INPUT, OUTPUT]) {
+            if flags & bit != 0 {
+                let present = self.bitmap(n)?;
+                let mut col = Vec::with_capacity(n);
+                for p in present {
+                    col.push(if p { Some(self.u64()?) } else { None });
+                }
+                *slot = Some(col);
+            }
+        }
+        Ok(tokens)
+    }
+    fn duration(&mut self, flags: u8) -> Result<Option<f64>, String> {
+        (flags & DURATION != 0)
+            .then(|| Ok(f64::from_le_bytes(self.take(8)?.try_into().unwrap())))
+            .transpose()
+    }
+    /// `Err` unless every byte was read.
+    fn end(&self) -> Result<(), String> {
+        if self.pos == self.buf.len() {
+            Ok(())
+        } else {
+            Err("trailing bytes".into())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -271,29 +415,119 @@ mod tests {
                 .collect::<String>()
     }
 
-    #[test]
-    fn round_trips_bit_exactly() {
-        for name in [
-            "goodput_baseline_s11_c4.json",
-            "baseline_completions_c1_isl512_osl128.json",
-        ] {
-            let s = example(name);
-            assert_eq!(bits(&decode(&encode(&s)).unwrap()), bits(&s), "{name}");
+    /// What version 1's encoder wrote (session 33's `encode_with`), kept to test that rows
+    /// stored before version 2 still read.
+    fn encode_v1(s: &RequestSamples, shuffle: bool) -> Vec<u8> {
+        let mut head: Vec<u8> = MAGIC_V1.to_vec();
+        head.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        head.push(flags(s));
+        head.extend(bitmap(s.success.iter().copied()));
+        let mut floats: Vec<f64> = Vec::new();
+        for col in [&s.ttft_ms, &s.e2el_ms, &s.tpot_ms].into_iter().flatten() {
+            head.extend(bitmap(col.iter().map(Option::is_some)));
+            floats.extend(col.iter().flatten());
         }
-        let odd = RequestSamples {
+        if let Some(itl) = &s.itl_ms {
+            for gaps in itl {
+                head.extend_from_slice(&(gaps.len() as u32).to_le_bytes());
+                floats.extend(gaps);
+            }
+        }
+        tokens_and_duration(s, &mut head);
+        gzip(&head, &floats, shuffle)
+    }
+
+    fn odd() -> RequestSamples {
+        RequestSamples {
             success: vec![true, false, true],
             ttft_ms: Some(vec![Some(-0.0), None, Some(f64::MIN_POSITIVE)]),
+            tpot_ms: Some(vec![None, None, Some(f64::INFINITY)]),
             itl_ms: Some(vec![vec![], vec![1e-300], vec![f64::NAN, 3.0]]),
             output_tokens: Some(vec![Some(u64::MAX), None, Some(0)]),
-            duration_s: None,
+            duration_s: Some(12.5),
             ..Default::default()
-        };
-        assert_eq!(bits(&decode(&encode(&odd)).unwrap()), bits(&odd));
+        }
+    }
+
+    fn without_itl(s: &RequestSamples) -> RequestSamples {
+        RequestSamples {
+            itl_ms: None,
+            ..s.clone()
+        }
+    }
+
+    #[test]
+    fn round_trips_bit_exactly() {
+        let mut cases: Vec<RequestSamples> = [
+            "goodput_baseline_s11_c4.json",
+            "baseline_completions_c1_isl512_osl128.json",
+        ]
+        .into_iter()
+        .map(example)
+        .collect();
+        cases.push(odd());
+        cases.push(without_itl(&odd()));
+        cases.push(RequestSamples::default());
+        for s in &cases {
+            let blob = encode(s);
+            assert!(blob.starts_with(b"BTS2"));
+            assert_eq!(bits(&decode(&blob, SampleColumns::All).unwrap()), bits(s));
+            assert_eq!(
+                bits(&decode(&blob, SampleColumns::WithoutItl).unwrap()),
+                bits(&without_itl(s))
+            );
+        }
+    }
+
+    #[test]
+    fn version_1_rows_still_read() {
+        for s in [example("goodput_baseline_s11_c4.json"), odd()] {
+            for shuffle in [true, false] {
+                let blob = encode_v1(&s, shuffle);
+                assert!(blob.starts_with(&[0x1f, 0x8b]), "gzip magic");
+                let read = decode(&blob, SampleColumns::All).unwrap();
+                if shuffle {
+                    assert_eq!(bits(&read), bits(&s));
+                } else {
+                    // Version 1 was always written shuffled; unshuffled bytes read as other
+                    // numbers, in the same structure.
+                    assert_eq!(read.success, s.success);
+                    assert_ne!(bits(&read), bits(&s));
+                }
+            }
+            assert_eq!(
+                bits(&decode(&encode_v1(&s, true), SampleColumns::WithoutItl).unwrap()),
+                bits(&without_itl(&s))
+            );
+        }
+    }
+
+    #[test]
+    fn corrupt_blobs_are_errors_that_say_why() {
+        let blob = encode(&odd());
+        let err = |b: &[u8], c| decode(b, c).unwrap_err();
         assert_eq!(
-            decode(&encode(&RequestSamples::default())).unwrap(),
-            RequestSamples::default()
+            err(b"neither BTS2 nor gzip", SampleColumns::All),
+            "version 1: not gzip: invalid gzip header"
         );
-        assert!(decode(b"nonsense").is_err());
+        assert_eq!(err(b"BTS2", SampleColumns::All), "truncated samples blob");
+        assert_eq!(
+            err(&blob[..blob.len() - 3], SampleColumns::All)
+                .split(':')
+                .next(),
+            Some("part B")
+        );
+        // Part B is not read without ITL, so its damage does not matter there.
+        assert!(decode(&blob[..blob.len() - 3], SampleColumns::WithoutItl).is_ok());
+        let mut long = encode(&without_itl(&odd()));
+        long.push(0);
+        assert_eq!(err(&long, SampleColumns::All), "trailing bytes");
+        let mut short_a = blob.clone();
+        short_a[4..8].copy_from_slice(&5u32.to_le_bytes());
+        assert_eq!(
+            err(&short_a, SampleColumns::All).split(':').next(),
+            Some("part A")
+        );
     }
 
     #[test]
@@ -314,9 +548,10 @@ mod tests {
             let json_gz = gz.finish().unwrap().len();
             eprintln!(
                 "{name}: {n} requests, {gaps} gaps: rows {rows} B (+{} B Postgres tuple headers), JSON+gzip {json_gz} B, \
-                 BTS1 unshuffled {} B, BTS1 shuffled {} B",
+                 BTS1 unshuffled {} B, BTS1 shuffled {} B, BTS2 {} B",
                 n * 28,
-                encode_with(&s, false).len(),
+                encode_v1(&s, false).len(),
+                encode_v1(&s, true).len(),
                 encode(&s).len()
             );
         }

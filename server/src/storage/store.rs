@@ -286,11 +286,13 @@ impl Store {
         }
     }
 
-    /// The decoded samples of every result of a run that has any, by result index: one query
-    /// (the compare page and the report read both runs' results whole).
+    /// The decoded samples of every result of a run that has any, by result index, with the
+    /// `columns` asked for: one query (the compare page and the report read both runs' results
+    /// whole).
     pub async fn run_samples(
         &self,
         run_id: Uuid,
+        columns: SampleColumns,
     ) -> Result<HashMap<i64, benchtrail_core::samples::RequestSamples>, StorageError> {
         let rows = db::query(
             "SELECT r.idx, rs.data FROM result_samples rs JOIN results r ON r.id = rs.result_id \
@@ -302,7 +304,7 @@ impl Store {
         let mut out = HashMap::with_capacity(rows.len());
         for row in rows {
             let data: Vec<u8> = row.try_get("data")?;
-            out.insert(row.try_get("idx")?, samples_column(&data)?);
+            out.insert(row.try_get("idx")?, samples_column(&data, columns)?);
         }
         Ok(out)
     }
@@ -321,7 +323,8 @@ impl Store {
         .bind(index)
         .fetch_optional(&self.pool)
         .await?;
-        data.map(|d| samples_column(&d)).transpose()
+        data.map(|d| samples_column(&d, SampleColumns::All))
+            .transpose()
     }
 
     /// A run's summary (one row), without its files and results: what a verdict needs.
@@ -1042,7 +1045,7 @@ async fn write_settings(
             config_json: row.try_get("canonical_json")?,
             cell_json: row.try_get("cell_json")?,
             cell_key: row.try_get("cell_key")?,
-            samples: samples_column(&data)?,
+            samples: samples_column(&data, SampleColumns::All)?,
         };
         let run_seq: i64 = row.try_get("seq")?;
         let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;
