@@ -35,6 +35,7 @@ mod no_oracle;
 mod pages;
 mod pr_bot;
 mod quality_results;
+mod samples_itl_apart;
 mod schema_document;
 mod security_headers;
 mod server_binary;

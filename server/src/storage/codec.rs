@@ -4,7 +4,8 @@
 //! (gzip content) is encoded and decoded here, so the two databases store byte-identical
 //! values and a malformed stored value surfaces as [`StorageError::Corrupt`] with its column.
 
-use super::{Scope, StorageError, StoredMetric};
+use super::db::DbRow;
+use super::{SampleColumns, Scope, StorageError, StoredMetric};
 use benchtrail_core::metric::{stat_rank, vocabulary_rank};
 use benchtrail_core::{Direction, Stat, Unit};
 use chrono::{DateTime, FixedOffset, SubsecRound, Utc};
@@ -148,13 +149,27 @@ pub(super) fn gunzip_column(column: &str, gz: &[u8]) -> Result<Vec<u8>, StorageE
     Ok(out)
 }
 
-/// The per-request samples stored in a `result_samples.data` value, decoded with `columns`.
-pub(super) fn samples_column(
-    data: &[u8],
-    columns: super::samples_codec::SampleColumns,
+/// The `result_samples` columns (table alias `rs`) that [`samples_of_row`] reads for
+/// `columns`: without ITL the gaps' column is not even read from the database.
+pub(super) fn samples_sql(columns: SampleColumns) -> &'static str {
+    match columns {
+        SampleColumns::All => "rs.data, rs.itl_data",
+        SampleColumns::WithoutItl => "rs.data",
+    }
+}
+
+/// The per-request samples of a row holding [`samples_sql`]'s columns, decoded with `columns`.
+pub(super) fn samples_of_row(
+    row: &DbRow,
+    columns: SampleColumns,
 ) -> Result<benchtrail_core::samples::RequestSamples, StorageError> {
-    super::samples_codec::decode(data, columns)
-        .map_err(|e| StorageError::Corrupt(format!("result_samples.data: {e}")))
+    let data: Vec<u8> = row.try_get("data")?;
+    let itl: Option<Vec<u8>> = match columns {
+        SampleColumns::All => row.try_get("itl_data")?,
+        SampleColumns::WithoutItl => None,
+    };
+    super::samples_codec::decode(&data, itl.as_deref(), columns)
+        .map_err(|e| StorageError::Corrupt(format!("result_samples: {e}")))
 }
 
 /// Compresses stored JSON (a run analysis) with gzip at level 3. Analyses repeat their keys,

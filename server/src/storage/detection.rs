@@ -686,15 +686,16 @@ impl Store {
         let unknown = self.run_values.may_have_samples(result_ids);
         // Bounded IN lists: SQLite allows 32766 parameters, Postgres 65535.
         for chunk in unknown.chunks(1000) {
-            let mut q =
-                SqlBuilder::new("SELECT result_id, data FROM result_samples WHERE result_id IN (");
+            let mut q = SqlBuilder::new(&format!(
+                "SELECT rs.result_id, {} FROM result_samples rs WHERE rs.result_id IN (",
+                samples_sql(SampleColumns::All)
+            ));
             q.bind_list(chunk.iter().map(|id| Param::int(*id)));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
-                let data: Vec<u8> = row.try_get("data")?;
                 out.insert(
                     row.try_get("result_id")?,
-                    samples_column(&data, SampleColumns::All)?,
+                    samples_of_row(&row, SampleColumns::All)?,
                 );
             }
         }

@@ -124,7 +124,7 @@ pub struct NewResult {
     /// Metric values.
     pub metrics: Vec<NewMetric>,
     /// Per-request samples, encoded by [`super::samples_codec::encode`], with the request count.
-    pub samples: Option<(Vec<u8>, i64)>,
+    pub samples: Option<(super::samples_codec::EncodedSamples, i64)>,
 }
 
 /// One uploaded file to keep.

@@ -4,25 +4,27 @@
 //! It lives in storage, not in core: it is a storage detail that nothing else reads, and
 //! flate2 is a server dependency already.
 //!
-//! **Version 2** (`bts2-gzip`, since session 34): magic `BTS2`, the length of part A as `u32`,
-//! then two gzip members, little-endian throughout inside them:
-//! - part A, the *latencies*: request count `u32`, a column-flags byte, the success bitmap, per
-//!   present column a presence bitmap (requests with a value), token counts as `u64`, the
+//! **Version 2** (`bts2-gzip`, since session 34, migration 0021) stores two blobs, each one
+//! gzip member, little-endian throughout:
+//! - `result_samples.data`: magic `BTS2`, then gzip of the request count `u32`, a
+//!   column-flags byte, the success bitmap, per present latency column a presence bitmap
+//!   (requests with a value), the token columns (presence bitmap, then `u64` values), the
 //!   duration as `f64`, then TTFT, E2E latency and TPOT (`f64`, column after column)
 //!   **byte-plane-shuffled** (all first bytes, then all second bytes, ...), which groups the
 //!   similar sign/exponent bytes of nearby latencies so that deflate finds runs in them;
-//! - part B, present when the flags say ITL: one `u32` gap count per request, then every gap
-//!   (`f64`), byte-plane-shuffled the same way.
+//! - `result_samples.itl_data`, when the flags say ITL: gzip of one `u32` gap count per
+//!   request, then every gap (`f64`), byte-plane-shuffled the same way.
 //!
-//! Two parts because the chunk gaps are nearly all of the floats (127 per request of 128
-//! output tokens, against 3 latencies) and most readers want none of them: the compare page,
-//! the validation report and the capacity analysis read TTFT, TPOT and E2E latency only
-//! ([`SampleColumns::WithoutItl`]), and inflating the gaps too was most of their decoding.
+//! Apart because the chunk gaps are nearly all of the floats (127 per request of 128 output
+//! tokens, against 3 latencies) and most readers want none of them: the compare page, the
+//! validation report, the capacity analysis and the SLO recomputation read TTFT, TPOT and E2E
+//! latency only ([`SampleColumns::WithoutItl`]); reading, copying and inflating the gaps too
+//! was most of their decoding.
 //!
 //! **Version 1** (`bts1-gzip`, rows written before session 34): one gzip member holding magic
 //! `BTS1`, the same structure with the ITL gap counts after the presence bitmaps, and every
-//! float (latencies, then gaps) shuffled together. It is told apart by the gzip magic number
-//! (`1F 8B`, RFC 1952) where version 2 starts with `BTS2`.
+//! float (latencies, then gaps) shuffled together, all in `data` (`itl_data` NULL). It is told
+//! apart by the gzip magic number (`1F 8B`, RFC 1952) where version 2 starts with `BTS2`.
 //!
 //! Values round-trip bit-exactly (`f64::to_le_bytes`/`from_le_bytes`; tested below).
 //!
@@ -66,14 +68,22 @@ pub enum SampleColumns {
     /// Every stored column.
     All,
     /// Every column but the chunk gaps: `itl_ms` is `None` in what [`decode`] returns, and a
-    /// version 2 blob's part B is not inflated.
+    /// version 2 row's `itl_data` is neither read from the database nor inflated.
     WithoutItl,
 }
 
+/// Samples encoded as version 2 (module docs): what `result_samples.data` and `itl_data` hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedSamples {
+    /// `BTS2` and the gzip'd structure and latencies.
+    pub data: Vec<u8>,
+    /// The gzip'd chunk gaps; `None` when the samples have no ITL column.
+    pub itl: Option<Vec<u8>>,
+}
+
 /// Encodes samples as version 2 (module docs).
-pub fn encode(s: &RequestSamples) -> Vec<u8> {
-    let n = s.len();
-    let mut head = (n as u32).to_le_bytes().to_vec();
+pub fn encode(s: &RequestSamples) -> EncodedSamples {
+    let mut head = (s.len() as u32).to_le_bytes().to_vec();
     head.push(flags(s));
     structure(s, &mut head);
     let latencies: Vec<f64> = [&s.ttft_ms, &s.e2el_ms, &s.tpot_ms]
@@ -81,19 +91,17 @@ pub fn encode(s: &RequestSamples) -> Vec<u8> {
         .flatten()
         .flat_map(|col| col.iter().flatten().copied())
         .collect();
-    let part_a = gzip(&head, &latencies, true);
-    let mut out = MAGIC_V2.to_vec();
-    out.extend_from_slice(&(part_a.len() as u32).to_le_bytes());
-    out.extend(part_a);
-    if let Some(itl) = &s.itl_ms {
+    let mut data = MAGIC_V2.to_vec();
+    data.extend(gzip(&head, &latencies, true));
+    let itl = s.itl_ms.as_ref().map(|itl| {
         let counts: Vec<u8> = itl
             .iter()
             .flat_map(|gaps| (gaps.len() as u32).to_le_bytes())
             .collect();
         let gaps: Vec<f64> = itl.iter().flatten().copied().collect();
-        out.extend(gzip(&counts, &gaps, true));
-    }
-    out
+        gzip(&counts, &gaps, true)
+    });
+    EncodedSamples { data, itl }
 }
 
 /// The column-flags byte of `s`.
@@ -159,13 +167,21 @@ fn gunzip(gz: &[u8], what: &str) -> Result<Vec<u8>, String> {
     Ok(raw)
 }
 
-/// Decodes what [`encode`] writes (version 2) or wrote before (version 1), with the
-/// `columns` asked for. `Err` names what is wrong with corrupt data.
-pub fn decode(blob: &[u8], columns: SampleColumns) -> Result<RequestSamples, String> {
-    match blob.strip_prefix(MAGIC_V2) {
-        Some(rest) => decode_v2(rest, columns),
+/// Decodes what [`encode`] writes (version 2: `data` and `itl`) or wrote before (version 1:
+/// `data` alone, `itl` `None`), with the `columns` asked for; `itl` is not looked at
+/// without ITL. `Err` names what is wrong with corrupt data.
+pub fn decode(
+    data: &[u8],
+    itl: Option<&[u8]>,
+    columns: SampleColumns,
+) -> Result<RequestSamples, String> {
+    match data.strip_prefix(MAGIC_V2) {
+        Some(part_a) => decode_v2(part_a, itl, columns),
         None => {
-            let mut s = decode_v1(blob)?;
+            if itl.is_some() {
+                return Err("version 1 data with chunk gaps apart".into());
+            }
+            let mut s = decode_v1(data)?;
             if columns == SampleColumns::WithoutItl {
                 s.itl_ms = None;
             }
@@ -174,12 +190,12 @@ pub fn decode(blob: &[u8], columns: SampleColumns) -> Result<RequestSamples, Str
     }
 }
 
-fn decode_v2(rest: &[u8], columns: SampleColumns) -> Result<RequestSamples, String> {
-    let mut outer = Reader { buf: rest, pos: 0 };
-    let a_len = outer.u32()? as usize;
-    let part_a = outer.take(a_len)?;
-    let part_b = &rest[outer.pos..];
-    let raw = gunzip(part_a, "part A")?;
+fn decode_v2(
+    part_a: &[u8],
+    itl: Option<&[u8]>,
+    columns: SampleColumns,
+) -> Result<RequestSamples, String> {
+    let raw = gunzip(part_a, "data")?;
     let mut r = Reader { buf: &raw, pos: 0 };
     let n = r.u32()? as usize;
     let flags = r.take(1)?[0];
@@ -191,27 +207,13 @@ fn decode_v2(rest: &[u8], columns: SampleColumns) -> Result<RequestSamples, Stri
     let mut latencies = unshuffle(r.take(latency_count * 8)?).into_iter();
     r.end()?;
     let [ttft_ms, e2el_ms, tpot_ms] = latency_columns(flags, presence, &mut latencies);
-    let itl_ms = if flags & ITL == 0 {
-        if !part_b.is_empty() {
-            return Err("trailing bytes".into());
+    let itl_ms = match (columns, flags & ITL != 0, itl) {
+        (SampleColumns::WithoutItl, _, _) | (SampleColumns::All, false, None) => None,
+        (SampleColumns::All, false, Some(_)) => {
+            return Err("chunk gaps stored for samples without an ITL column".into())
         }
-        None
-    } else if columns == SampleColumns::WithoutItl {
-        None
-    } else {
-        let raw = gunzip(part_b, "part B")?;
-        let mut r = Reader { buf: &raw, pos: 0 };
-        let counts = r.counts(n)?;
-        let total = counts.iter().sum::<usize>();
-        let mut gaps =
-            unshuffle(r.take(total.checked_mul(8).ok_or("gap count overflows")?)?).into_iter();
-        r.end()?;
-        Some(
-            counts
-                .into_iter()
-                .map(|c| gaps.by_ref().take(c).collect())
-                .collect(),
-        )
+        (SampleColumns::All, true, None) => return Err("the chunk gaps are missing".into()),
+        (SampleColumns::All, true, Some(gz)) => Some(decode_gaps(gz, n)?),
     };
     let [input_tokens, output_tokens] = tokens;
     Ok(RequestSamples {
@@ -224,6 +226,21 @@ fn decode_v2(rest: &[u8], columns: SampleColumns) -> Result<RequestSamples, Stri
         output_tokens,
         duration_s,
     })
+}
+
+/// The chunk gaps of `n` requests from version 2's `itl_data`.
+fn decode_gaps(gz: &[u8], n: usize) -> Result<Vec<Vec<f64>>, String> {
+    let raw = gunzip(gz, "itl_data")?;
+    let mut r = Reader { buf: &raw, pos: 0 };
+    let counts = r.counts(n)?;
+    let total = counts.iter().sum::<usize>();
+    let mut gaps =
+        unshuffle(r.take(total.checked_mul(8).ok_or("gap count overflows")?)?).into_iter();
+    r.end()?;
+    Ok(counts
+        .into_iter()
+        .map(|c| gaps.by_ref().take(c).collect())
+        .collect())
 }
 
 /// Decodes a version 1 blob (module docs), every column.
@@ -469,11 +486,21 @@ mod tests {
         cases.push(without_itl(&odd()));
         cases.push(RequestSamples::default());
         for s in &cases {
-            let blob = encode(s);
-            assert!(blob.starts_with(b"BTS2"));
-            assert_eq!(bits(&decode(&blob, SampleColumns::All).unwrap()), bits(s));
+            let e = encode(s);
+            assert!(e.data.starts_with(b"BTS2"));
+            assert_eq!(e.itl.is_some(), s.itl_ms.is_some());
+            let itl = e.itl.as_deref();
             assert_eq!(
-                bits(&decode(&blob, SampleColumns::WithoutItl).unwrap()),
+                bits(&decode(&e.data, itl, SampleColumns::All).unwrap()),
+                bits(s)
+            );
+            assert_eq!(
+                bits(&decode(&e.data, itl, SampleColumns::WithoutItl).unwrap()),
+                bits(&without_itl(s))
+            );
+            // Without ITL the gaps are not read: the pages pass none.
+            assert_eq!(
+                bits(&decode(&e.data, None, SampleColumns::WithoutItl).unwrap()),
                 bits(&without_itl(s))
             );
         }
@@ -485,7 +512,7 @@ mod tests {
             for shuffle in [true, false] {
                 let blob = encode_v1(&s, shuffle);
                 assert!(blob.starts_with(&[0x1f, 0x8b]), "gzip magic");
-                let read = decode(&blob, SampleColumns::All).unwrap();
+                let read = decode(&blob, None, SampleColumns::All).unwrap();
                 if shuffle {
                     assert_eq!(bits(&read), bits(&s));
                 } else {
@@ -496,7 +523,7 @@ mod tests {
                 }
             }
             assert_eq!(
-                bits(&decode(&encode_v1(&s, true), SampleColumns::WithoutItl).unwrap()),
+                bits(&decode(&encode_v1(&s, true), None, SampleColumns::WithoutItl).unwrap()),
                 bits(&without_itl(&s))
             );
         }
@@ -504,30 +531,35 @@ mod tests {
 
     #[test]
     fn corrupt_blobs_are_errors_that_say_why() {
-        let blob = encode(&odd());
-        let err = |b: &[u8], c| decode(b, c).unwrap_err();
+        let e = encode(&odd());
+        let (data, itl) = (e.data.as_slice(), e.itl.as_deref().unwrap());
+        let err = |d: &[u8], i: Option<&[u8]>| decode(d, i, SampleColumns::All).unwrap_err();
         assert_eq!(
-            err(b"neither BTS2 nor gzip", SampleColumns::All),
+            err(b"neither BTS2 nor gzip", None),
             "version 1: not gzip: invalid gzip header"
         );
-        assert_eq!(err(b"BTS2", SampleColumns::All), "truncated samples blob");
         assert_eq!(
-            err(&blob[..blob.len() - 3], SampleColumns::All)
-                .split(':')
-                .next(),
-            Some("part B")
+            err(b"BTS2", Some(itl)),
+            "data: not gzip: unexpected end of file"
         );
-        // Part B is not read without ITL, so its damage does not matter there.
-        assert!(decode(&blob[..blob.len() - 3], SampleColumns::WithoutItl).is_ok());
-        let mut long = encode(&without_itl(&odd()));
-        long.push(0);
-        assert_eq!(err(&long, SampleColumns::All), "trailing bytes");
-        let mut short_a = blob.clone();
-        short_a[4..8].copy_from_slice(&5u32.to_le_bytes());
+        assert_eq!(err(data, None), "the chunk gaps are missing");
         assert_eq!(
-            err(&short_a, SampleColumns::All).split(':').next(),
-            Some("part A")
+            err(&encode(&without_itl(&odd())).data, Some(itl)),
+            "chunk gaps stored for samples without an ITL column"
         );
+        assert_eq!(
+            err(&encode_v1(&odd(), true), Some(itl)),
+            "version 1 data with chunk gaps apart"
+        );
+        assert_eq!(
+            err(data, Some(&itl[..itl.len() - 3])).split(':').next(),
+            Some("itl_data")
+        );
+        // The gaps of other samples (another request count) do not read as these.
+        let other = encode(&example("baseline_completions_c1_isl512_osl128.json"));
+        assert_eq!(err(data, other.itl.as_deref()), "trailing bytes");
+        // Damaged gaps do not matter to a reader that wants none.
+        assert!(decode(data, Some(b"damaged"), SampleColumns::WithoutItl).is_ok());
     }
 
     #[test]
@@ -548,11 +580,11 @@ mod tests {
             let json_gz = gz.finish().unwrap().len();
             eprintln!(
                 "{name}: {n} requests, {gaps} gaps: rows {rows} B (+{} B Postgres tuple headers), JSON+gzip {json_gz} B, \
-                 BTS1 unshuffled {} B, BTS1 shuffled {} B, BTS2 {} B",
+                 BTS1 unshuffled {} B, BTS1 shuffled {} B, BTS2 (both columns) {} B",
                 n * 28,
                 encode_v1(&s, false).len(),
                 encode_v1(&s, true).len(),
-                encode(&s).len()
+                encode(&s).data.len() + encode(&s).itl.map_or(0, |i| i.len())
             );
         }
     }

@@ -294,17 +294,18 @@ impl Store {
         run_id: Uuid,
         columns: SampleColumns,
     ) -> Result<HashMap<i64, benchtrail_core::samples::RequestSamples>, StorageError> {
-        let rows = db::query(
-            "SELECT r.idx, rs.data FROM result_samples rs JOIN results r ON r.id = rs.result_id \
+        let sql = format!(
+            "SELECT r.idx, {} FROM result_samples rs JOIN results r ON r.id = rs.result_id \
              WHERE r.run_id = $1",
-        )
-        .bind(run_id.to_string())
-        .fetch_all(&self.pool)
-        .await?;
+            samples_sql(columns)
+        );
+        let rows = db::query(&sql)
+            .bind(run_id.to_string())
+            .fetch_all(&self.pool)
+            .await?;
         let mut out = HashMap::with_capacity(rows.len());
         for row in rows {
-            let data: Vec<u8> = row.try_get("data")?;
-            out.insert(row.try_get("idx")?, samples_column(&data, columns)?);
+            out.insert(row.try_get("idx")?, samples_of_row(&row, columns)?);
         }
         Ok(out)
     }
@@ -315,15 +316,16 @@ impl Store {
         run_id: Uuid,
         index: i64,
     ) -> Result<Option<benchtrail_core::samples::RequestSamples>, StorageError> {
-        let data: Option<Vec<u8>> = db::query_scalar(
-            "SELECT rs.data FROM result_samples rs JOIN results r ON r.id = rs.result_id \
+        let row = db::query(&format!(
+            "SELECT {} FROM result_samples rs JOIN results r ON r.id = rs.result_id \
              WHERE r.run_id = $1 AND r.idx = $2",
-        )
+            samples_sql(SampleColumns::All)
+        ))
         .bind(run_id.to_string())
         .bind(index)
         .fetch_optional(&self.pool)
         .await?;
-        data.map(|d| samples_column(&d, SampleColumns::All))
+        row.map(|row| samples_of_row(&row, SampleColumns::All))
             .transpose()
     }
 
@@ -927,14 +929,16 @@ async fn insert_samples(
     result_id: i64,
     result: &NewResult,
 ) -> Result<(), StorageError> {
-    if let Some((data, requests)) = &result.samples {
+    if let Some((encoded, requests)) = &result.samples {
         db::query(
-            "INSERT INTO result_samples (result_id, encoding, requests, data) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO result_samples (result_id, encoding, requests, data, itl_data) \
+             VALUES ($1, $2, $3, $4, $5)",
         )
         .bind(result_id)
         .bind(super::samples_codec::ENCODING)
         .bind(*requests)
-        .bind(data.as_slice())
+        .bind(encoded.data.as_slice())
+        .bind(encoded.itl.as_deref())
         .execute(&mut *conn)
         .await?;
     }
@@ -1025,12 +1029,16 @@ async fn write_settings(
     .await
     .map_err(|e| unique_as_conflict(e, || "the settings were changed concurrently; retry".to_string()))?;
 
-    let found = db::query(
-        "SELECT rs.result_id, res.run_id, r.seq, c.canonical_json, res.cell_json, res.cell_key, rs.data \
+    // The SLO values need TTFT, TPOT and E2E latency: the chunk gaps, nearly all of a
+    // project's samples, are not read.
+    let columns = SampleColumns::WithoutItl;
+    let found = db::query(&format!(
+        "SELECT rs.result_id, res.run_id, r.seq, c.canonical_json, res.cell_json, res.cell_key, {} \
          FROM result_samples rs JOIN results res ON res.id = rs.result_id \
          JOIN runs r ON r.id = res.run_id JOIN configurations c ON c.fingerprint = res.config_fingerprint \
          WHERE r.project_id = $1 ORDER BY rs.result_id",
-    )
+        samples_sql(columns)
+    ))
     .bind(project.id)
     .fetch_all(&mut *conn)
     .await?;
@@ -1038,14 +1046,13 @@ async fn write_settings(
     // The seq of every series written so far (a later result's values name them too).
     let mut seqs = batch_insert::SeriesSeqs::new();
     for row in &found {
-        let data: Vec<u8> = row.try_get("data")?;
         let samples = ResultSamples {
             result_id: row.try_get("result_id")?,
             run_id: row.try_get("run_id")?,
             config_json: row.try_get("canonical_json")?,
             cell_json: row.try_get("cell_json")?,
             cell_key: row.try_get("cell_key")?,
-            samples: samples_column(&data, SampleColumns::All)?,
+            samples: samples_of_row(row, columns)?,
         };
         let run_seq: i64 = row.try_get("seq")?;
         let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;

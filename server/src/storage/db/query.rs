@@ -106,6 +106,7 @@ bind_as! {
     &'q Vec<u8> => |v| Param::Bytes(Some(v.as_slice()));
     Vec<u8> => |v| Param::OwnedBytes(Some(v));
     Option<Vec<u8>> => |v| Param::OwnedBytes(v);
+    Option<&'q [u8]> => |v| Param::Bytes(v);
 }
 
 /// A statement and its values. SQL placeholders are `$1, $2, ...` in order of appearance (both
