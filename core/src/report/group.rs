@@ -101,12 +101,18 @@ impl Plan {
             .map(|s| s.series_id.as_str())
             .collect();
         let window = 2 * ctx.det.engine.baseline_window;
-        let base = &self.base_commits[self.base_commits.len().saturating_sub(window)..];
+        // A set: scanning the window's commits for each of a group's ~2,000 points was most of
+        // an upload's `samples` phase at 1,800 commits (BENCHMARKS.md "Session 34").
+        let base: HashSet<&str> = self.base_commits
+            [self.base_commits.len().saturating_sub(window)..]
+            .iter()
+            .map(String::as_str)
+            .collect();
         let (mut candidate, mut baseline) = (Vec::new(), Vec::new());
         for p in points.iter().filter(|p| sampled.contains(&*p.series_id)) {
             if *p.commit_sha == *ctx.commit && *p.branch == *ctx.branch {
                 candidate.push(p.result_id);
-            } else if base.iter().any(|c| **c == *p.commit_sha) {
+            } else if base.contains(&*p.commit_sha) {
                 baseline.push(p.result_id);
             }
         }
