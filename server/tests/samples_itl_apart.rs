@@ -16,8 +16,11 @@ use sqlx::Row;
 
 /// A real `vllm bench serve --save-detailed` file: 60 requests with their chunk gaps.
 const FILE: &str = "examples/history/goodput_baseline_s11_c4.json";
-/// What a server before migration 0021 stored for `FILE` (testdata/README.md).
-const VERSION_1: &str = "testdata/samples/bts1-goodput_baseline_s11_c4.bin";
+/// What a server before migration 0021 stored in `result_samples.data` for `FILE` (encoding
+/// `bts1-gzip`, every column in one gzip member): the bytes of
+/// `benchtrail_server::storage::samples_codec::encode` at commit `c4888a4`, on that file's
+/// samples. Kept here, not in `testdata/`, whose files are all tool outputs that upload.
+const VERSION_1: &str = "server/tests/fixtures/bts1-goodput_baseline_s11_c4.bin";
 
 fn samples_of_file() -> RequestSamples {
     let text = repo_file(FILE);
