@@ -1,5 +1,5 @@
-//! The stored encoding of per-request samples (`result_samples.data`): version 2 is written,
-//! version 1 is still read.
+//! The stored encoding of per-request samples (`result_samples.data` and `itl_data`): version 2
+//! is written, version 1 is still read.
 //!
 //! It lives in storage, not in core: it is a storage detail that nothing else reads, and
 //! flate2 is a server dependency already.
@@ -178,7 +178,7 @@ pub fn decode(
     match data.strip_prefix(MAGIC_V2) {
         Some(part_a) => decode_v2(part_a, itl, columns),
         None => {
-            if itl.is_some() {
+            if itl.is_some() && columns == SampleColumns::All {
                 return Err("version 1 data with chunk gaps apart".into());
             }
             let mut s = decode_v1(data)?;
