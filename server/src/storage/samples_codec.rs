@@ -199,15 +199,16 @@ fn decode_v2(
     let mut r = Reader { buf: &raw, pos: 0 };
     let n = r.u32()? as usize;
     let flags = r.take(1)?[0];
-    let success = r.bitmap(n)?;
-    let presence = r.presence(n, flags)?;
-    let tokens = r.tokens(n, flags)?;
-    let duration_s = r.duration(flags)?;
-    let latency_count = presence.iter().flatten().flatten().filter(|p| **p).count();
-    let mut latencies = unshuffle(r.take(latency_count * 8)?).into_iter();
+    let structure = Structure {
+        success: r.bitmap(n)?,
+        presence: r.presence(n, flags)?,
+        tokens: r.tokens(n, flags)?,
+        duration_s: r.duration(flags)?,
+    };
+    let mut latencies = unshuffle(r.take(structure.latency_count() * 8)?).into_iter();
     r.end()?;
-    let [ttft_ms, e2el_ms, tpot_ms] = latency_columns(flags, presence, &mut latencies);
-    let itl_ms = match (columns, flags & ITL != 0, itl) {
+    let mut samples = structure.samples(&mut latencies);
+    samples.itl_ms = match (columns, flags & ITL != 0, itl) {
         (SampleColumns::WithoutItl, _, _) | (SampleColumns::All, false, None) => None,
         (SampleColumns::All, false, Some(_)) => {
             return Err("chunk gaps stored for samples without an ITL column".into())
@@ -215,17 +216,7 @@ fn decode_v2(
         (SampleColumns::All, true, None) => return Err("the chunk gaps are missing".into()),
         (SampleColumns::All, true, Some(gz)) => Some(decode_gaps(gz, n)?),
     };
-    let [input_tokens, output_tokens] = tokens;
-    Ok(RequestSamples {
-        success,
-        ttft_ms,
-        e2el_ms,
-        tpot_ms,
-        itl_ms,
-        input_tokens,
-        output_tokens,
-        duration_s,
-    })
+    Ok(samples)
 }
 
 /// The chunk gaps of `n` requests from version 2's `itl_data`.
@@ -237,10 +228,15 @@ fn decode_gaps(gz: &[u8], n: usize) -> Result<Vec<Vec<f64>>, String> {
     let mut gaps =
         unshuffle(r.take(total.checked_mul(8).ok_or("gap count overflows")?)?).into_iter();
     r.end()?;
-    Ok(counts
+    Ok(gaps_by_request(counts, &mut gaps))
+}
+
+/// Each request's `counts[i]` gaps, taken from `gaps` in request order.
+fn gaps_by_request(counts: Vec<usize>, gaps: &mut impl Iterator<Item = f64>) -> Vec<Vec<f64>> {
+    counts
         .into_iter()
         .map(|c| gaps.by_ref().take(c).collect())
-        .collect())
+        .collect()
 }
 
 /// Decodes a version 1 blob (module docs), every column.
@@ -259,31 +255,19 @@ fn decode_v1(gz: &[u8]) -> Result<RequestSamples, String> {
     } else {
         None
     };
-    let tokens = r.tokens(n, flags)?;
-    let duration_s = r.duration(flags)?;
-    let float_count = presence.iter().flatten().flatten().filter(|p| **p).count()
-        + itl_counts.iter().flatten().sum::<usize>();
+    let structure = Structure {
+        success,
+        presence,
+        tokens: r.tokens(n, flags)?,
+        duration_s: r.duration(flags)?,
+    };
+    let float_count = structure.latency_count() + itl_counts.iter().flatten().sum::<usize>();
     let mut floats =
         unshuffle(r.take(float_count.checked_mul(8).ok_or("count overflows")?)?).into_iter();
     r.end()?;
-    let [ttft_ms, e2el_ms, tpot_ms] = latency_columns(flags, presence, &mut floats);
-    let itl_ms = itl_counts.map(|counts| {
-        counts
-            .into_iter()
-            .map(|c| floats.by_ref().take(c).collect())
-            .collect()
-    });
-    let [input_tokens, output_tokens] = tokens;
-    Ok(RequestSamples {
-        success,
-        ttft_ms,
-        e2el_ms,
-        tpot_ms,
-        itl_ms,
-        input_tokens,
-        output_tokens,
-        duration_s,
-    })
+    let mut samples = structure.samples(&mut floats);
+    samples.itl_ms = itl_counts.map(|counts| gaps_by_request(counts, &mut floats));
+    Ok(samples)
 }
 
 /// The floats of byte-plane-shuffled `planes` (8 planes of equal length).
@@ -301,24 +285,51 @@ fn unshuffle(planes: &[u8]) -> Vec<f64> {
     bits.into_iter().map(f64::from_bits).collect()
 }
 
-/// TTFT, E2E latency and TPOT (those `flags` name), each present value taken from `floats`
-/// in that order.
-fn latency_columns(
-    flags: u8,
+/// What both versions store of the samples besides their floats (version 1 has its gap counts
+/// among these too, read apart).
+struct Structure {
+    success: Vec<bool>,
+    /// The presence bitmaps of TTFT, E2E latency and TPOT, `None` for a column not stored.
     presence: Vec<Option<Vec<bool>>>,
-    floats: &mut impl Iterator<Item = f64>,
-) -> [Option<Vec<Option<f64>>>; 3] {
-    let mut presence = presence.into_iter();
-    let mut column = |bit: u8| -> Option<Vec<Option<f64>>> {
-        let present = presence.next().flatten();
-        debug_assert_eq!(present.is_some(), flags & bit != 0);
-        present.map(|p| {
-            p.into_iter()
-                .map(|p| if p { floats.next() } else { None })
-                .collect()
-        })
-    };
-    [column(TTFT), column(E2EL), column(TPOT)]
+    tokens: [Option<Vec<Option<u64>>>; 2],
+    duration_s: Option<f64>,
+}
+
+impl Structure {
+    /// The number of latency values stored (present TTFT, E2E latency and TPOT values).
+    fn latency_count(&self) -> usize {
+        self.presence
+            .iter()
+            .flatten()
+            .flatten()
+            .filter(|p| **p)
+            .count()
+    }
+
+    /// The samples without ITL: TTFT, E2E latency and TPOT, each present value taken from
+    /// `latencies` in that order.
+    fn samples(self, latencies: &mut impl Iterator<Item = f64>) -> RequestSamples {
+        let mut presence = self.presence.into_iter();
+        let mut column = || -> Option<Vec<Option<f64>>> {
+            presence.next().flatten().map(|p| {
+                p.into_iter()
+                    .map(|p| if p { latencies.next() } else { None })
+                    .collect()
+            })
+        };
+        let (ttft_ms, e2el_ms, tpot_ms) = (column(), column(), column());
+        let [input_tokens, output_tokens] = self.tokens;
+        RequestSamples {
+            success: self.success,
+            ttft_ms,
+            e2el_ms,
+            tpot_ms,
+            itl_ms: None,
+            input_tokens,
+            output_tokens,
+            duration_s: self.duration_s,
+        }
+    }
 }
 
 fn bitmap(bits: impl Iterator<Item = bool>) -> Vec<u8> {
