@@ -4,7 +4,7 @@
 use super::codec::*;
 use super::commit_graphs::{Fingerprint, FINGERPRINT_SQL};
 use super::db::{self, DbRow, Param};
-use super::store::SqlBuilder;
+use super::store::{not_held, SqlBuilder};
 use super::{CommitRun, SampleColumns, StorageError, Store};
 use benchtrail_core::history::{CommitGraph, CommitNode};
 use benchtrail_core::report::verdict_basis::VerdictBasis;
@@ -188,12 +188,7 @@ impl Store {
         ids: &[Uuid],
     ) -> Result<Vec<std::sync::Arc<super::run_values::CachedRun>>, StorageError> {
         let mut cached = self.run_values.get_many(ids);
-        let missing: Vec<Uuid> = ids
-            .iter()
-            .zip(&cached)
-            .filter(|(_, c)| c.is_none())
-            .map(|(id, _)| *id)
-            .collect();
+        let missing = not_held(ids, &cached);
         let mut loaded = if missing.is_empty() {
             HashMap::new()
         } else {

@@ -557,12 +557,7 @@ impl Store {
     /// A storage error, or [`StorageError::Corrupt`] for a seq with no row.
     async fn series_by_seqs(&self, seqs: &[i64]) -> Result<Vec<Arc<SeriesInfo>>, StorageError> {
         let mut found = self.series_rows.get_many(seqs);
-        let missing: Vec<i64> = seqs
-            .iter()
-            .zip(&found)
-            .filter(|(_, row)| row.is_none())
-            .map(|(seq, _)| *seq)
-            .collect();
+        let missing = not_held(seqs, &found);
         let mut read: HashMap<i64, Arc<SeriesInfo>> = HashMap::with_capacity(missing.len());
         for chunk in missing.chunks(500) {
             let mut q = SqlBuilder::new(&format!(
@@ -1313,6 +1308,16 @@ pub(super) struct SqlBuilder {
     /// The same with `?` placeholders.
     sqlite_sql: String,
     args: Vec<Param<'static>>,
+}
+
+/// The keys of `keys` whose entry in `held` (a cache's answer for them, in their order) is
+/// `None`: what a read-through of a cache has to read from the database.
+pub(super) fn not_held<K: Copy, V>(keys: &[K], held: &[Option<V>]) -> Vec<K> {
+    keys.iter()
+        .zip(held)
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| *k)
+        .collect()
 }
 
 impl SqlBuilder {
