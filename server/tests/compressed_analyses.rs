@@ -132,10 +132,17 @@ async fn the_old_row_survives_0013(flavour: &str, url: &str) {
         .unwrap_or_else(|e| panic!("{flavour}: {e}"));
     store.close().await;
     let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    let row = sqlx::query(
-        "SELECT verdict, settings_version, analysis_json, analysis_gz, analyzed_at, analysis_schema \
-         FROM run_analyses",
-    )
+    // Postgres's `analyzed_at` is a TIMESTAMPTZ since 0022 (the `Any` driver reads no
+    // timestamps): its instant as SQLite's text.
+    let analyzed_at = if flavour == "postgres" {
+        "to_char(analyzed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+    } else {
+        "analyzed_at"
+    };
+    let row = sqlx::query(&format!(
+        "SELECT verdict, settings_version, analysis_json, analysis_gz, {analyzed_at}, \
+         analysis_schema FROM run_analyses"
+    ))
     .fetch_one(&pool)
     .await
     .unwrap();

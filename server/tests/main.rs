@@ -47,6 +47,7 @@ mod token_migration;
 mod tokens;
 mod truncated_uploads;
 mod two_servers;
+mod typed_timestamps;
 mod upload_bounds;
 mod verdict_basis;
 mod workload_checks;

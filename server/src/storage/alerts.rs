@@ -263,7 +263,7 @@ impl Store {
         reason: Option<&str>,
         by: &str,
     ) -> Result<Option<Alert>, StorageError> {
-        let at = timestamp_text(&now());
+        let at = now();
         db::query(
             "UPDATE alerts SET status = $1, reason = $2, resolved_by = NULL, triaged_by = $3, \
              triaged_at = $4, updated_at = $5 WHERE id = $6",
@@ -432,8 +432,6 @@ fn alert_row(row: &DbRow, mut series_ids: Vec<String>) -> Result<Alert, StorageE
             series_ids = ordered;
         }
     }
-    let created_at: String = row.try_get("created_at")?;
-    let updated_at: String = row.try_get("updated_at")?;
     let baseline: String = row.try_get("baseline_commits")?;
     let key: String = row.try_get("series_key_json")?;
     let series_key: Value = parse_json("series_key_json", &key)?;
@@ -484,9 +482,9 @@ fn alert_row(row: &DbRow, mut series_ids: Vec<String>) -> Result<Alert, StorageE
         reason: row.try_get("reason")?,
         resolved_by: row.try_get("resolved_by")?,
         triaged_by: row.try_get("triaged_by")?,
-        triaged_at: parse_opt_timestamp("triaged_at", row.try_get("triaged_at")?)?,
-        created_at: parse_timestamp("created_at", &created_at)?,
-        updated_at: parse_timestamp("updated_at", &updated_at)?,
+        triaged_at: row.try_get("triaged_at")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
     })
 }
 
@@ -503,7 +501,7 @@ async fn set_status(
     .bind(status.as_str())
     .bind(reason)
     .bind(resolved_by)
-    .bind(timestamp_text(&now()))
+    .bind(now())
     .bind(id)
     .execute(&mut *conn)
     .await?;
@@ -521,7 +519,7 @@ async fn write_commit_alerts(
     alerts: &[NewAlert],
     superseded_reason: &str,
 ) -> Result<(), StorageError> {
-    let now = timestamp_text(&now());
+    let now = now();
     let mut keys = Vec::with_capacity(alerts.len());
     for a in alerts {
         let key = a.dedup_key();

@@ -15,10 +15,12 @@ use std::cmp::Ordering;
 use std::io::Read;
 use uuid::Uuid;
 
-/// The one timestamp format: fixed width (microseconds, `Z`), so text order is time order.
+/// The one timestamp format of SQLite's TEXT timestamps: fixed width (microseconds, `Z`), so
+/// text order is time order. (Postgres stores `TIMESTAMPTZ`, migration 0022.)
 const TIMESTAMP_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6fZ";
 
-/// A timestamp as stored. Sub-microsecond digits are dropped (the format keeps six).
+/// A timestamp as SQLite stores it ([`super::db::Param::Time`] binds it so). Sub-microsecond
+/// digits are dropped (the format keeps six, as Postgres's `TIMESTAMPTZ` does).
 pub(super) fn timestamp_text(t: &DateTime<Utc>) -> String {
     t.format(TIMESTAMP_FORMAT).to_string()
 }
@@ -29,38 +31,26 @@ pub(super) fn now() -> DateTime<Utc> {
     Utc::now().trunc_subsecs(6)
 }
 
-/// Parses a stored timestamp.
-pub(super) fn parse_timestamp(column: &str, text: &str) -> Result<DateTime<Utc>, StorageError> {
-    DateTime::parse_from_rfc3339(text)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| corrupt(column, text, e))
-}
-
-/// Parses an optional stored timestamp.
-pub(super) fn parse_opt_timestamp(
-    column: &str,
-    text: Option<String>,
-) -> Result<Option<DateTime<Utc>>, StorageError> {
-    text.map(|t| parse_timestamp(column, &t)).transpose()
-}
-
-/// A time with its UTC offset as stored: the UTC instant ([`timestamp_text`]) and the offset
-/// in seconds east of UTC.
-pub(super) fn offset_time_parts(t: &DateTime<FixedOffset>) -> (String, i64) {
+/// A time with its UTC offset as stored: the UTC instant and the offset in seconds east of
+/// UTC.
+pub(super) fn offset_time_parts(t: &DateTime<FixedOffset>) -> (DateTime<Utc>, i64) {
     (
-        timestamp_text(&t.with_timezone(&Utc)),
+        t.with_timezone(&Utc),
         i64::from(t.offset().local_minus_utc()),
     )
 }
 
-/// Parses a stored UTC instant with its stored offset (seconds east of UTC; `None`, as stored
-/// before offsets were kept, reads as UTC).
+/// A stored UTC instant with its stored offset (seconds east of UTC; `None`, as stored before
+/// offsets were kept, reads as UTC).
+///
+/// # Errors
+/// [`StorageError::Corrupt`] naming `column` when the offset is not one.
 pub(super) fn parse_offset_time(
     column: &str,
-    text: Option<String>,
+    utc: Option<DateTime<Utc>>,
     offset: Option<i64>,
 ) -> Result<Option<DateTime<FixedOffset>>, StorageError> {
-    let Some(utc) = parse_opt_timestamp(column, text)? else {
+    let Some(utc) = utc else {
         return Ok(None);
     };
     let secs = offset.unwrap_or(0);
@@ -211,7 +201,7 @@ mod tests {
             .with_timezone(&Utc);
         let text = timestamp_text(&t);
         assert_eq!(text, "2024-05-01T08:09:10.500000Z");
-        assert_eq!(parse_timestamp("t", &text).unwrap(), t);
+        assert_eq!(DateTime::parse_from_rfc3339(&text).unwrap(), t);
     }
 
     #[test]

@@ -417,7 +417,7 @@ impl Store {
         db::query("INSERT INTO run_exclusions (run_id, reason, created_at) VALUES ($1, $2, $3)")
             .bind(&id)
             .bind(reason)
-            .bind(timestamp_text(&at))
+            .bind(at)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -439,19 +439,16 @@ impl Store {
 
     /// A run's exclusion, if it is excluded.
     pub async fn run_exclusion(&self, run_id: Uuid) -> Result<Option<RunExclusion>, StorageError> {
-        let row: Option<(String, String)> =
+        let row: Option<(String, DateTime<Utc>)> =
             db::query_as("SELECT reason, created_at FROM run_exclusions WHERE run_id = $1")
                 .bind(run_id.to_string())
                 .fetch_optional(&self.pool)
                 .await?;
-        row.map(|(reason, at)| {
-            Ok(RunExclusion {
-                run_id,
-                reason,
-                created_at: parse_timestamp("created_at", &at)?,
-            })
-        })
-        .transpose()
+        Ok(row.map(|(reason, created_at)| RunExclusion {
+            run_id,
+            reason,
+            created_at,
+        }))
     }
 
     /// Pins `run_id` as the baseline of `series_id`'s group, replacing an earlier pin of any
@@ -482,7 +479,7 @@ impl Store {
         .bind(project_id)
         .bind(series_id)
         .bind(run_id.to_string())
-        .bind(timestamp_text(&at))
+        .bind(at)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -527,12 +524,11 @@ impl Store {
         rows.iter()
             .map(|row| {
                 let run_id: String = row.try_get("run_id")?;
-                let at: String = row.try_get("created_at")?;
                 let pin = BaselinePin {
                     series_id: row.try_get("series_id")?,
                     run_id: parse_uuid("run_id", &run_id)?,
                     commit_sha: row.try_get("commit_sha")?,
-                    created_at: parse_timestamp("created_at", &at)?,
+                    created_at: row.try_get("created_at")?,
                 };
                 Ok((pin.series_id.clone(), pin))
             })
@@ -565,7 +561,7 @@ impl Store {
         .bind(analysis.settings_version)
         .bind(gz)
         .bind(gzip_json(&basis))
-        .bind(timestamp_text(&now()))
+        .bind(now())
         .bind(i64::from(analysis.schema))
         .execute(&mut *tx)
         .await?;
@@ -586,7 +582,6 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let at: String = row.try_get("analyzed_at")?;
         let verdict: String = row.try_get("verdict")?;
         let analysis: RunAnalysis = decode_analysis_json(run_id, &row)?;
         Ok(Some(StoredAnalysis {
@@ -596,7 +591,7 @@ impl Store {
             })?,
             settings_version: row.try_get("settings_version")?,
             analysis,
-            analyzed_at: parse_timestamp("analyzed_at", &at)?,
+            analyzed_at: row.try_get("analyzed_at")?,
         }))
     }
 
@@ -1017,13 +1012,12 @@ impl Store {
             .iter()
             .map(|row| {
                 let parents: String = row.try_get("parent_shas")?;
-                let first_run_at: String = row.try_get("first_run_at")?;
-                let time = match parse_opt_timestamp("commit_time", row.try_get("commit_time")?)? {
+                let time = match row.try_get::<Option<DateTime<Utc>>, _>("commit_time")? {
                     Some(t) => {
                         with_time += 1;
                         t
                     }
-                    None => parse_timestamp("first_run_at", &first_run_at)?,
+                    None => row.try_get("first_run_at")?,
                 };
                 Ok(CommitNode {
                     sha: row.try_get("sha")?,

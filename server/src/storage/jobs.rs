@@ -13,11 +13,11 @@
 //! `scan` (the change-point scan of a branch, with `commit_sha` empty: one row per project and
 //! branch).
 
-use super::codec::{now, parse_timestamp, timestamp_text};
+use super::codec::now;
 use super::db::{self, Conn, DbRow, Param};
 use super::store::{project_row, SqlBuilder, PROJECT_COLUMNS};
 use super::{Project, StorageError, Store};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 
 /// What a job analyzes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,8 +181,7 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn claim_due_job(&self, lease: Duration) -> Result<Option<ClaimedJob>, StorageError> {
-        let now = now();
-        let at = timestamp_text(&now);
+        let at = now();
         // A plain read first: an idle worker polling must not take SQLite's write lock.
         let due: Option<(i64, String, String, String)> = db::query_as(&format!(
             "SELECT id, kind, branch, commit_sha FROM analysis_jobs WHERE not_before <= $1 \
@@ -195,9 +194,9 @@ impl Store {
         let Some((id, kind, branch, commit_sha)) = due else {
             return Ok(None);
         };
-        let until = timestamp_text(&(now + lease));
+        let until = at + lease;
         let row = if JobTarget::from_columns(&kind, branch, commit_sha)?.posts() {
-            claim_comments(self, id, &until, &at).await?
+            claim_comments(self, id, until, at).await?
         } else {
             db::query(&format!("{CLAIM} RETURNING {CLAIMED}"))
                 .bind(&until)
@@ -228,7 +227,7 @@ impl Store {
     /// A storage error.
     pub async fn renew_job_lease(&self, id: i64, lease: Duration) -> Result<(), StorageError> {
         db::query("UPDATE analysis_jobs SET lease_until = $1 WHERE id = $2")
-            .bind(timestamp_text(&(now() + lease)))
+            .bind(now() + lease)
             .bind(id)
             .execute(&self.pool)
             .await?;
@@ -289,8 +288,7 @@ impl Store {
                 "UPDATE analysis_jobs SET lease_until = NULL, attempts = 0, last_error = NULL",
             );
             if let Some(at) = again_at {
-                q.push(", not_before = ")
-                    .bind(Param::text(timestamp_text(&at)));
+                q.push(", not_before = ").bind(Param::time(at));
             }
             q.push(" WHERE id = ").bind(Param::int(id));
             q.query(self.backend()).execute(&self.pool).await?;
@@ -313,7 +311,7 @@ impl Store {
             "UPDATE analysis_jobs SET lease_until = NULL, not_before = $1, last_error = $2 \
              WHERE id = $3",
         )
-        .bind(timestamp_text(&retry_at))
+        .bind(retry_at)
         .bind(error)
         .bind(id)
         .execute(&self.pool)
@@ -352,7 +350,7 @@ impl Store {
         .bind(kind)
         .bind(branch)
         .bind(commit_sha)
-        .bind(timestamp_text(&now()))
+        .bind(now())
         .fetch_optional(&self.pool)
         .await?;
         Ok(row.is_some())
@@ -383,12 +381,12 @@ impl Store {
         let Some(row) = row else {
             return Ok(None);
         };
-        let lease: Option<String> = row.try_get("lease_until")?;
+        let lease: Option<DateTime<Utc>> = row.try_get("lease_until")?;
         Ok(Some(JobState {
-            queued_at: parse_timestamp("queued_at", &row.try_get::<String, _>("queued_at")?)?,
+            queued_at: row.try_get("queued_at")?,
             attempts: row.try_get("attempts")?,
-            not_before: parse_timestamp("not_before", &row.try_get::<String, _>("not_before")?)?,
-            running: lease.is_some_and(|l| l > timestamp_text(&now())),
+            not_before: row.try_get("not_before")?,
+            running: lease.is_some_and(|l| l > now()),
         }))
     }
 
@@ -435,9 +433,9 @@ pub(super) async fn enqueue_job(
     target: &JobTarget,
     lease: Option<Duration>,
 ) -> Result<JobTicket, StorageError> {
-    let now = now();
-    let at = timestamp_text(&now);
-    let lease_until = lease.map(|l| timestamp_text(&(now + l)));
+    let at = now();
+    // At the precision stored, so that the lease read back compares equal to ours.
+    let lease_until = lease.map(|l| (at + l).trunc_subsecs(6));
     let (kind, branch, commit_sha) = target.columns();
     // A lease held by another worker is kept (it is at work on an older generation and will
     // leave the job queued when it finishes); one that ran out or none is replaced by ours.
@@ -457,10 +455,10 @@ pub(super) async fn enqueue_job(
     .bind(branch)
     .bind(commit_sha)
     .bind(&at)
-    .bind(&lease_until)
+    .bind(lease_until)
     .fetch_one(&mut *conn)
     .await?;
-    let held: Option<String> = row.try_get("lease_until")?;
+    let held: Option<DateTime<Utc>> = row.try_get("lease_until")?;
     Ok(JobTicket {
         id: row.try_get("id")?,
         generation: row.try_get("generation")?,
@@ -496,8 +494,8 @@ const NO_OTHER_POSTER: &str = "NOT (kind IN ('comments', 'refresh') AND EXISTS (
 async fn claim_comments(
     store: &Store,
     id: i64,
-    until: &str,
-    at: &str,
+    until: DateTime<Utc>,
+    at: DateTime<Utc>,
 ) -> Result<Option<DbRow>, StorageError> {
     let mut tx = store.begin_write().await?;
     db::query(

@@ -1,13 +1,15 @@
 //! Storage: one API over two databases.
 //!
 //! SQLite (embedded, the default: a file under `./benchtrail-data/`) and Postgres (production)
-//! run one SQL text per query, on sqlx's native driver of each ([`db`]). Only types both
-//! databases share cross the boundary: BIGINT, DOUBLE PRECISION, TEXT and BLOB/BYTEA.
-//! Timestamps are RFC 3339 UTC text with a fixed width (so text order is time order), ids and
-//! JSON are text. Schemas live in `migrations/sqlite` and `migrations/postgres`, embedded in
-//! the binary and applied at start. Postgres text columns are `COLLATE "C"`, so text order
-//! (lists, keyset cursors, timestamps) is the same bytewise order as SQLite's. Parameters are always numbered in order of appearance
-//! (`$1`, `$2`, ...) because SQLite numbers `$N` by first appearance, not by digit.
+//! run one SQL text per query, on sqlx's native driver of each ([`db`]). BIGINT, DOUBLE
+//! PRECISION, TEXT and BLOB/BYTEA cross the boundary as they are; timestamps are
+//! `chrono::DateTime<Utc>` in Rust, `TIMESTAMPTZ` on Postgres (migration 0022) and RFC 3339 UTC
+//! text with a fixed width on SQLite (so text order is time order), both at microseconds. Ids
+//! and JSON are text. Schemas live in `migrations/sqlite` and `migrations/postgres`, embedded
+//! in the binary and applied at start (`migrations/schema.md`). Postgres text columns are
+//! `COLLATE "C"`, so text order (lists, keyset cursors) is the same bytewise order as
+//! SQLite's. Parameters are always numbered in order of appearance (`$1`, `$2`, ...) because
+//! SQLite numbers `$N` by first appearance, not by digit.
 //!
 //! The shared test suite in `server/tests/storage.rs` runs every test on both databases.
 

@@ -64,7 +64,7 @@ impl Store {
         .bind(project_id)
         .bind(provider)
         .bind(pr_number)
-        .bind(chrono::Utc::now().to_rfc3339())
+        .bind(super::codec::now())
         .bind(report_sha256)
         .execute(&mut *tx)
         .await?;

@@ -167,7 +167,6 @@ fn stored_value(row: &DbRow) -> Result<StoredValue, StorageError> {
 /// A row of `runs` as [`RunMeta`].
 fn run_meta(row: &DbRow) -> Result<RunMeta, StorageError> {
     let id: String = row.try_get("id")?;
-    let run_at: String = row.try_get("run_at")?;
     Ok(RunMeta {
         project_id: row.try_get("project_id")?,
         id: parse_uuid("id", &id)?,
@@ -179,7 +178,7 @@ fn run_meta(row: &DbRow) -> Result<RunMeta, StorageError> {
         )?,
         commit_subject: row.try_get("commit_subject")?,
         branch: row.try_get("branch")?,
-        run_at: parse_timestamp("run_at", &run_at)?,
+        run_at: row.try_get("run_at")?,
         repeat_index: row.try_get("repeat_index")?,
     })
 }

@@ -2,7 +2,7 @@
 //! random id only, looked up by it while the token they were made with still works, deleted at
 //! sign-out, with their token (revocation) and once expired.
 
-use super::codec::{now, parse_scope, parse_timestamp, timestamp_text};
+use super::codec::{now, parse_scope};
 use super::db;
 use super::{Scope, StorageError, Store};
 use chrono::{DateTime, SubsecRound, Utc};
@@ -77,8 +77,8 @@ impl Store {
         .bind(project_id)
         .bind(scope)
         .bind(s.actor)
-        .bind(timestamp_text(&created_at))
-        .bind(timestamp_text(&expires_at))
+        .bind(created_at)
+        .bind(expires_at)
         .execute(&self.pool)
         .await
         .map_err(|e| {
@@ -113,8 +113,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let expires_at: String = row.try_get("expires_at")?;
-        let expires_at = parse_timestamp("sessions.expires_at", &expires_at)?;
+        let expires_at: DateTime<Utc> = row.try_get("expires_at")?;
         let now = Utc::now();
         if expires_at <= now {
             self.delete_session(id_hash).await?;
@@ -134,11 +133,9 @@ impl Store {
                 if live_hash.as_deref() != Some(token_hash.as_str()) {
                     return Ok(None);
                 }
-                let token_expires: Option<String> = row.try_get("token_expires_at")?;
-                if let Some(t) = token_expires {
-                    if parse_timestamp("api_tokens.expires_at", &t)? <= now {
-                        return Ok(None);
-                    }
+                let token_expires: Option<DateTime<Utc>> = row.try_get("token_expires_at")?;
+                if token_expires.is_some_and(|t| t <= now) {
+                    return Ok(None);
                 }
                 let project_id: Option<i64> = row.try_get("project_id")?;
                 let scope: Option<String> = row.try_get("scope")?;
@@ -154,11 +151,10 @@ impl Store {
                 }
             }
         };
-        let created_at: String = row.try_get("created_at")?;
         Ok(Some(SessionInfo {
             grant,
             actor: row.try_get("actor")?,
-            created_at: parse_timestamp("sessions.created_at", &created_at)?,
+            created_at: row.try_get("created_at")?,
             expires_at,
         }))
     }
@@ -182,7 +178,7 @@ impl Store {
     /// A storage error.
     pub async fn delete_expired_sessions(&self) -> Result<u64, StorageError> {
         let done = db::query("DELETE FROM sessions WHERE expires_at <= $1")
-            .bind(timestamp_text(&now()))
+            .bind(now())
             .execute(&self.pool)
             .await?;
         Ok(done.rows_affected())

@@ -129,7 +129,7 @@ impl Store {
         .bind(&project.default_branch)
         .bind(i64::from(project.public))
         .bind(json_text(&project.key_fields))
-        .bind(timestamp_text(&created_at))
+        .bind(created_at)
         .fetch_one(&self.pool)
         .await
         .map_err(|e| unique_as_conflict(e, || format!("project slug `{}` is already taken", project.slug)))?;
@@ -441,11 +441,10 @@ impl Store {
             .await?;
         let Some(row) = row else { return Ok(None) };
         let canonical: String = row.try_get("canonical_json")?;
-        let created_at: String = row.try_get("created_at")?;
         Ok(Some(StoredConfig {
             fingerprint: row.try_get("fingerprint")?,
             configuration: parse_json("canonical_json", &canonical)?,
-            created_at: parse_timestamp("created_at", &created_at)?,
+            created_at: row.try_get("created_at")?,
         }))
     }
 
@@ -818,14 +817,14 @@ async fn insert_run_row(
     .bind(run.project_id)
     .bind(&run.commit_sha)
     .bind(json_text(&run.parent_shas))
-    .bind(commit_time.as_ref().map(|(t, _)| t.clone()))
+    .bind(commit_time.map(|(t, _)| t))
     .bind(commit_time.as_ref().map(|(_, o)| *o))
     .bind(&run.commit_subject)
     .bind(&run.branch)
     .bind(run.pr_number)
     .bind(&run.merge_base_sha)
-    .bind(timestamp_text(&run.run_at))
-    .bind(timestamp_text(&now()))
+    .bind(run.run_at)
+    .bind(now())
     .bind(&run.ci_job_url)
     .bind(run.repeat_index)
     .bind(&run.tags_json)
@@ -845,7 +844,7 @@ async fn upsert_commit(
     conn: &mut Conn,
     run: &NewRun,
     seq: i64,
-    commit_time: Option<String>,
+    commit_time: Option<chrono::DateTime<chrono::Utc>>,
 ) -> Result<(), StorageError> {
     db::query(
         "INSERT INTO commits (project_id, sha, parent_shas, commit_time, first_run_at, first_seq) \
@@ -858,7 +857,7 @@ async fn upsert_commit(
     .bind(&run.commit_sha)
     .bind(json_text(&run.parent_shas))
     .bind(commit_time)
-    .bind(timestamp_text(&run.run_at))
+    .bind(run.run_at)
     .bind(seq)
     .execute(&mut *conn)
     .await?;
@@ -949,7 +948,7 @@ async fn insert_config(conn: &mut Conn, fingerprint: &str, json: &str) -> Result
     )
     .bind(fingerprint)
     .bind(json)
-    .bind(timestamp_text(&now()))
+    .bind(now())
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -985,10 +984,9 @@ async fn current_settings(
         });
     };
     let json: String = row.try_get("settings_json")?;
-    let created_at: String = row.try_get("created_at")?;
     Ok(StoredSettings {
         version: row.try_get("version")?,
-        updated_at: parse_timestamp("created_at", &created_at)?,
+        updated_at: row.try_get("created_at")?,
         settings: parse_json("settings_json", &json)?,
     })
 }
@@ -1019,7 +1017,7 @@ async fn write_settings(
     .bind(project.id)
     .bind(stored.version)
     .bind(json_text(settings))
-    .bind(timestamp_text(&stored.updated_at))
+    .bind(stored.updated_at)
     .execute(&mut *conn)
     .await
     .map_err(|e| unique_as_conflict(e, || "the settings were changed concurrently; retry".to_string()))?;
@@ -1080,7 +1078,6 @@ async fn write_settings(
 
 pub(super) fn project_row(row: &DbRow) -> Result<Project, StorageError> {
     let key_fields: String = row.try_get("key_fields")?;
-    let created_at: String = row.try_get("created_at")?;
     Ok(Project {
         id: row.try_get("id")?,
         slug: row.try_get("slug")?,
@@ -1089,7 +1086,7 @@ pub(super) fn project_row(row: &DbRow) -> Result<Project, StorageError> {
         default_branch: row.try_get("default_branch")?,
         public: row.try_get::<i64, _>("is_public")? != 0,
         key_fields: parse_json("key_fields", &key_fields)?,
-        created_at: parse_timestamp("created_at", &created_at)?,
+        created_at: row.try_get("created_at")?,
     })
 }
 
@@ -1097,8 +1094,6 @@ pub(super) fn project_row(row: &DbRow) -> Result<Project, StorageError> {
 pub(super) fn run_summary(row: &DbRow) -> Result<(i64, RunSummary), StorageError> {
     let id: String = row.try_get("id")?;
     let parent_shas: String = row.try_get("parent_shas")?;
-    let run_at: String = row.try_get("run_at")?;
-    let uploaded_at: String = row.try_get("uploaded_at")?;
     let tags: String = row.try_get("tags")?;
     let summary = RunSummary {
         id: parse_uuid("id", &id)?,
@@ -1114,8 +1109,8 @@ pub(super) fn run_summary(row: &DbRow) -> Result<(i64, RunSummary), StorageError
         branch: row.try_get("branch")?,
         pr_number: row.try_get("pr_number")?,
         merge_base_sha: row.try_get("merge_base_sha")?,
-        run_at: parse_timestamp("run_at", &run_at)?,
-        uploaded_at: parse_timestamp("uploaded_at", &uploaded_at)?,
+        run_at: row.try_get("run_at")?,
+        uploaded_at: row.try_get("uploaded_at")?,
         ci_job_url: row.try_get("ci_job_url")?,
         repeat_index: row.try_get("repeat_index")?,
         repeats_expected: row.try_get("repeats_expected")?,

@@ -2,7 +2,7 @@
 //! listed without secrets, revoked by deleting the row (which ends its browser sessions), and
 //! refused once expired.
 
-use super::codec::{now, parse_opt_timestamp, parse_scope, parse_timestamp, timestamp_text};
+use super::codec::{now, parse_scope};
 use super::db::{self, DbRow};
 use super::{Scope, StorageError, Store};
 use chrono::{DateTime, SubsecRound, Utc};
@@ -100,10 +100,10 @@ impl Store {
         .bind(token.project_id)
         .bind(token.token_hash)
         .bind(token.scope.as_str())
-        .bind(timestamp_text(&created_at))
+        .bind(created_at)
         .bind(token.prefix)
         .bind(token.label)
-        .bind(expires_at.as_ref().map(timestamp_text))
+        .bind(expires_at)
         .fetch_one(&self.pool)
         .await
         .map_err(|e| {
@@ -136,7 +136,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let expires_at = parse_opt_timestamp("expires_at", row.try_get("expires_at")?)?;
+        let expires_at: Option<DateTime<Utc>> = row.try_get("expires_at")?;
         if expires_at.is_some_and(|t| t <= Utc::now()) {
             return Ok(None);
         }
@@ -145,7 +145,7 @@ impl Store {
             id: row.try_get("id")?,
             project_id: row.try_get("project_id")?,
             scope: parse_scope(&scope)?,
-            last_used_at: parse_opt_timestamp("last_used_at", row.try_get("last_used_at")?)?,
+            last_used_at: row.try_get("last_used_at")?,
             label: row.try_get("label")?,
             prefix: row.try_get("prefix")?,
             expires_at,
@@ -163,9 +163,9 @@ impl Store {
             "UPDATE api_tokens SET last_used_at = $1 \
              WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
         )
-        .bind(timestamp_text(&now))
+        .bind(now)
         .bind(id)
-        .bind(timestamp_text(&(now - LAST_USED_RESOLUTION)))
+        .bind(now - LAST_USED_RESOLUTION)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -202,14 +202,13 @@ impl Store {
 
 fn token_info(row: &DbRow) -> Result<TokenInfo, StorageError> {
     let scope: String = row.try_get("scope")?;
-    let created_at: String = row.try_get("created_at")?;
     Ok(TokenInfo {
         id: row.try_get("id")?,
         scope: parse_scope(&scope)?,
         prefix: row.try_get("prefix")?,
         label: row.try_get("label")?,
-        created_at: parse_timestamp("created_at", &created_at)?,
-        expires_at: parse_opt_timestamp("expires_at", row.try_get("expires_at")?)?,
-        last_used_at: parse_opt_timestamp("last_used_at", row.try_get("last_used_at")?)?,
+        created_at: row.try_get("created_at")?,
+        expires_at: row.try_get("expires_at")?,
+        last_used_at: row.try_get("last_used_at")?,
     })
 }

@@ -6,13 +6,15 @@
 
 use super::row::{Col, DbRow, FromDbRow};
 use super::Target;
+use chrono::{DateTime, Utc};
 use sqlx::postgres::PgArguments;
 use sqlx::sqlite::SqliteArguments;
 use sqlx::{Postgres, Sqlite};
 use std::borrow::Cow;
 
-/// A value bound to a statement, as both databases take it: BIGINT, DOUBLE PRECISION, TEXT or
-/// BLOB/BYTEA, each possibly NULL (a typed NULL: Postgres infers nothing from an untyped one).
+/// A value bound to a statement, as both databases take it: BIGINT, DOUBLE PRECISION, TEXT,
+/// BLOB/BYTEA or a timestamp, each possibly NULL (a typed NULL: Postgres infers nothing from an
+/// untyped one).
 #[derive(Clone, Debug, PartialEq)]
 pub(in crate::storage) enum Param<'q> {
     /// BIGINT.
@@ -25,6 +27,9 @@ pub(in crate::storage) enum Param<'q> {
     Bytes(Option<&'q [u8]>),
     /// BLOB/BYTEA, owned.
     OwnedBytes(Option<Vec<u8>>),
+    /// A UTC instant: `TIMESTAMPTZ` on Postgres, fixed-width RFC 3339 text on SQLite
+    /// ([`crate::storage::codec::timestamp_text`], so text order is time order).
+    Time(Option<DateTime<Utc>>),
 }
 
 impl Param<'static> {
@@ -48,6 +53,10 @@ impl Param<'static> {
     pub(in crate::storage) fn opt_text(v: Option<String>) -> Self {
         Param::Text(v.map(Cow::Owned))
     }
+    /// A timestamp ([`Param::Time`]).
+    pub(in crate::storage) fn time(v: DateTime<Utc>) -> Self {
+        Param::Time(Some(v))
+    }
 }
 
 impl Param<'_> {
@@ -59,6 +68,18 @@ impl Param<'_> {
             Param::Text(v) => Param::Text(v.as_deref().map(Cow::Borrowed)),
             Param::Bytes(v) => Param::Bytes(*v),
             Param::OwnedBytes(v) => Param::Bytes(v.as_deref()),
+            Param::Time(v) => Param::Time(*v),
+        }
+    }
+
+    /// The value as SQLite stores it: a timestamp as its fixed-width text, anything else as
+    /// it is.
+    fn for_sqlite(self) -> Self {
+        match self {
+            Param::Time(t) => {
+                Param::Text(t.map(|t| Cow::Owned(crate::storage::codec::timestamp_text(&t))))
+            }
+            other => other,
         }
     }
 }
@@ -107,6 +128,10 @@ bind_as! {
     Vec<u8> => |v| Param::OwnedBytes(Some(v));
     Option<Vec<u8>> => |v| Param::OwnedBytes(v);
     Option<&'q [u8]> => |v| Param::Bytes(v);
+    DateTime<Utc> => |v| Param::Time(Some(v));
+    &'q DateTime<Utc> => |v| Param::Time(Some(*v));
+    Option<DateTime<Utc>> => |v| Param::Time(v);
+    Option<&'q DateTime<Utc>> => |v| Param::Time(v.copied());
 }
 
 /// A statement and its values. SQL placeholders are `$1, $2, ...` in order of appearance (both
@@ -167,7 +192,7 @@ impl<'q> Query<'q> {
     }
 
     fn on_sqlite(self) -> sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>> {
-        bound(self.sql, self.params)
+        bound(self.sql, self.params.into_iter().map(Param::for_sqlite))
     }
 
     fn on_postgres(self) -> sqlx::query::Query<'q, Postgres, PgArguments> {
@@ -241,10 +266,12 @@ impl<'q> Query<'q> {
     }
 }
 
-/// `sql` with `params` bound, as a query of database `DB`'s own driver.
+/// `sql` with `params` bound, as a query of database `DB`'s own driver (a [`Param::Time`] as
+/// the driver's own timestamp: SQLite's queries map theirs to text first,
+/// [`Param::for_sqlite`]).
 fn bound<'q, DB>(
     sql: &'q str,
-    params: Vec<Param<'q>>,
+    params: impl IntoIterator<Item = Param<'q>>,
 ) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
 where
     DB: sqlx::Database,
@@ -253,6 +280,7 @@ where
     Option<Cow<'q, str>>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<&'q [u8]>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<Vec<u8>>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<DateTime<Utc>>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     params
         .into_iter()
@@ -262,6 +290,7 @@ where
             Param::Text(v) => q.bind(v),
             Param::Bytes(v) => q.bind(v),
             Param::OwnedBytes(v) => q.bind(v),
+            Param::Time(v) => q.bind(v),
         })
 }
 

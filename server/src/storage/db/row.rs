@@ -1,5 +1,6 @@
 //! A row of either database, read in place from the native driver's row.
 
+use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{ColumnIndex, Row, TypeInfo, ValueRef};
@@ -136,6 +137,39 @@ impl Col for Option<i64> {
     }
     fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
         postgres_int(row, index)
+    }
+}
+
+/// A timestamp column: `TIMESTAMPTZ` on Postgres, decoded by its driver; fixed-width RFC 3339
+/// text on SQLite ([`crate::storage::codec::timestamp_text`]), parsed here. Text that is not a
+/// timestamp fails as `ColumnDecode` naming the column.
+fn sqlite_time(row: &SqliteRow, index: impl Idx) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    let Some(text) = row.try_get::<Option<&str>, _>(index)? else {
+        return Ok(None);
+    };
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| Some(t.with_timezone(&Utc)))
+        .map_err(|e| sqlx::Error::ColumnDecode {
+            index: format!("{index:?}"),
+            source: format!("`{text}` is not an RFC 3339 timestamp: {e}").into(),
+        })
+}
+
+impl Col for DateTime<Utc> {
+    fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        sqlite_time(row, index)?.ok_or_else(|| unexpected_null(index))
+    }
+    fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        row.try_get(index)
+    }
+}
+
+impl Col for Option<DateTime<Utc>> {
+    fn sqlite(row: &SqliteRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        sqlite_time(row, index)
+    }
+    fn postgres(row: &PgRow, index: impl Idx) -> Result<Self, sqlx::Error> {
+        row.try_get(index)
     }
 }
 

@@ -142,3 +142,92 @@ async fn a_transaction_dropped_uncommitted_writes_nothing() {
             .unwrap();
     }
 }
+
+#[tokio::test]
+async fn timestamps_bind_and_read_as_each_database_stores_them() {
+    use chrono::{DateTime, Utc};
+    let utc = |text: &str| text.parse::<DateTime<Utc>>().unwrap();
+    for pool in pools().await {
+        let backend = pool.backend();
+        let table = format!("db_layer_{}", uuid::Uuid::new_v4().simple());
+        // A column as the migrations declare timestamps: TEXT on SQLite, TIMESTAMPTZ on
+        // Postgres (0022).
+        let column = match backend {
+            Backend::Sqlite => "TEXT",
+            Backend::Postgres => "TIMESTAMPTZ",
+        };
+        query(&format!("CREATE TABLE {table} (k BIGINT, at {column})"))
+            .execute(&pool)
+            .await
+            .unwrap();
+        let insert = format!("INSERT INTO {table} (k, at) VALUES ($1, $2)");
+        // Nanoseconds are dropped (both keep microseconds), not rounded.
+        let stamps = [
+            (1, Some(utc("2024-05-01T08:09:10.123456789Z"))),
+            (2, Some(utc("1999-12-31T23:59:59Z"))),
+            (3, None),
+        ];
+        for (k, at) in stamps {
+            query(&insert)
+                .bind(k)
+                .bind(at)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        let read: Vec<(i64, Option<DateTime<Utc>>)> =
+            query_as(&format!("SELECT k, at FROM {table} ORDER BY k"))
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        assert_eq!(
+            read,
+            [
+                (1, Some(utc("2024-05-01T08:09:10.123456Z"))),
+                (2, Some(utc("1999-12-31T23:59:59Z"))),
+                (3, None)
+            ],
+            "{backend:?}"
+        );
+        // Compared and ordered as times on both (SQLite's fixed-width text orders as time).
+        let after: Vec<i64> = query_scalar(&format!(
+            "SELECT k FROM {table} WHERE at > $1 ORDER BY at DESC"
+        ))
+        .bind(utc("2000-01-01T00:00:00.000001Z"))
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        assert_eq!(after, [1], "{backend:?}");
+        // A NULL read as a time is refused, as for every type.
+        let null = query(&format!("SELECT at FROM {table} WHERE k = 3"))
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+            .try_get::<DateTime<Utc>, _>("at");
+        assert!(
+            matches!(null, Err(sqlx::Error::ColumnDecode { .. })),
+            "{backend:?}: {null:?}"
+        );
+        query(&format!("DROP TABLE {table}"))
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn text_that_is_not_a_timestamp_fails_naming_its_column() {
+    let pool = connect_sqlite("sqlite::memory:").await.unwrap().0;
+    let row = query("SELECT 'yesterday' AS run_at")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let err = row
+        .try_get::<chrono::DateTime<chrono::Utc>, _>("run_at")
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("run_at") && message.contains("`yesterday` is not an RFC 3339 timestamp"),
+        "{message}"
+    );
+}
