@@ -32,6 +32,7 @@ mod scan_history;
 mod series_neighbours;
 mod series_points;
 mod series_rows;
+mod series_seqs;
 mod sessions;
 mod sqlite_files;
 mod store;

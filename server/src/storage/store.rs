@@ -4,8 +4,10 @@
 //! and decoded by [`super::codec`]; queries with optional filters are assembled by
 //! [`SqlBuilder`], which numbers placeholders in order of appearance.
 
+use super::batch_insert::SeriesSeqs;
 use super::codec::*;
 use super::db::{self, Conn, DbRow, Param};
+use super::series_seqs::SeriesSeqCache;
 use super::*;
 use benchtrail_core::metric::Interval;
 use benchtrail_core::quality::QualityResult;
@@ -50,6 +52,9 @@ pub struct Store {
     pub(super) verdict_bases: std::sync::Arc<super::verdict_bases::VerdictBasisCache>,
     /// Series rows kept decoded for the series lists (shared by the store's clones).
     pub(super) series_rows: std::sync::Arc<super::series_rows::SeriesCache>,
+    /// Stored series' seqs by id, for the inserts of later uploads (shared by the store's
+    /// clones).
+    pub(super) series_seqs: std::sync::Arc<super::series_seqs::SeriesSeqCache>,
     /// A SQLite file's background WAL checkpoint, kept (never read) so that it stops with the
     /// last clone.
     _checkpointer: Option<std::sync::Arc<db::Checkpointer>>,
@@ -76,6 +81,7 @@ impl Store {
             run_meta: Default::default(),
             verdict_bases: Default::default(),
             series_rows: Default::default(),
+            series_seqs: Default::default(),
             _checkpointer: checkpointer.map(std::sync::Arc::new),
         })
     }
@@ -213,7 +219,16 @@ impl Store {
         // Roll back explicitly on failure rather than on drop: the in-memory SQLite pool has a
         // single connection and the next query must find it clean.
         let mut without_samples = Vec::new();
-        let written = match write_run(&mut tx, run, &mut without_samples).await {
+        let mut series_read = SeriesSeqs::new();
+        let written = match write_run(
+            &mut tx,
+            run,
+            &self.series_seqs,
+            &mut without_samples,
+            &mut series_read,
+        )
+        .await
+        {
             Ok(Inserted::Created) => {
                 let target = super::JobTarget::Commit {
                     branch: run.branch.clone(),
@@ -233,6 +248,7 @@ impl Store {
                 tx.commit().await?;
                 // Committed: the next analyses need not ask whether these have samples.
                 self.run_values.note_without_samples(without_samples);
+                self.series_seqs.note(series_read);
                 // Where an insert's time goes (cumulative milliseconds), for `history_growth`.
                 tracing::debug!(
                     run = %run.id,
@@ -733,11 +749,15 @@ fn migrations(backend: Backend) -> &'static Migrator {
 /// Everything [`Store::insert_run`] writes, inside its transaction. Returns `AlreadyStored`
 /// (or a `Conflict`) without writing when the run id is taken; the caller rolls back.
 /// Writes `run` (see [`Store::insert_run`]) and adds to `without_samples` the ids of its results
-/// that have no per-request samples.
+/// that have no per-request samples. Its series whose seq `known` holds are neither stored
+/// again nor read; the seqs of the others, stored or read here, are added to `series_read`
+/// (for `known` once the transaction commits).
 async fn write_run(
     conn: &mut Conn,
     run: &NewRun,
+    known: &SeriesSeqCache,
     without_samples: &mut Vec<i64>,
+    series_read: &mut SeriesSeqs,
 ) -> Result<Inserted, StorageError> {
     let run_id = run.id.to_string();
     let Some(run_seq) = insert_run_row(conn, run, &run_id).await? else {
@@ -774,7 +794,12 @@ async fn write_run(
         );
         values.push((result_id, idx, result.metrics.as_slice()));
     }
-    let seqs = batch_insert::insert_series(conn, run.project_id, &new_series).await?;
+    let (mut seqs, unknown) = known.split(&new_series);
+    if !unknown.is_empty() {
+        let stored = batch_insert::insert_series(conn, run.project_id, &unknown).await?;
+        series_read.extend(stored.iter().map(|(id, seq)| (id.clone(), *seq)));
+        seqs.extend(stored);
+    }
     batch_insert::insert_values(conn, run_seq, &seqs, &values).await?;
     for (idx, q) in run.quality.iter().enumerate() {
         db::query(
