@@ -271,8 +271,8 @@ impl Store {
         .bind(status.as_str())
         .bind(reason)
         .bind(by)
-        .bind(&at)
-        .bind(&at)
+        .bind(at)
+        .bind(at)
         .bind(id.to_string())
         .execute(&self.pool)
         .await?;
@@ -558,7 +558,7 @@ async fn write_commit_alerts(
                 .bind(a.finding.to_string())
                 .bind(json_text(&a.baseline_commits))
                 .bind(a.settings_version)
-                .bind(&now)
+                .bind(now)
                 .bind(&id)
                 .execute(&mut *conn)
                 .await?;
@@ -591,8 +591,8 @@ async fn write_commit_alerts(
                 .bind(a.finding.to_string())
                 .bind(a.settings_version)
                 .bind(a.reason.clone())
-                .bind(&now)
-                .bind(&now)
+                .bind(now)
+                .bind(now)
                 .execute(&mut *conn)
                 .await?;
                 let mut ids = a.series_ids.clone();

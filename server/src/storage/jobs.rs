@@ -188,7 +188,7 @@ impl Store {
              AND (lease_until IS NULL OR lease_until < $1) AND {NO_OTHER_POSTER} \
              ORDER BY CASE WHEN kind = 'scan' THEN 1 ELSE 0 END, queued_at, id LIMIT 1"
         ))
-        .bind(&at)
+        .bind(at)
         .fetch_optional(&self.pool)
         .await?;
         let Some((id, kind, branch, commit_sha)) = due else {
@@ -199,9 +199,9 @@ impl Store {
             claim_comments(self, id, until, at).await?
         } else {
             db::query(&format!("{CLAIM} RETURNING {CLAIMED}"))
-                .bind(&until)
+                .bind(until)
                 .bind(id)
-                .bind(&at)
+                .bind(at)
                 .fetch_optional(&self.pool)
                 .await?
         };
@@ -454,7 +454,7 @@ pub(super) async fn enqueue_job(
     .bind(kind)
     .bind(branch)
     .bind(commit_sha)
-    .bind(&at)
+    .bind(at)
     .bind(lease_until)
     .fetch_one(&mut *conn)
     .await?;
