@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::db::stores;
-use common::migrations::{apply_migrations_before, on_empty_databases};
+use common::migrations::{apply_migrations_before, execute_all, on_empty_databases};
 use common::server::{upload_doc, TestServer};
 use serde_json::json;
 use sqlx::Row;
@@ -109,8 +109,9 @@ async fn an_analysis_is_stored_compressed_and_one_stored_as_json_before_reads_th
 /// knew (a run of a project, JSON text).
 async fn a_database_at_0012(flavour: &str, url: &str) {
     apply_migrations_before(flavour, url, "0013").await;
-    let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    for sql in [
+    execute_all(
+        url,
+        [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000000Z')",
         "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, branch, run_at, uploaded_at, repeat_index, tags) \
@@ -118,10 +119,9 @@ async fn a_database_at_0012(flavour: &str, url: &str) {
          '2024-01-05T00:00:00.000000Z', '2024-01-05T00:00:00.000000Z', 0, '{}')",
         "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_json, analyzed_at, analysis_schema) \
          VALUES ('00000000-0000-0000-0000-000000000001', 'warn', 3, '{\"old\":true}', '2024-01-05T00:00:01.000000Z', 7)",
-    ] {
-        sqlx::query(sql).execute(&pool).await.unwrap();
-    }
-    pool.close().await;
+        ],
+    )
+    .await;
 }
 
 /// Starts the current store on the database (migration 0013 applied now) and reads the old

@@ -5,17 +5,18 @@
 use crate::common;
 
 use benchtrail_server::storage::Store;
-use common::migrations::{apply_migrations_before, on_empty_databases};
+use common::migrations::{apply_migrations_before, execute_all, on_empty_databases};
 
 /// Applies migrations 0001–0003 of `flavour` (`sqlite` or `postgres`) to `url`, as a server
 /// from before the commit graph did: a copy of those files, so their checksums are the ones
 /// the current server finds recorded.
 async fn migrate_to_0003(flavour: &str, url: &str) {
     apply_migrations_before(flavour, url, "0004").await;
-    let pool = sqlx::AnyPool::connect(url).await.unwrap();
     // A project and four runs: c1 first from a shallow clone (no parents), then a repeat
     // with them; c2 a child of c1 committed earlier; d1 without a commit time.
-    for sql in [
+    execute_all(
+        url,
+        [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000000Z')",
         "INSERT INTO runs (id, project_id, commit_sha, parent_shas, commit_time, branch, run_at, uploaded_at, repeat_index, tags) \
@@ -30,10 +31,9 @@ async fn migrate_to_0003(flavour: &str, url: &str) {
         "INSERT INTO runs (id, project_id, commit_sha, parent_shas, branch, run_at, uploaded_at, repeat_index, tags) \
          VALUES ('00000000-0000-0000-0000-000000000004', 1, 'd1', '[]', 'main', \
          '2023-12-01T00:00:00.000000Z', '2024-01-08T00:00:00.000000Z', 0, '{}')",
-    ] {
-        sqlx::query(sql).execute(&pool).await.unwrap();
-    }
-    pool.close().await;
+        ],
+    )
+    .await;
 }
 
 /// Connects the current server (migration 0004 applied now) and checks what it made of the

@@ -6,7 +6,7 @@
 use crate::common;
 
 use benchtrail_server::storage::Store;
-use common::migrations::{apply_migrations_before, on_empty_databases};
+use common::migrations::{apply_migrations_before, execute_all, on_empty_databases};
 
 const RUN_1: &str = "00000000-0000-0000-0000-000000000001";
 const RUN_2: &str = "00000000-0000-0000-0000-000000000002";
@@ -16,14 +16,15 @@ const RUN_2: &str = "00000000-0000-0000-0000-000000000002";
 /// `s1`, the second with an interval.
 async fn migrate_to_0016(flavour: &str, url: &str) {
     apply_migrations_before(flavour, url, "0017").await;
-    let pool = sqlx::AnyPool::connect(url).await.unwrap();
     let run = |seq: i64, id: &str, sha: &str, at: &str| {
         format!(
             "INSERT INTO runs (seq, id, project_id, commit_sha, parent_shas, branch, run_at, uploaded_at, repeat_index, tags) \
              VALUES ({seq}, '{id}', 1, '{sha}', '[]', 'main', '{at}', '{at}', 0, '{{}}')"
         )
     };
-    for sql in [
+    execute_all(
+        url,
+        [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000000Z')"
             .to_string(),
@@ -48,10 +49,9 @@ async fn migrate_to_0016(flavour: &str, url: &str) {
             "INSERT INTO metric_values (result_id, series_id, run_id, value, n, ci_low, ci_high, ci_level, ci_method) \
              VALUES (4, 's1', '{RUN_2}', 36.25, 180, 35.0, 37.5, 0.95, 'bootstrap')"
         ),
-    ] {
-        sqlx::query(&sql).execute(&pool).await.unwrap();
-    }
-    pool.close().await;
+        ],
+    )
+    .await;
 }
 
 /// Connects the current server (0017 applied now) and reads the series and the rows back.

@@ -7,7 +7,7 @@
 use crate::common;
 
 use benchtrail_server::storage::Store;
-use common::migrations::{apply_migrations_before, on_empty_databases};
+use common::migrations::{apply_migrations_before, execute_all, on_empty_databases};
 
 const RUN: &str = "00000000-0000-0000-0000-000000000001";
 
@@ -16,14 +16,15 @@ const RUN: &str = "00000000-0000-0000-0000-000000000001";
 /// interval, of series `s2`.
 async fn migrate_to_0018(flavour: &str, url: &str) {
     apply_migrations_before(flavour, url, "0019").await;
-    let pool = sqlx::AnyPool::connect(url).await.unwrap();
     let series = |id: &str, metric: &str| {
         format!(
             "INSERT INTO series (series_id, project_id, series_key_json, cell_key, cell_json, metric, stat, unit, direction) \
              VALUES ('{id}', 1, '{{}}', 'c', '{{}}', '{metric}', 'p50', 'ms', 'lower_is_better')"
         )
     };
-    for sql in [
+    execute_all(
+        url,
+        [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000000Z')"
             .to_string(),
@@ -46,10 +47,9 @@ async fn migrate_to_0018(flavour: &str, url: &str) {
         "INSERT INTO metric_values (result_id, series_id, run_seq, value, n, ci_low, ci_high, ci_level, ci_method) \
          VALUES (3, 's2', 7, 8.25, 180, 8.0, 8.5, 0.95, 'bootstrap')"
             .to_string(),
-    ] {
-        sqlx::query(&sql).execute(&pool).await.unwrap();
-    }
-    pool.close().await;
+        ],
+    )
+    .await;
 }
 
 /// Connects the current server (0019 applied now), reads both series back, and stores a new

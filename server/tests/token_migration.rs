@@ -7,7 +7,7 @@ use crate::common;
 
 use benchtrail_server::auth::hash_token;
 use benchtrail_server::storage::{Scope, Store, TokenGrant};
-use common::migrations::{apply_migrations_before, on_empty_databases};
+use common::migrations::{apply_migrations_before, execute_all, on_empty_databases};
 
 /// A token from before 0009.
 const OLD_SECRET: &str = "bt_made_before_0009";
@@ -16,8 +16,9 @@ const OLD_SECRET: &str = "bt_made_before_0009";
 /// of then did (ids 1 and 2 from the database, the second the newest).
 async fn migrate_to_0008(flavour: &str, url: &str) {
     apply_migrations_before(flavour, url, "0009").await;
-    let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    for sql in [
+    execute_all(
+        url,
+        [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000000Z')"
             .to_string(),
@@ -29,10 +30,9 @@ async fn migrate_to_0008(flavour: &str, url: &str) {
         "INSERT INTO api_tokens (project_id, token_hash, scope, created_at) \
          VALUES (1, 'another', 'read', '2024-01-03T00:00:00.000000Z')"
             .to_string(),
-    ] {
-        sqlx::query(&sql).execute(&pool).await.unwrap();
-    }
-    pool.close().await;
+        ],
+    )
+    .await;
 }
 
 async fn check(db: &str, url: &str) {

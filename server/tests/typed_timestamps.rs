@@ -9,7 +9,7 @@ use crate::common;
 
 use benchtrail_server::storage::{JobState, Store};
 use chrono::{DateTime, FixedOffset, Utc};
-use common::migrations::{apply_migrations_before, on_empty_databases};
+use common::migrations::{apply_migrations_before, execute_all, on_empty_databases};
 use sqlx::Row;
 use uuid::Uuid;
 
@@ -45,8 +45,9 @@ const TIMESTAMP_COLUMNS: &[(&str, &str)] = &[
 /// Migrations before 0022 of `flavour` on `url`, with rows as a server of 0021 wrote them.
 async fn a_database_at_0021(flavour: &str, url: &str) {
     apply_migrations_before(flavour, url, "0022").await;
-    let pool = sqlx::AnyPool::connect(url).await.unwrap();
-    for sql in [
+    execute_all(
+        url,
+        [
         "INSERT INTO projects (id, slug, name, default_branch, is_public, key_fields, created_at) \
          VALUES (1, 'demo', 'Demo', 'main', 1, '[]', '2024-01-01T00:00:00.000001Z')",
         "INSERT INTO api_tokens (project_id, token_hash, scope, created_at, prefix, label, expires_at, last_used_at) \
@@ -67,13 +68,9 @@ async fn a_database_at_0021(flavour: &str, url: &str) {
         "INSERT INTO pr_comment_posts (run_id, project_id, provider, pr_number, claimed_at, report_sha256) \
          VALUES ('00000000-0000-0000-0000-000000000001', 1, 'github', 7, \
          '2024-01-05T00:00:03.123456789+00:00', 'abc')",
-    ] {
-        sqlx::query(sql)
-            .execute(&pool)
-            .await
-            .unwrap_or_else(|e| panic!("{flavour}: {sql}: {e}"));
-    }
-    pool.close().await;
+        ],
+    )
+    .await;
 }
 
 fn utc(text: &str) -> DateTime<Utc> {
@@ -89,11 +86,8 @@ async fn the_store_reads_every_instant(flavour: &str, store: &Store) {
         "{flavour}"
     );
 
-    let run = store
-        .run_summary(Uuid::parse_str(RUN).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
+    let run_id = Uuid::parse_str(RUN).unwrap();
+    let run = store.run_summary(run_id).await.unwrap().unwrap();
     assert_eq!(run.run_at, utc("2024-01-05T00:00:00.654321Z"), "{flavour}");
     assert_eq!(run.uploaded_at, utc("2024-01-05T00:00:01Z"), "{flavour}");
     // The UTC instant with the committer's offset (UTC−7) as uploaded.
@@ -118,11 +112,7 @@ async fn the_store_reads_every_instant(flavour: &str, store: &Store) {
         "{flavour}"
     );
 
-    let exclusion = store
-        .run_exclusion(Uuid::parse_str(RUN).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
+    let exclusion = store.run_exclusion(run_id).await.unwrap().unwrap();
     assert_eq!(
         exclusion.created_at,
         utc("2024-01-06T00:00:00Z"),

@@ -43,6 +43,21 @@ pub async fn apply_migrations_before(flavour: &str, url: &str, number: &str) {
     apply_migrations_where(flavour, url, |name| name < number).await;
 }
 
+/// Runs `statements` in order on the database at `url` (rows as an older server stored them,
+/// for a migration test); panics naming the statement that fails.
+pub async fn execute_all<S: AsRef<str>>(url: &str, statements: impl IntoIterator<Item = S>) {
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(url).await.unwrap();
+    for sql in statements {
+        let sql = sql.as_ref();
+        sqlx::query(sql)
+            .execute(&pool)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    pool.close().await;
+}
+
 /// The highest number among the repository's migrations of `flavour` (`0013_….sql` is 13).
 pub fn latest_migration(flavour: &str) -> i64 {
     let source = format!("{}/../migrations/{flavour}", env!("CARGO_MANIFEST_DIR"));

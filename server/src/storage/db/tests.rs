@@ -15,6 +15,23 @@ async fn pools() -> Vec<Pool> {
     pools
 }
 
+/// A new table of `columns` (SQL column definitions) under a name no other test uses.
+async fn scratch_table(pool: &Pool, columns: &str) -> String {
+    let table = format!("db_layer_{}", uuid::Uuid::new_v4().simple());
+    query(&format!("CREATE TABLE {table} ({columns})"))
+        .execute(pool)
+        .await
+        .unwrap();
+    table
+}
+
+async fn drop_table(pool: &Pool, table: &str) {
+    query(&format!("DROP TABLE {table}"))
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn integers_of_every_width_read_as_i64() {
     for pool in pools().await {
@@ -122,9 +139,7 @@ async fn scalars_read_column_zero_and_no_row_is_none() {
 async fn a_transaction_dropped_uncommitted_writes_nothing() {
     for pool in pools().await {
         let backend = pool.backend();
-        let table = format!("db_layer_{}", uuid::Uuid::new_v4().simple());
-        let create = format!("CREATE TABLE {table} (x BIGINT)");
-        query(&create).execute(&pool).await.unwrap();
+        let table = scratch_table(&pool, "x BIGINT").await;
         let insert = format!("INSERT INTO {table} (x) VALUES ($1)");
         let mut tx = pool.begin_write().await.unwrap();
         query(&insert).bind(1i64).execute(&mut tx).await.unwrap();
@@ -136,10 +151,7 @@ async fn a_transaction_dropped_uncommitted_writes_nothing() {
         let count = format!("SELECT x FROM {table}");
         let stored: Vec<i64> = query_scalar(&count).fetch_all(&pool).await.unwrap();
         assert_eq!(stored, [2], "{backend:?}");
-        query(&format!("DROP TABLE {table}"))
-            .execute(&pool)
-            .await
-            .unwrap();
+        drop_table(&pool, &table).await;
     }
 }
 
@@ -149,17 +161,13 @@ async fn timestamps_bind_and_read_as_each_database_stores_them() {
     let utc = |text: &str| text.parse::<DateTime<Utc>>().unwrap();
     for pool in pools().await {
         let backend = pool.backend();
-        let table = format!("db_layer_{}", uuid::Uuid::new_v4().simple());
         // A column as the migrations declare timestamps: TEXT on SQLite, TIMESTAMPTZ on
         // Postgres (0022).
         let column = match backend {
             Backend::Sqlite => "TEXT",
             Backend::Postgres => "TIMESTAMPTZ",
         };
-        query(&format!("CREATE TABLE {table} (k BIGINT, at {column})"))
-            .execute(&pool)
-            .await
-            .unwrap();
+        let table = scratch_table(&pool, &format!("k BIGINT, at {column}")).await;
         let insert = format!("INSERT INTO {table} (k, at) VALUES ($1, $2)");
         // Nanoseconds are dropped (both keep microseconds), not rounded.
         let stamps = [
@@ -208,10 +216,7 @@ async fn timestamps_bind_and_read_as_each_database_stores_them() {
             matches!(null, Err(sqlx::Error::ColumnDecode { .. })),
             "{backend:?}: {null:?}"
         );
-        query(&format!("DROP TABLE {table}"))
-            .execute(&pool)
-            .await
-            .unwrap();
+        drop_table(&pool, &table).await;
     }
 }
 
