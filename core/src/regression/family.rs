@@ -348,7 +348,7 @@ pub fn configuration_gates(groups: &[&GroupInput], settings: &Settings) -> Gates
         if cells.len() < 2 {
             continue;
         }
-        let maps: Vec<HashMap<&str, f64>> = cells
+        let maps: Vec<rustc_hash::FxHashMap<&str, f64>> = cells
             .iter()
             .map(|c| c.history.iter().map(|h| (h.0.as_str(), h.1)).collect())
             .collect();

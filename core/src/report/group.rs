@@ -14,7 +14,11 @@ use crate::regression::{
 };
 use crate::samples::RequestSamples;
 use crate::settings::DetectionSettings;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+// FxHash: these sets hash every point's commit SHA and series id, up to 2,000 points per
+// group and 18 groups per upload; SipHash of them was a tenth of an analysis (BENCHMARKS.md
+// "Session 36").
+use rustc_hash::FxHashSet as HashSet;
 
 /// What every group of one commit's analysis shares: where the candidate is (commit, branch,
 /// merge base), the project's default branch, detection settings and commit graph.
@@ -159,7 +163,7 @@ impl CommitContext<'_> {
     pub fn plan(&self, points: &[HistoryPoint], pinned: Option<&str>) -> Plan {
         // Commits of a branch in order of first appearance (a set keeps it linear in points).
         let commits_of = |branch: &str| {
-            let mut seen: HashSet<&str> = HashSet::new();
+            let mut seen: HashSet<&str> = HashSet::default();
             points
                 .iter()
                 .filter(|p| *p.branch == *branch && seen.insert(&*p.commit_sha))
@@ -370,7 +374,7 @@ impl CommitContext<'_> {
     ) -> Workload {
         let ids: HashSet<&str> = series.iter().map(|s| s.series_id.as_str()).collect();
         // One entry per result: its commit, branch, validity and lengths.
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let results: Vec<&HistoryPoint> = points
             .iter()
             .filter(|p| ids.contains(&*p.series_id) && seen.insert(p.result_id))
@@ -491,7 +495,7 @@ impl CommitContext<'_> {
                 .any(|id| confounded.contains(id.as_str()))
         });
         let mut invalid_runs = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for p in points
             .iter()
             .filter(|p| *p.commit_sha == *self.commit && *p.branch == *self.branch)
@@ -583,7 +587,7 @@ pub struct PreparedGroup<K> {
 /// are decided together ([`configuration_gates`]), with the series a workload confound makes
 /// incomparable left out of the gates ([`crate::regression::gating_view`]).
 /// `series_key(k)` names a key's configuration.
-pub fn analyze_groups<K: Ord + Clone>(
+pub fn analyze_groups<K: Ord + Clone + Send>(
     ctx: &CommitContext<'_>,
     prepared: Vec<PreparedGroup<K>>,
     series_key: impl Fn(&K) -> &str,
@@ -598,10 +602,20 @@ pub fn analyze_groups<K: Ord + Clone>(
         .map(|(p, v)| (p.key.clone(), v.as_ref()))
         .collect();
     let mut gates = gates_of(&keyed, &ctx.det.engine, series_key);
-    prepared
+    let gated: Vec<(PreparedGroup<K>, Gates)> = prepared
         .into_iter()
         .map(|p| {
             let gate = gates.remove(&p.key).unwrap_or_else(Gates::single);
+            (p, gate)
+        })
+        .collect();
+    // Each group's decision is its own (the configuration's gates are fixed above): on every
+    // core, in the groups' order. At an idle server this halves the `decide` phase of a nightly
+    // 18-cell upload on two cores (BENCHMARKS.md "Session 36").
+    use rayon::prelude::*;
+    gated
+        .into_par_iter()
+        .map(|(p, gate)| {
             let ga = ctx.finish(p.input, &p.points, &p.plan, &gate, &p.workload);
             (p.key, ga)
         })

@@ -86,13 +86,17 @@ impl CellAnalysis {
             cell: cell.to_string(),
             baseline_rule: ga.baseline_rule.clone(),
             pinned_baseline: ga.input.pinned_baseline.clone(),
+            // Borrowed while deduplicated: every series of the group has the same ~30
+            // commits, and cloning each of them before the set dropped the copies was 4 % of an
+            // upload's analysis (BENCHMARKS.md "Session 36").
             history_commits: ga
                 .input
                 .series
                 .iter()
-                .flat_map(|s| s.history.iter().map(|c| c.commit.clone()))
-                .collect::<std::collections::BTreeSet<_>>()
+                .flat_map(|s| s.history.iter().map(|c| c.commit.as_str()))
+                .collect::<std::collections::BTreeSet<&str>>()
                 .into_iter()
+                .map(str::to_string)
                 .collect(),
             invalid_runs: ga.invalid_runs.clone(),
             report: ga.report.clone(),

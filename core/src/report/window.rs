@@ -18,7 +18,8 @@
 
 use super::group::{CommitContext, Plan};
 use super::history::HistoryPoint;
-use std::collections::HashSet;
+// FxHash: see `super::group`.
+use rustc_hash::FxHashSet as HashSet;
 
 /// The commits one group's analysis reads ([`CommitContext::history_window`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -77,7 +78,7 @@ impl CommitContext<'_> {
                 ancestors,
             };
         }
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut seen: HashSet<String> = HashSet::default();
         let mut commits = Vec::new();
         let mut add = |sha: &str| {
             if seen.insert(sha.to_string()) {

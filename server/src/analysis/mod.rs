@@ -257,6 +257,12 @@ async fn analyze_one(
     let mut default_histories: HashMap<(String, String), GroupInput> = HashMap::new();
     // The groups of one configuration mostly read the same window: its runs once.
     let mut window_runs = crate::storage::WindowRuns::default();
+    // The groups' histories, plans and samples are read one group after another; their
+    // engine inputs and workloads are built on every core, a batch of as many groups as
+    // there are cores at a time (so at most that many groups' per-request samples are held).
+    let batch = rayon::current_num_threads().max(1);
+    let mut read = Vec::with_capacity(batch);
+    let mut built = Vec::with_capacity(groups.len());
     for (key, series) in &groups {
         let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();
         let pinned = series.iter().find_map(|s| pins.get(&s.series_id));
@@ -294,35 +300,47 @@ async fn analyze_one(
             samples.extend(store.samples_of_results(&wanted.baseline).await?);
         }
         timing.lap("samples");
-        let input = ctx.inputs(series, &points, &plan, &samples);
         // What resolving a standing alert of an earlier commit compares with: only groups that
         // have one need it (built for every group, it was most of the inputs phase, which
         // session 27's profile put at a quarter of an analysis).
-        if branch == project.default_branch
+        let resolves = branch == project.default_branch
             && standing.iter().any(|a| {
                 a.status.is_active() && a.commit != commit_sha && ids.contains(&a.series_id)
-            })
-        {
-            let full = ctx.default_branch_history(series, &points, &plan);
-            default_histories.insert(key.clone(), full);
-        }
-        timing.lap("inputs");
-        // What the runs measured of their work, and for a group without history the nearest
-        // stored series (`no_baseline` names it).
-        let mut workload = ctx.workload(series, &points, &plan);
-        if group::lacks_history(&input) {
-            let others = store.groups_with_history(project.id, commit_sha).await?;
-            workload.nearest = group::nearest_of(key, &others);
-        }
-        prepared.push(group::PreparedGroup {
-            key: key.clone(),
+            });
+        read.push(GroupRead {
+            key,
+            series,
             points,
             plan,
-            input,
-            workload,
+            samples,
+            resolves,
         });
-        timing.lap("workload");
+        if read.len() == batch {
+            built.extend(build_inputs(&ctx, std::mem::take(&mut read)));
+            timing.lap("inputs");
+        }
     }
+    built.extend(build_inputs(&ctx, read));
+    timing.lap("inputs");
+    // For a group without history, the nearest stored group (`no_baseline` names it): the
+    // stored groups read once for all of them.
+    let mut with_history: Option<Vec<(String, String)>> = None;
+    for (mut p, full) in built {
+        if let Some(full) = full {
+            default_histories.insert(p.key.clone(), full);
+        }
+        if group::lacks_history(&p.input) {
+            let others = match &mut with_history {
+                Some(others) => others,
+                None => {
+                    with_history.insert(store.groups_with_history(project.id, commit_sha).await?)
+                }
+            };
+            p.workload.nearest = group::nearest_of(&p.key, others);
+        }
+        prepared.push(p);
+    }
+    timing.lap("workload");
     let previous_of: Vec<Vec<String>> = prepared
         .iter()
         .map(|p| p.plan.previous(commit_sha, det.engine.confirm_commits))
@@ -477,6 +495,47 @@ async fn analyze_one(
     );
     crate::memory::note_work();
     Ok((previous, graph, configs))
+}
+
+/// One group of a commit as [`analyze_one`] read it: its history, baseline plan and the
+/// per-request samples it compares, before its input is built.
+struct GroupRead<'g> {
+    key: &'g (String, String),
+    series: &'g [benchtrail_core::report::GroupSeries],
+    points: Vec<benchtrail_core::report::HistoryPoint>,
+    plan: group::Plan,
+    samples: HashMap<i64, benchtrail_core::samples::RequestSamples>,
+    /// The group has a standing alert of an earlier commit this analysis may resolve: its
+    /// default-branch history is built too.
+    resolves: bool,
+}
+
+/// The engine inputs and workloads of `read` groups (and the default-branch history of those
+/// that may resolve a standing alert), in their order, built on every core: pure CPU, a
+/// fifth of an 18-cell upload's analysis (BENCHMARKS.md "Session 36").
+fn build_inputs(
+    ctx: &CommitContext<'_>,
+    read: Vec<GroupRead<'_>>,
+) -> Vec<(group::PreparedGroup<(String, String)>, Option<GroupInput>)> {
+    use rayon::prelude::*;
+    read.into_par_iter()
+        .map(|r| {
+            let input = ctx.inputs(r.series, &r.points, &r.plan, &r.samples);
+            let full = r
+                .resolves
+                .then(|| ctx.default_branch_history(r.series, &r.points, &r.plan));
+            // What the runs measured of their work.
+            let workload = ctx.workload(r.series, &r.points, &r.plan);
+            let prepared = group::PreparedGroup {
+                key: r.key.clone(),
+                points: r.points,
+                plan: r.plan,
+                input,
+                workload,
+            };
+            (prepared, full)
+        })
+        .collect()
 }
 
 /// Wall time of an analysis's phases, for the `debug` log line that says where an upload's
