@@ -258,11 +258,10 @@ async fn analyze_one(
     // The groups of one configuration mostly read the same window: its runs once.
     let mut window_runs = crate::storage::WindowRuns::default();
     // The groups' histories, plans and samples are read one group after another; their
-    // engine inputs and workloads are built on every core, a batch of as many groups as
-    // there are cores at a time (so at most that many groups' per-request samples are held).
-    let batch = rayon::current_num_threads().max(1);
-    let mut read = Vec::with_capacity(batch);
-    let mut built = Vec::with_capacity(groups.len());
+    // engine inputs and workloads are built on every core once all are read (`build_inputs`).
+    // A group with per-request samples gets its input at once instead, so that only one
+    // group's samples are held at a time (4 MB each in issue 12's detailed uploads).
+    let mut staged = Vec::with_capacity(groups.len());
     for (key, series) in &groups {
         let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();
         let pinned = series.iter().find_map(|s| pins.get(&s.series_id));
@@ -307,20 +306,23 @@ async fn analyze_one(
             && standing.iter().any(|a| {
                 a.status.is_active() && a.commit != commit_sha && ids.contains(&a.series_id)
             });
-        read.push(GroupRead {
+        let read = GroupRead {
             key,
             series,
             points,
             plan,
             samples,
             resolves,
-        });
-        if read.len() == batch {
-            built.extend(build_inputs(&ctx, std::mem::take(&mut read)));
+        };
+        staged.push(if read.samples.is_empty() {
+            Staged::Read(read)
+        } else {
+            let built = build_input(&ctx, read);
             timing.lap("inputs");
-        }
+            Staged::Built(built)
+        });
     }
-    built.extend(build_inputs(&ctx, read));
+    let built = build_inputs(&ctx, staged);
     timing.lap("inputs");
     // For a group without history, the nearest stored group (`no_baseline` names it): the
     // stored groups read once for all of them.
@@ -510,32 +512,49 @@ struct GroupRead<'g> {
     resolves: bool,
 }
 
-/// The engine inputs and workloads of `read` groups (and the default-branch history of those
-/// that may resolve a standing alert), in their order, built on every core: pure CPU, a
-/// fifth of an 18-cell upload's analysis (BENCHMARKS.md "Session 36").
-fn build_inputs(
-    ctx: &CommitContext<'_>,
-    read: Vec<GroupRead<'_>>,
-) -> Vec<(group::PreparedGroup<(String, String)>, Option<GroupInput>)> {
+/// A group of [`analyze_one`] read, or with its input built already (one with per-request
+/// samples, see there).
+enum Staged<'g> {
+    Read(GroupRead<'g>),
+    Built(BuiltGroup),
+}
+
+/// A group ready to be decided, and its default-branch history when it may resolve a standing
+/// alert of an earlier commit.
+type BuiltGroup = (group::PreparedGroup<(String, String)>, Option<GroupInput>);
+
+/// The groups of `staged` built ([`build_input`]), in their order, on every core: pure CPU, a
+/// fifth of an 18-cell upload's analysis (BENCHMARKS.md "Session 36"). All at once rather than a
+/// batch per core between reads: batches were slower (the pool's threads spun between them,
+/// taking the core the reads ran on).
+fn build_inputs(ctx: &CommitContext<'_>, staged: Vec<Staged<'_>>) -> Vec<BuiltGroup> {
     use rayon::prelude::*;
-    read.into_par_iter()
-        .map(|r| {
-            let input = ctx.inputs(r.series, &r.points, &r.plan, &r.samples);
-            let full = r
-                .resolves
-                .then(|| ctx.default_branch_history(r.series, &r.points, &r.plan));
-            // What the runs measured of their work.
-            let workload = ctx.workload(r.series, &r.points, &r.plan);
-            let prepared = group::PreparedGroup {
-                key: r.key.clone(),
-                points: r.points,
-                plan: r.plan,
-                input,
-                workload,
-            };
-            (prepared, full)
+    staged
+        .into_par_iter()
+        .map(|s| match s {
+            Staged::Read(read) => build_input(ctx, read),
+            Staged::Built(built) => built,
         })
         .collect()
+}
+
+/// The engine input and workload of group `r` (and its default-branch history when it may
+/// resolve a standing alert).
+fn build_input(ctx: &CommitContext<'_>, r: GroupRead<'_>) -> BuiltGroup {
+    let input = ctx.inputs(r.series, &r.points, &r.plan, &r.samples);
+    let full = r
+        .resolves
+        .then(|| ctx.default_branch_history(r.series, &r.points, &r.plan));
+    // What the runs measured of their work.
+    let workload = ctx.workload(r.series, &r.points, &r.plan);
+    let prepared = group::PreparedGroup {
+        key: r.key.clone(),
+        points: r.points,
+        plan: r.plan,
+        input,
+        workload,
+    };
+    (prepared, full)
 }
 
 /// Wall time of an analysis's phases, for the `debug` log line that says where an upload's
