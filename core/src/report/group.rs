@@ -16,8 +16,8 @@ use crate::samples::RequestSamples;
 use crate::settings::DetectionSettings;
 use std::collections::HashMap;
 // FxHash: these sets hash every point's commit SHA and series id, up to 2,000 points per
-// group and 18 groups per upload; SipHash of them was a tenth of an analysis (BENCHMARKS.md
-// "Session 36").
+// group and 18 groups per upload; SipHash (7 % of an analysis, with the commit graph's index)
+// was most of it (BENCHMARKS.md "Session 36").
 use rustc_hash::FxHashSet as HashSet;
 
 /// What every group of one commit's analysis shares: where the candidate is (commit, branch,
@@ -610,8 +610,8 @@ pub fn analyze_groups<K: Ord + Clone + Send>(
         })
         .collect();
     // Each group's decision is its own (the configuration's gates are fixed above): on every
-    // core, in the groups' order. At an idle server this halves the `decide` phase of a nightly
-    // 18-cell upload on two cores (BENCHMARKS.md "Session 36").
+    // core, in the groups' order. At an idle server this cut the `decide` phase of a nightly
+    // 18-cell upload from 24–26 to 18–20 ms on two cores (BENCHMARKS.md "Session 36").
     use rayon::prelude::*;
     gated
         .into_par_iter()
