@@ -1608,7 +1608,14 @@ async fn the_scan_reads_the_newest_commits_of_its_branch_in_commit_order() {
             .map(|s| s.series_id.clone())
             .collect();
         let points = store
-            .branch_history(pid, "main", &ids, &window.commits, &graph)
+            .branch_history(
+                pid,
+                "main",
+                &ids,
+                &window.commits,
+                &graph,
+                &mut benchtrail_server::storage::WindowRuns::default(),
+            )
             .await
             .unwrap();
         let got: Vec<(&str, &str, f64)> = points

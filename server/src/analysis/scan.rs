@@ -95,10 +95,12 @@ pub(super) async fn scan_branch(
     // series × 500 commits for an 18-cell project) held the server's memory at hundreds of
     // MB; only the engine inputs, far smaller, are kept across groups.
     let mut inputs = Vec::new();
+    // Every group reads the same window: its runs and their values once for all of them.
+    let mut runs = crate::storage::WindowRuns::default();
     for series in groups.values() {
         let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();
         let points = store
-            .branch_history(project.id, branch, &ids, &window.commits, &graph)
+            .branch_history(project.id, branch, &ids, &window.commits, &graph, &mut runs)
             .await?;
         if points.is_empty() {
             continue;

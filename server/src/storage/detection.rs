@@ -146,21 +146,22 @@ impl Store {
     ) -> Result<Vec<HistoryPoint>, StorageError> {
         let mut key = commits.to_vec();
         key.sort_unstable();
-        let runs = match memo.0.get(&key) {
-            Some(runs) => std::sync::Arc::clone(runs),
+        let window = match memo.0.get(&key) {
+            Some(window) => std::sync::Arc::clone(window),
             None => {
                 // In history order (stable: run time and upload order within a commit), so the
                 // points come out in order: sorting the window's 60 runs once, not its 37,000
                 // points for every group.
                 let mut runs = self.window_runs(project_id, commits).await?;
                 runs.sort_by_cached_key(|r| graph.position(&r.commit_sha).unwrap_or(usize::MAX));
-                let runs = std::sync::Arc::new(runs);
-                memo.0.insert(key, std::sync::Arc::clone(&runs));
-                runs
+                let ids: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
+                let values = self.run_values_of(&ids).await?;
+                let window = std::sync::Arc::new(WindowRead { runs, values });
+                memo.0.insert(key, std::sync::Arc::clone(&window));
+                window
             }
         };
-        let ids: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
-        let cached = self.run_values_of(&ids).await?;
+        let (runs, cached) = (&window.runs, &window.values);
         let mut points = Vec::with_capacity(runs.len() * series_ids.len());
         for (run, values) in runs.iter().zip(cached) {
             let first = points.len();
@@ -187,7 +188,7 @@ impl Store {
         &self,
         ids: &[Uuid],
     ) -> Result<Vec<std::sync::Arc<super::run_values::CachedRun>>, StorageError> {
-        let mut cached = self.run_values.get_many(ids);
+        let (mut cached, ticks) = self.run_values.get_many(ids);
         let missing = not_held(ids, &cached);
         let mut loaded = if missing.is_empty() {
             HashMap::new()
@@ -197,11 +198,13 @@ impl Store {
         Ok(cached
             .iter_mut()
             .zip(ids)
-            .map(|(slot, id)| match slot.take() {
+            .enumerate()
+            .map(|(i, (slot, id))| match slot.take() {
                 Some(run) => run,
                 None => {
                     let run = std::sync::Arc::new(loaded.remove(id).unwrap_or_default());
-                    self.run_values.insert(*id, std::sync::Arc::clone(&run));
+                    self.run_values
+                        .insert(*id, std::sync::Arc::clone(&run), ticks.of(i));
                     run
                 }
             })
@@ -1074,9 +1077,22 @@ const HISTORY_RUNS: &str = "SELECT r.seq, r.id, r.commit_sha, r.branch, \
 /// What a run adds to each of its history points ([`Store::series_history_at`]).
 /// The runs of the windows one analysis has read ([`Store::series_history_in`]), by the
 /// window's commits (sorted): read once per analysis, with their exclusion as it was then.
-/// Start one per analysis; never keep it across analyses (an exclusion changes runs).
+/// Start one per analysis or change-point scan; never keep it across them (an exclusion
+/// changes runs).
 #[derive(Debug, Default)]
-pub struct WindowRuns(HashMap<Vec<String>, std::sync::Arc<Vec<HistoryRun>>>);
+pub struct WindowRuns(HashMap<Vec<String>, std::sync::Arc<WindowRead>>);
+
+/// One window of [`WindowRuns`]: its runs in history order and their values, held for every
+/// group that reads the same window. Held here rather than looked up in the
+/// [`RunValuesCache`](super::run_values::RunValuesCache) again for each group: a change-point
+/// scan's window of 200 commits × 2 configurations (245,000 values) does not fit the cache,
+/// so each of its 36 groups loaded again from the database the runs the group before it had
+/// pushed out (an 11 s scan at 1,800 commits of issue 12's data set).
+#[derive(Debug)]
+struct WindowRead {
+    runs: Vec<HistoryRun>,
+    values: Vec<std::sync::Arc<super::run_values::CachedRun>>,
+}
 
 #[derive(Debug)]
 struct HistoryRun {

@@ -115,27 +115,51 @@ struct Entry {
     used: u64,
 }
 
+/// The recency one [`RunValuesCache::get_many`] gave its runs: the run at index `i` of the
+/// read is as recent as `of(i)`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReadTicks(u64);
+
+impl ReadTicks {
+    /// The recency of the read's run at index `i`.
+    pub fn of(self, i: usize) -> u64 {
+        self.0 + i as u64
+    }
+}
+
 impl RunValuesCache {
-    /// The cached runs of `ids`, in that order (`None` where a run is not held).
-    pub fn get_many(&self, ids: &[Uuid]) -> Vec<Option<Arc<CachedRun>>> {
+    /// The cached runs of `ids`, in that order (`None` where a run is not held), and the
+    /// recency this read gives each of them ([`ReadTicks`]). Recency follows the order of
+    /// `ids`: a read's later runs count as used more recently, held or [`inserted`] after it.
+    /// Readers list a window's runs oldest first, so when a read overflows the cache its
+    /// window's oldest runs go first and its newest stay, which the next upload's analysis
+    /// reads again. (With one tick for the whole read, a change-point scan's 400 runs evicted
+    /// exactly the newest runs it found held, the ones it had not just loaded: every upload
+    /// after a scan read its windows from the database again.)
+    ///
+    /// [`inserted`]: RunValuesCache::insert
+    pub fn get_many(&self, ids: &[Uuid]) -> (Vec<Option<Arc<CachedRun>>>, ReadTicks) {
         let mut inner = self.lock();
-        inner.tick += 1;
-        let tick = inner.tick;
-        ids.iter()
-            .map(|id| {
+        let ticks = ReadTicks(inner.tick + 1);
+        inner.tick += ids.len() as u64;
+        let runs = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
                 inner.runs.get_mut(id).map(|e| {
-                    e.used = tick;
+                    e.used = ticks.of(i);
                     Arc::clone(&e.run)
                 })
             })
-            .collect()
+            .collect();
+        (runs, ticks)
     }
 
-    /// Keeps `run` as run `id`'s values, dropping the least recently used runs when full.
-    pub fn insert(&self, id: Uuid, run: Arc<CachedRun>) {
+    /// Keeps `run` as run `id`'s values, as recently used as `used` (the [`ReadTicks`] of the
+    /// read that did not find it, at its place there), dropping the least recently used runs
+    /// when full.
+    pub fn insert(&self, id: Uuid, run: Arc<CachedRun>, used: u64) {
         let mut inner = self.lock();
-        inner.tick += 1;
-        let used = inner.tick;
         inner.held += run.values.len();
         if let Some(old) = inner.runs.insert(id, Entry { run, used }) {
             inner.held -= old.run.values.len();
@@ -296,21 +320,52 @@ mod tests {
             .collect();
         let ids: Vec<Uuid> = (0..11).map(|_| Uuid::new_v4()).collect();
         for id in &ids[..10] {
-            cache.insert(*id, run(&cache, &refs));
+            let (_, ticks) = cache.get_many(&[*id]);
+            cache.insert(*id, run(&cache, &refs), ticks.of(0));
         }
         assert_eq!(cache.held(), (10, 10 * per_run));
         // Run 0 used last: it survives the eviction the eleventh run causes.
-        assert!(cache.get_many(&ids[..1])[0].is_some());
-        cache.insert(ids[10], run(&cache, &refs));
+        assert!(cache.get_many(&ids[..1]).0[0].is_some());
+        let (_, ticks) = cache.get_many(&ids[10..]);
+        cache.insert(ids[10], run(&cache, &refs), ticks.of(0));
         let (runs, held) = cache.held();
         assert_eq!(held, runs * per_run);
         assert!(held <= EVICT_TO, "held {held}");
-        let got = cache.get_many(&ids);
+        let (got, _) = cache.get_many(&ids);
         assert!(got[0].is_some() && got[10].is_some());
         assert!(
             got[1].is_none(),
             "the least recently used run is dropped first"
         );
         assert_eq!(got.iter().filter(|r| r.is_some()).count(), runs);
+    }
+
+    #[test]
+    fn a_read_that_overflows_the_cache_drops_its_oldest_runs_and_keeps_its_newest() {
+        let cache = RunValuesCache::default();
+        let per_run = MAX_VALUES / 10;
+        let values: Vec<(String, i64, f64)> = (0..per_run)
+            .map(|i| (format!("s{i}"), 1, i as f64))
+            .collect();
+        let refs: Vec<(&str, i64, f64)> = values
+            .iter()
+            .map(|(s, r, v)| (s.as_str(), *r, *v))
+            .collect();
+        // Twelve runs, oldest first. An upload's window held the newest six.
+        let ids: Vec<Uuid> = (0..12).map(|_| Uuid::new_v4()).collect();
+        let (_, ticks) = cache.get_many(&ids[6..]);
+        for (i, id) in ids[6..].iter().enumerate() {
+            cache.insert(*id, run(&cache, &refs), ticks.of(i));
+        }
+        // A scan reads all twelve, oldest first, and loads the six it does not find: the
+        // cache overflows at the fifth of them.
+        let (found, ticks) = cache.get_many(&ids);
+        assert_eq!(found.iter().filter(|r| r.is_some()).count(), 6);
+        for (i, id) in ids[..6].iter().enumerate() {
+            cache.insert(*id, run(&cache, &refs), ticks.of(i));
+        }
+        let (held, _) = cache.get_many(&ids);
+        let kept: Vec<usize> = (0..12).filter(|i| held[*i].is_some()).collect();
+        assert_eq!(kept, [4, 5, 6, 7, 8, 9, 10, 11]);
     }
 }

@@ -4,7 +4,7 @@
 
 use super::codec::parse_stat;
 use super::db;
-use super::{GroupSeries, HistoryPoint, StorageError, Store};
+use super::{GroupSeries, HistoryPoint, StorageError, Store, WindowRuns};
 use benchtrail_core::history::CommitGraph;
 use std::collections::BTreeMap;
 
@@ -47,7 +47,8 @@ impl Store {
 
     /// Every value of `series_ids` measured on `branch` at `commits`, in the order of the
     /// project's `graph`, as [`Store::series_history_at`] reads them (a value of the same
-    /// commit on another branch left out).
+    /// commit on another branch left out). `runs`: the windows this scan has read already
+    /// (one per scan: its groups all read the same window, once).
     ///
     /// # Errors
     /// A storage error.
@@ -58,9 +59,10 @@ impl Store {
         series_ids: &[String],
         commits: &[String],
         graph: &CommitGraph,
+        runs: &mut WindowRuns,
     ) -> Result<Vec<HistoryPoint>, StorageError> {
         let mut points = self
-            .series_history_at(project_id, series_ids, Some(commits), graph)
+            .series_history_in(project_id, series_ids, Some(commits), graph, runs)
             .await?;
         points.retain(|p| *p.branch == *branch);
         Ok(points)
