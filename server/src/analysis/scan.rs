@@ -91,11 +91,13 @@ pub(super) async fn scan_branch(
         .newest_commits(project.id, branch, SCAN_COMMITS, &graph)
         .await?;
     let groups = store.project_groups(project.id).await?;
-    // One group at a time: the points of every group of a 500-commit window at once (612
-    // series × 500 commits for an 18-cell project) held the server's memory at hundreds of
-    // MB; only the engine inputs, far smaller, are kept across groups.
+    // One group's points at a time: the points of every group of a 500-commit window at once
+    // (612 series × 500 commits for an 18-cell project) held the server's memory at hundreds
+    // of MB. What is kept across groups: the engine inputs, far smaller, and the window's runs
+    // with their values, read once for every group (`WindowRuns`; at 1,800 commits of issue
+    // 12's data set, 245,000 values of 400 runs): read again for each group, they made the
+    // scan take 10 s instead of 0.6 (BENCHMARKS.md "Session 37").
     let mut inputs = Vec::new();
-    // Every group reads the same window: its runs and their values once for all of them.
     let mut runs = crate::storage::WindowRuns::default();
     for series in groups.values() {
         let ids: Vec<String> = series.iter().map(|s| s.series_id.clone()).collect();

@@ -1074,7 +1074,6 @@ const HISTORY_RUNS: &str = "SELECT r.seq, r.id, r.commit_sha, r.branch, \
      (SELECT COUNT(*) FROM run_exclusions x WHERE x.run_id = r.id) AS excluded \
      FROM runs r WHERE";
 
-/// What a run adds to each of its history points ([`Store::series_history_at`]).
 /// The runs of the windows one analysis has read ([`Store::series_history_in`]), by the
 /// window's commits (sorted): read once per analysis, with their exclusion as it was then.
 /// Start one per analysis or change-point scan; never keep it across them (an exclusion
@@ -1094,6 +1093,7 @@ struct WindowRead {
     values: Vec<std::sync::Arc<super::run_values::CachedRun>>,
 }
 
+/// What a run adds to each of its history points ([`Store::series_history_at`]).
 #[derive(Debug)]
 struct HistoryRun {
     seq: i64,
