@@ -255,7 +255,7 @@ async fn analyze_one(
     let mut prepared = Vec::new();
     // The default-branch history of each group with a standing alert to resolve.
     let mut default_histories: HashMap<(String, String), GroupInput> = HashMap::new();
-    // The groups of one configuration mostly read the same window: its runs once.
+    // The groups of one configuration mostly read the same window: its runs and their values once.
     let mut window_runs = crate::storage::WindowRuns::default();
     // The groups' histories, plans and samples are read one group after another; their
     // engine inputs and workloads are built on every core once all are read (`build_inputs`).
