@@ -263,6 +263,18 @@ mod tests {
         Arc::new(CachedRun::new(values, HashMap::new()))
     }
 
+    /// A run holding a tenth of what the cache holds at most ([`MAX_VALUES`]).
+    fn tenth_of_the_cache(cache: &RunValuesCache) -> Arc<CachedRun> {
+        let values: Vec<(String, i64, f64)> = (0..MAX_VALUES / 10)
+            .map(|i| (format!("s{i}"), 1, i as f64))
+            .collect();
+        let refs: Vec<(&str, i64, f64)> = values
+            .iter()
+            .map(|(s, r, v)| (s.as_str(), *r, *v))
+            .collect();
+        run(cache, &refs)
+    }
+
     #[test]
     fn results_noted_without_samples_are_not_asked_for_again() {
         let cache = RunValuesCache::default();
@@ -311,23 +323,16 @@ mod tests {
     fn a_full_cache_drops_the_least_recently_used_runs() {
         let cache = RunValuesCache::default();
         let per_run = MAX_VALUES / 10;
-        let values: Vec<(String, i64, f64)> = (0..per_run)
-            .map(|i| (format!("s{i}"), 1, i as f64))
-            .collect();
-        let refs: Vec<(&str, i64, f64)> = values
-            .iter()
-            .map(|(s, r, v)| (s.as_str(), *r, *v))
-            .collect();
         let ids: Vec<Uuid> = (0..11).map(|_| Uuid::new_v4()).collect();
         for id in &ids[..10] {
             let (_, ticks) = cache.get_many(&[*id]);
-            cache.insert(*id, run(&cache, &refs), ticks.of(0));
+            cache.insert(*id, tenth_of_the_cache(&cache), ticks.of(0));
         }
         assert_eq!(cache.held(), (10, 10 * per_run));
         // Run 0 used last: it survives the eviction the eleventh run causes.
         assert!(cache.get_many(&ids[..1]).0[0].is_some());
         let (_, ticks) = cache.get_many(&ids[10..]);
-        cache.insert(ids[10], run(&cache, &refs), ticks.of(0));
+        cache.insert(ids[10], tenth_of_the_cache(&cache), ticks.of(0));
         let (runs, held) = cache.held();
         assert_eq!(held, runs * per_run);
         assert!(held <= EVICT_TO, "held {held}");
@@ -343,26 +348,18 @@ mod tests {
     #[test]
     fn a_read_that_overflows_the_cache_drops_its_oldest_runs_and_keeps_its_newest() {
         let cache = RunValuesCache::default();
-        let per_run = MAX_VALUES / 10;
-        let values: Vec<(String, i64, f64)> = (0..per_run)
-            .map(|i| (format!("s{i}"), 1, i as f64))
-            .collect();
-        let refs: Vec<(&str, i64, f64)> = values
-            .iter()
-            .map(|(s, r, v)| (s.as_str(), *r, *v))
-            .collect();
         // Twelve runs, oldest first. An upload's window held the newest six.
         let ids: Vec<Uuid> = (0..12).map(|_| Uuid::new_v4()).collect();
         let (_, ticks) = cache.get_many(&ids[6..]);
         for (i, id) in ids[6..].iter().enumerate() {
-            cache.insert(*id, run(&cache, &refs), ticks.of(i));
+            cache.insert(*id, tenth_of_the_cache(&cache), ticks.of(i));
         }
         // A scan reads all twelve, oldest first, and loads the six it does not find: the
         // cache overflows at the fifth of them.
         let (found, ticks) = cache.get_many(&ids);
         assert_eq!(found.iter().filter(|r| r.is_some()).count(), 6);
         for (i, id) in ids[..6].iter().enumerate() {
-            cache.insert(*id, run(&cache, &refs), ticks.of(i));
+            cache.insert(*id, tenth_of_the_cache(&cache), ticks.of(i));
         }
         let (held, _) = cache.get_many(&ids);
         let kept: Vec<usize> = (0..12).filter(|i| held[*i].is_some()).collect();
