@@ -586,11 +586,25 @@ pub struct PreparedGroup<K> {
 /// The analyses of every group of one commit: the cells of one configuration (series key)
 /// are decided together ([`configuration_gates`]), with the series a workload confound makes
 /// incomparable left out of the gates ([`crate::regression::gating_view`]).
-/// `series_key(k)` names a key's configuration.
+/// `series_key(k)` names a key's configuration. The groups are decided on every core
+/// ([`analyze_groups_in`]).
 pub fn analyze_groups<K: Ord + Clone + Send>(
     ctx: &CommitContext<'_>,
     prepared: Vec<PreparedGroup<K>>,
     series_key: impl Fn(&K) -> &str,
+) -> Vec<(K, GroupAnalysis)> {
+    analyze_groups_in(ctx, prepared, series_key, true)
+}
+
+/// [`analyze_groups`], the groups decided on every core when `parallel`, else one after
+/// another on the caller's thread (a caller whose other work keeps the cores busy: spread,
+/// the decisions only add the pool's hand-offs and spinning). The result is the same either
+/// way.
+pub fn analyze_groups_in<K: Ord + Clone + Send>(
+    ctx: &CommitContext<'_>,
+    prepared: Vec<PreparedGroup<K>>,
+    series_key: impl Fn(&K) -> &str,
+    parallel: bool,
 ) -> Vec<(K, GroupAnalysis)> {
     let views: Vec<std::borrow::Cow<'_, GroupInput>> = prepared
         .iter()
@@ -613,13 +627,15 @@ pub fn analyze_groups<K: Ord + Clone + Send>(
     // core, in the groups' order. At an idle server this cut the `decide` phase of a nightly
     // 18-cell upload from 24–26 to 18–20 ms on two cores (BENCHMARKS.md "Session 36").
     use rayon::prelude::*;
-    gated
-        .into_par_iter()
-        .map(|(p, gate)| {
-            let ga = ctx.finish(p.input, &p.points, &p.plan, &gate, &p.workload);
-            (p.key, ga)
-        })
-        .collect()
+    let decide = |(p, gate): (PreparedGroup<K>, Gates)| {
+        let ga = ctx.finish(p.input, &p.points, &p.plan, &gate, &p.workload);
+        (p.key, ga)
+    };
+    if parallel {
+        gated.into_par_iter().map(decide).collect()
+    } else {
+        gated.into_iter().map(decide).collect()
+    }
 }
 
 /// Whether a group has no history at all (every series lacks a baseline commit): its series

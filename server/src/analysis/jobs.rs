@@ -35,7 +35,9 @@
 
 use super::{analyze_upload, recompute_project, Scope};
 use crate::app::AppState;
-use crate::storage::{ClaimedJob, JobTarget, JobTicket, NewRun, Project, StorageError, Store};
+use crate::storage::{
+    ClaimedJob, JobTarget, JobTicket, NewRun, Project, QueueCounts, StorageError, Store,
+};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -159,7 +161,7 @@ impl Analyzer {
         ((over / per_second).ceil() as u64).clamp(1, RETRY_AFTER_MAX_SECS)
     }
 
-    /// The number of queued jobs once the queue has room, or once [`AnalyzerOptions::admission_wait`]
+    /// The queue ([`QueueCounts`]) once it has room, or once [`AnalyzerOptions::admission_wait`]
     /// has passed (then it may still be full: [`Analyzer::is_full`] tells). A new upload waits
     /// here instead of being refused at once: 8 clients uploading as fast as they could were
     /// refused 8–14 times per 300 uploads, each refusal a whole second (`Retry-After`'s unit)
@@ -171,15 +173,16 @@ impl Analyzer {
     ///
     /// # Errors
     /// The store failed reading the queue.
-    pub async fn wait_for_room(&self, store: &Store) -> Result<i64, StorageError> {
+    pub async fn wait_for_room(&self, store: &Store) -> Result<QueueCounts, StorageError> {
         let deadline = tokio::time::Instant::now() + self.options.admission_wait;
         loop {
             // Registered before the count is read: a job finishing in between still wakes us.
             let room = self.room.notified();
-            let queued = store.queued_jobs().await?;
+            let counts = store.queue_counts().await?;
+            let queued = counts.jobs;
             let now = tokio::time::Instant::now();
             if !self.is_full(queued) || now >= deadline || self.drains_later_than_wait(queued) {
-                return Ok(queued);
+                return Ok(counts);
             }
             let _ = tokio::time::timeout((deadline - now).min(ROOM_POLL), room).await;
         }

@@ -52,6 +52,7 @@
 
 mod alerts;
 pub mod capacity;
+mod concurrency;
 mod coverage;
 pub mod jobs;
 pub mod report;
@@ -173,6 +174,7 @@ async fn analyze_one(
     scan: bool,
 ) -> Result<(Vec<String>, Arc<CommitGraph>, BTreeSet<String>), StorageError> {
     let mut timing = PhaseTimes::start();
+    let running = concurrency::ANALYSES.start();
     // Values read for the groups' windows, for the debug line.
     let mut history_values = 0usize;
     let stored = store.settings(project).await?;
@@ -322,7 +324,7 @@ async fn analyze_one(
             Staged::Built(built)
         });
     }
-    let built = build_inputs(&ctx, staged);
+    let built = build_inputs(&ctx, staged, running.alone());
     timing.lap("inputs");
     // For a group without history, the nearest stored group (`no_baseline` names it): the
     // stored groups read once for all of them.
@@ -347,7 +349,7 @@ async fn analyze_one(
         .iter()
         .map(|p| p.plan.previous(commit_sha, det.engine.confirm_commits))
         .collect();
-    let decided = group::analyze_groups(&ctx, prepared, |k| k.0.as_str());
+    let decided = group::analyze_groups_in(&ctx, prepared, |k| k.0.as_str(), running.alone());
     for ((key, mut ga), before) in decided.into_iter().zip(previous_of) {
         let key = &key;
         for c in before {
@@ -459,11 +461,16 @@ async fn analyze_one(
         }
     }
     timing.lap("alerts");
+    // Every run's alerts in one read and every analysis in one write: round trips to the
+    // database are most of an upload's cost after the decisions (BENCHMARKS.md "Session 38").
+    let run_ids: Vec<Uuid> = run_parts.iter().map(|(run, _)| run.summary.id).collect();
+    let mut alerts_of = store.runs_alerts(&run_ids).await?;
+    let mut docs = Vec::with_capacity(run_parts.len());
     for (run, coverage) in run_parts {
         let keys = run_groups.remove(&run.summary.id).unwrap_or_default();
         let mut doc = run_analysis(run, &keys, &analyzed, version, &ctx);
         doc.coverage = coverage.for_run(&keys);
-        let alerts = store.run_alerts(run.summary.id).await?;
+        let alerts = alerts_of.remove(&run.summary.id).unwrap_or_default();
         let v = verdict_of(
             run.summary.id,
             &run.summary.commit_sha,
@@ -471,8 +478,10 @@ async fn analyze_one(
             &alerts,
             &det,
         );
-        store.put_run_analysis(v.verdict, &doc).await?;
+        docs.push((v.verdict, doc));
     }
+    let docs: Vec<_> = docs.iter().map(|(verdict, doc)| (*verdict, doc)).collect();
+    store.put_run_analyses(&docs).await?;
     // The scan reads its own input from the store when a worker takes it (`scan`); stored
     // before this analysis's job is finished, so a crash in between asks again on the retry.
     if scan
@@ -523,19 +532,26 @@ enum Staged<'g> {
 /// alert of an earlier commit.
 type BuiltGroup = (group::PreparedGroup<(String, String)>, Option<GroupInput>);
 
-/// The groups of `staged` built ([`build_input`]), in their order, on every core: pure CPU, a
-/// fifth of an 18-cell upload's analysis (BENCHMARKS.md "Session 36"). All at once rather than a
-/// batch per core between reads: batches were slower (the pool's threads spun between them,
-/// taking the core the reads ran on).
-fn build_inputs(ctx: &CommitContext<'_>, staged: Vec<Staged<'_>>) -> Vec<BuiltGroup> {
+/// The groups of `staged` built ([`build_input`]), in their order; on every core when
+/// `parallel` (the analysis runs alone: [`concurrency`]): pure CPU, a fifth of an 18-cell
+/// upload's analysis (BENCHMARKS.md "Session 36"). All at once rather than a batch per core
+/// between reads: batches were slower (the pool's threads spun between them, taking the core
+/// the reads ran on).
+fn build_inputs(
+    ctx: &CommitContext<'_>,
+    staged: Vec<Staged<'_>>,
+    parallel: bool,
+) -> Vec<BuiltGroup> {
     use rayon::prelude::*;
-    staged
-        .into_par_iter()
-        .map(|s| match s {
-            Staged::Read(read) => build_input(ctx, read),
-            Staged::Built(built) => built,
-        })
-        .collect()
+    let build = |s| match s {
+        Staged::Read(read) => build_input(ctx, read),
+        Staged::Built(built) => built,
+    };
+    if parallel {
+        staged.into_par_iter().map(build).collect()
+    } else {
+        staged.into_iter().map(build).collect()
+    }
 }
 
 /// The engine input and workload of group `r` (and its default-branch history when it may
@@ -654,23 +670,75 @@ pub async fn verdict_of_run(
     run: &RunSummary,
 ) -> Result<Verdict, StorageError> {
     let basis = store.run_verdict_basis(run.id).await?;
-    verdict_with(store, project, run, basis.as_deref()).await
+    verdict_with(store, project, RunAt::of(run), basis.as_deref(), None).await
+}
+
+/// [`current_verdict`] of a run this request has just stored, with `settings` the request
+/// read: `run` holds what the verdict needs of its summary, and neither is read again (two
+/// round trips fewer per upload) unless the run's analysis used another version of the
+/// settings (they changed since the request read them: then the current ones are read).
+///
+/// # Errors
+/// A storage error.
+pub async fn verdict_of_new_run(
+    store: &Store,
+    project: &Project,
+    run: &crate::storage::NewRun,
+    settings: &crate::storage::StoredSettings,
+) -> Result<Verdict, StorageError> {
+    let basis = store.run_verdict_basis(run.id).await?;
+    let at = RunAt {
+        id: run.id,
+        branch: &run.branch,
+        commit_sha: &run.commit_sha,
+    };
+    let known = basis
+        .as_deref()
+        .is_none_or(|b| b.settings_version == settings.version)
+        .then_some(settings);
+    verdict_with(store, project, at, basis.as_deref(), known).await
+}
+
+/// What a verdict reads of its run: the run and where it was measured.
+#[derive(Clone, Copy)]
+struct RunAt<'a> {
+    id: Uuid,
+    branch: &'a str,
+    commit_sha: &'a str,
+}
+
+impl<'a> RunAt<'a> {
+    fn of(run: &'a RunSummary) -> Self {
+        RunAt {
+            id: run.id,
+            branch: &run.branch,
+            commit_sha: &run.commit_sha,
+        }
+    }
 }
 
 /// The current verdict of `run` from `basis` (its analysis' [`VerdictBasis`]; `None`: not
-/// analyzed), the current alerts of its commit, the project's detection settings, and the
-/// analysis queued for it.
+/// analyzed), the current alerts of its commit, the project's detection settings (`settings`,
+/// else read), and the analysis queued for it.
 async fn verdict_with(
     store: &Store,
     project: &Project,
-    run: &RunSummary,
+    run: RunAt<'_>,
     basis: Option<&VerdictBasis>,
+    settings: Option<&crate::storage::StoredSettings>,
 ) -> Result<Verdict, StorageError> {
-    let settings = store.settings(project).await?;
+    let read;
+    let settings = match settings {
+        Some(known) => known,
+        None => {
+            read = store.settings(project).await?;
+            &read
+        }
+    };
     let alerts = store.run_alerts(run.id).await?;
     let mut verdict = verdict_from_basis(
         run.id,
-        &run.commit_sha,
+        run.commit_sha,
         basis,
         &alerts,
         &settings.settings.detection,
@@ -683,10 +751,10 @@ async fn verdict_with(
 async fn queued_analysis(
     store: &Store,
     project: &Project,
-    run: &RunSummary,
+    run: RunAt<'_>,
 ) -> Result<Option<benchtrail_core::report::verdict::QueuedAnalysis>, StorageError> {
     Ok(store
-        .job_of_commit(project.id, &run.branch, &run.commit_sha)
+        .job_of_commit(project.id, run.branch, run.commit_sha)
         .await?
         .map(|job| benchtrail_core::report::verdict::QueuedAnalysis {
             queued_at: job.queued_at,
@@ -706,7 +774,7 @@ pub async fn verdict_and_analysis(
 ) -> Result<(Verdict, Option<RunAnalysis>), StorageError> {
     let analysis = store.run_analysis(run.id).await?.map(|a| a.analysis);
     let basis = analysis.as_ref().map(VerdictBasis::of);
-    let verdict = verdict_with(store, project, run, basis.as_ref()).await?;
+    let verdict = verdict_with(store, project, RunAt::of(run), basis.as_ref(), None).await?;
     Ok((verdict, analysis))
 }
 

@@ -85,6 +85,8 @@ pub(super) async fn scan_branch(
     if branch != project.default_branch || !det.engine.change_points.enabled {
         return Ok(());
     }
+    // Counted, so that an upload's analysis running beside it leaves it a core.
+    let _running = super::concurrency::ANALYSES.start();
     // One read of the graph: the window, the history's order and the input all follow it.
     let graph = store.commit_graph(project.id).await?;
     let window = store

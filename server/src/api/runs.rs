@@ -44,8 +44,9 @@ pub(super) async fn upload(
 ) -> ApiResult<(StatusCode, Json<UploadReceipt>)> {
     let started = std::time::Instant::now();
     // Checked first, so a retry of a bad upload is refused like the first attempt.
-    let settings = state.store.settings(&project).await?.settings;
-    let run = ingest::prepare_with(&project, &settings, &doc, chrono::Utc::now())?;
+    let stored_settings = state.store.settings(&project).await?;
+    let settings = &stored_settings.settings;
+    let run = ingest::prepare_with(&project, settings, &doc, chrono::Utc::now())?;
     let prepared = started.elapsed();
     // The run holds what is stored; the document (every file's text: 25 MiB for a large
     // `--save-detailed` file) is not kept through the insert and the analysis.
@@ -76,7 +77,8 @@ pub(super) async fn upload(
     // Backpressure: while the analysis queue is full, a new run waits (briefly here, then its
     // client retries), so an acknowledged upload is analyzed within seconds, not hours later.
     // (A retry of a stored run was answered above.)
-    let queued = state.analyzer.wait_for_room(&state.store).await?;
+    let counts = state.analyzer.wait_for_room(&state.store).await?;
+    let queued = counts.jobs;
     if state.analyzer.is_full(queued) {
         let retry_after_secs = state.analyzer.retry_after_secs(queued);
         return Err(ApiError::Overloaded {
@@ -89,7 +91,7 @@ pub(super) async fn upload(
     }
     // Other uploads' analyses queued or running: then this one's is left to the workers
     // (`Analyzer::after_upload` says why).
-    let others_queued = state.store.queued_commit_jobs().await? > 0;
+    let others_queued = counts.commit_jobs > 0;
     // The commit's analysis job is stored with the run; this upload holds its lease and
     // analyzes it before answering when it can (see `analysis::jobs`).
     let (inserted, ticket) = state
@@ -120,7 +122,16 @@ pub(super) async fn upload(
             .await;
     }
     let analyzed = started.elapsed();
-    let verdict = stored_verdict(&state, &project, run.id).await;
+    let verdict = match inserted {
+        // The run as stored is this request's: its summary need not be read back.
+        Inserted::Created => {
+            analysis::verdict_of_new_run(&state.store, &project, &run, &stored_settings)
+                .await
+                .map(Some)
+        }
+        Inserted::AlreadyStored => analysis::current_verdict(&state.store, &project, run.id).await,
+    };
+    let verdict = logged(run.id, verdict);
     // Where an upload's time goes (cumulative milliseconds), for `history_growth`.
     tracing::debug!(
         run = %run.id,
@@ -149,13 +160,22 @@ async fn stored_verdict(
     project: &Project,
     run_id: Uuid,
 ) -> Option<analysis::Verdict> {
-    match analysis::current_verdict(&state.store, project, run_id).await {
-        Ok(v) => v,
-        Err(e) => {
-            tracing::warn!(run = %run_id, error = %e, "reading a run's analysis failed");
-            None
-        }
-    }
+    logged(
+        run_id,
+        analysis::current_verdict(&state.store, project, run_id).await,
+    )
+}
+
+/// A verdict read for a receipt; a failed read is logged and answered with none (the upload
+/// itself is stored).
+fn logged(
+    run_id: Uuid,
+    read: Result<Option<analysis::Verdict>, crate::storage::StorageError>,
+) -> Option<analysis::Verdict> {
+    read.unwrap_or_else(|e| {
+        tracing::warn!(run = %run_id, error = %e, "reading a run's analysis failed");
+        None
+    })
 }
 
 /// `Content-Disposition: attachment` for a stored file name (which may hold folders, quotes, control or

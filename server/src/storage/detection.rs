@@ -240,15 +240,20 @@ impl Store {
         use super::run_values::{CachedRun, CachedValue};
         let mut by_run: HashMap<Uuid, Vec<CachedValue>> = HashMap::new();
         let mut result_run: HashMap<i64, Uuid> = HashMap::new();
+        let mut health = ResultHealth::default();
         for chunk in ids.chunks(500) {
             // From each run's results (index of `UNIQUE (run_id, idx)`) to their values
             // (primary key `(result_id, series_seq)`) and each value's series id;
             // `CROSS JOIN` fixes that order on SQLite.
-            let mut q = SqlBuilder::new(
-                "SELECT res.run_id, s.series_id, mv.result_id, mv.value \
+            // `health` names the values `HistoryResult` takes (else NULL): read here, they
+            // need no query of their own.
+            let mut q = SqlBuilder::new(&format!(
+                "SELECT res.run_id, s.series_id, mv.result_id, mv.value, \
+                 CASE WHEN s.stat = 'value' AND s.metric IN {HEALTH_METRICS} THEN s.metric END \
+                 AS health \
                  FROM results res CROSS JOIN metric_values mv CROSS JOIN series s \
-                 WHERE mv.result_id = res.id AND s.seq = mv.series_seq AND res.run_id IN (",
-            );
+                 WHERE mv.result_id = res.id AND s.seq = mv.series_seq AND res.run_id IN ("
+            ));
             q.bind_list(chunk.iter().map(|id| Param::text(id.to_string())));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
@@ -256,17 +261,21 @@ impl Store {
                 let run = parse_uuid("run_id", &run)?;
                 let series: String = row.try_get("series_id")?;
                 let result_id: i64 = row.try_get("result_id")?;
+                let value: f64 = row.try_get("value")?;
+                if let Some(metric) = row.try_get::<Option<String>, _>("health")? {
+                    health.note(result_id, &metric, value);
+                }
                 result_run.insert(result_id, run);
                 by_run.entry(run).or_default().push(CachedValue {
                     series_id: self.run_values.intern(&series),
                     result_id,
-                    value: row.try_get("value")?,
+                    value,
                 });
             }
         }
         let result_ids: Vec<i64> = result_run.keys().copied().collect();
         let mut results: HashMap<Uuid, HashMap<i64, HistoryResult>> = HashMap::new();
-        for (id, result) in self.history_results(&result_ids).await? {
+        for (id, result) in self.result_details(&result_ids, health).await? {
             if let Some(run) = result_run.get(&id) {
                 results.entry(*run).or_default().insert(id, result);
             }
@@ -359,29 +368,39 @@ impl Store {
         &self,
         result_ids: &[i64],
     ) -> Result<HashMap<i64, HistoryResult>, StorageError> {
-        let mut results: HashMap<i64, HistoryResult> = HashMap::with_capacity(result_ids.len());
-        let mut output_tokens: HashMap<i64, f64> = HashMap::new();
+        let mut health = ResultHealth::default();
         for chunk in result_ids.chunks(1000) {
-            let mut q = SqlBuilder::new(
+            let mut q = SqlBuilder::new(&format!(
                 "SELECT v.result_id, s.metric, v.value FROM metric_values v \
                  JOIN series s ON s.seq = v.series_seq \
-                 WHERE s.stat = 'value' AND s.metric IN ('completed', 'failed', 'total_output_tokens') \
-                 AND v.result_id IN (",
-            );
+                 WHERE s.stat = 'value' AND s.metric IN {HEALTH_METRICS} AND v.result_id IN ("
+            ));
             q.bind_list(chunk.iter().map(|id| Param::int(*id)));
             q.push(")");
             for row in q.query(self.backend()).fetch_all(&self.pool).await? {
-                let id: i64 = row.try_get("result_id")?;
-                let value: f64 = row.try_get("value")?;
-                let entry = results.entry(id).or_default();
-                match row.try_get::<String, _>("metric")?.as_str() {
-                    "completed" => entry.completed = Some(value),
-                    "failed" => entry.failed = Some(value),
-                    _ => {
-                        output_tokens.insert(id, value);
-                    }
-                }
+                health.note(
+                    row.try_get("result_id")?,
+                    &row.try_get::<String, _>("metric")?,
+                    row.try_get("value")?,
+                );
             }
+        }
+        self.result_details(result_ids, health).await
+    }
+
+    /// [`Store::history_results`] with the health values known already (read with the
+    /// values of their runs): the results' cells and facts.
+    async fn result_details(
+        &self,
+        result_ids: &[i64],
+        health: ResultHealth,
+    ) -> Result<HashMap<i64, HistoryResult>, StorageError> {
+        let ResultHealth {
+            mut results,
+            output_tokens,
+        } = health;
+        results.reserve(result_ids.len());
+        for chunk in result_ids.chunks(1000) {
             let mut q =
                 SqlBuilder::new("SELECT id, cell_json, facts_json FROM results WHERE id IN (");
             q.bind_list(chunk.iter().map(|id| Param::int(*id)));
@@ -538,37 +557,60 @@ impl Store {
             .collect()
     }
 
-    /// Stores (replaces) a run's analysis.
+    /// Stores (replaces) a run's analysis ([`Store::put_run_analyses`] of one).
     pub async fn put_run_analysis(
         &self,
         verdict: VerdictLevel,
         analysis: &RunAnalysis,
     ) -> Result<(), StorageError> {
-        let id = analysis.run_id.to_string();
-        let json = serde_json::to_vec(analysis)
-            .map_err(|e| StorageError::Corrupt(format!("analysis of run {id}: {e}")))?;
-        let gz = gzip_json(&json);
-        let basis = serde_json::to_vec(&VerdictBasis::of(analysis))
-            .map_err(|e| StorageError::Corrupt(format!("verdict basis of run {id}: {e}")))?;
-        let mut tx = self.begin_write().await?;
-        db::query("DELETE FROM run_analyses WHERE run_id = $1")
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-        db::query(
-            "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_gz, verdict_basis_gz, \
-             analyzed_at, analysis_schema) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(&id)
-        .bind(verdict.as_str())
-        .bind(analysis.settings_version)
-        .bind(gz)
-        .bind(gzip_json(&basis))
-        .bind(now())
-        .bind(i64::from(analysis.schema))
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+        self.put_run_analyses(&[(verdict, analysis)]).await
+    }
+
+    /// Stores (replaces) the analyses of several runs, each with its verdict, in one statement:
+    /// an analysis of a commit writes every run of it, and a statement per run (a transaction
+    /// deleting and inserting its row) was a fifth of an upload's round trips to the database
+    /// (BENCHMARKS.md "Session 38"). A row written before migration 0013 loses its
+    /// `analysis_json` with its replacement.
+    ///
+    /// # Errors
+    /// [`StorageError::Corrupt`] when an analysis does not serialize; a database error.
+    pub async fn put_run_analyses(
+        &self,
+        analyses: &[(VerdictLevel, &RunAnalysis)],
+    ) -> Result<(), StorageError> {
+        // Seven values a row: far below either database's limit on bound values for any
+        // commit's runs, but bounded all the same.
+        for chunk in analyses.chunks(1000) {
+            let at = now();
+            let mut q = SqlBuilder::new(
+                "INSERT INTO run_analyses (run_id, verdict, settings_version, analysis_gz, \
+                 verdict_basis_gz, analyzed_at, analysis_schema) VALUES ",
+            );
+            for (i, (verdict, analysis)) in chunk.iter().enumerate() {
+                let id = analysis.run_id.to_string();
+                let json = serde_json::to_vec(analysis)
+                    .map_err(|e| StorageError::Corrupt(format!("analysis of run {id}: {e}")))?;
+                let basis = serde_json::to_vec(&VerdictBasis::of(analysis)).map_err(|e| {
+                    StorageError::Corrupt(format!("verdict basis of run {id}: {e}"))
+                })?;
+                q.push(if i == 0 { "(" } else { ", (" });
+                q.bind(Param::text(id)).push(", ");
+                q.bind(Param::text(verdict.as_str().to_string())).push(", ");
+                q.bind(Param::int(analysis.settings_version)).push(", ");
+                q.bind(Param::OwnedBytes(Some(gzip_json(&json)))).push(", ");
+                q.bind(Param::OwnedBytes(Some(gzip_json(&basis))))
+                    .push(", ");
+                q.bind(Param::time(at)).push(", ");
+                q.bind(Param::int(i64::from(analysis.schema))).push(")");
+            }
+            q.push(
+                " ON CONFLICT (run_id) DO UPDATE SET verdict = excluded.verdict, \
+                 settings_version = excluded.settings_version, analysis_json = NULL, \
+                 analysis_gz = excluded.analysis_gz, verdict_basis_gz = excluded.verdict_basis_gz, \
+                 analyzed_at = excluded.analyzed_at, analysis_schema = excluded.analysis_schema",
+            );
+            q.query(self.backend()).execute(&self.pool).await?;
+        }
         Ok(())
     }
 
@@ -1166,4 +1208,30 @@ pub(super) struct HistoryResult {
     pub(super) failed: Option<f64>,
     pub(super) num_prompts: Option<f64>,
     pub(super) lengths: benchtrail_core::regression::confounds::RunLengths,
+}
+
+/// The `stat = 'value'` series whose values [`HistoryResult`] takes from a result's values
+/// (an SQL list).
+const HEALTH_METRICS: &str = "('completed', 'failed', 'total_output_tokens')";
+
+/// The health values of results as read ([`ResultHealth::note`]), before their details.
+#[derive(Default)]
+struct ResultHealth {
+    /// `completed` and `failed` by result id.
+    results: HashMap<i64, HistoryResult>,
+    /// `total_output_tokens` by result id.
+    output_tokens: HashMap<i64, f64>,
+}
+
+impl ResultHealth {
+    /// Notes `value` of result `result_id`'s series `metric` (one of [`HEALTH_METRICS`]).
+    fn note(&mut self, result_id: i64, metric: &str, value: f64) {
+        match metric {
+            "completed" => self.results.entry(result_id).or_default().completed = Some(value),
+            "failed" => self.results.entry(result_id).or_default().failed = Some(value),
+            _ => {
+                self.output_tokens.insert(result_id, value);
+            }
+        }
+    }
 }

@@ -147,6 +147,15 @@ pub struct JobState {
     pub running: bool,
 }
 
+/// The queue as an upload reads it before storing its run ([`Store::queue_counts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueCounts {
+    /// Jobs queued or running, of every kind ([`Store::queued_jobs`]).
+    pub jobs: i64,
+    /// Of them, uploads' commit analyses ([`Store::queued_commit_jobs`]).
+    pub commit_jobs: i64,
+}
+
 impl Store {
     /// Enqueues `target` of `project_id` (or asks again for the job that exists: its generation
     /// is bumped and it is due at once). With `lease`, the caller also takes the job's lease
@@ -413,6 +422,21 @@ impl Store {
                 .fetch_one(&self.pool)
                 .await?,
         )
+    }
+
+    /// [`Store::queued_jobs`] and [`Store::queued_commit_jobs`] in one read: what an upload
+    /// reads (one round trip to the database fewer per upload).
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn queue_counts(&self) -> Result<QueueCounts, StorageError> {
+        let (jobs, commit_jobs): (i64, i64) = db::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN kind = 'commit' THEN 1 ELSE 0 END), 0) \
+             FROM analysis_jobs",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(QueueCounts { jobs, commit_jobs })
     }
 
     /// The project with internal id `id`.

@@ -42,7 +42,7 @@ mod verdict_bases;
 pub use alerts::*;
 pub use dashboard::RecentValue;
 pub use detection::*;
-pub use jobs::{ClaimedJob, JobState, JobTarget, JobTicket};
+pub use jobs::{ClaimedJob, JobState, JobTarget, JobTicket, QueueCounts};
 pub use model::*;
 pub use pr_comments::PrCommentPost;
 pub use readiness::{NotReady, Readiness};
