@@ -100,6 +100,16 @@ async fn an_analysis_is_stored_compressed_and_one_stored_as_json_before_reads_th
         assert_eq!(status, 200, "{}: {again}", db.name);
         assert_eq!(again, analysis, "{}", db.name);
 
+        // Analyzed again, the old row is replaced in place (one upsert for every run of the
+        // commit): compressed, its plain JSON gone.
+        let project = db.store.project("gz").await.unwrap().unwrap();
+        benchtrail_server::analysis::recompute_project(&db.store, &project)
+            .await
+            .unwrap();
+        let (json_text, gz) = stored_row(&db.url, &run).await;
+        assert_eq!(json_text, None, "{}: the plain JSON is replaced", db.name);
+        assert_eq!(gunzip(&gz.unwrap()), text, "{}", db.name);
+
         drop(server);
         db.cleanup().await;
     }

@@ -4,8 +4,9 @@
 //! Spread over the cores (rayon), an 18-cell upload's analysis at an idle server decides in
 //! 18–20 ms instead of 24–26 (BENCHMARKS.md "Session 36"). While other analyses run, the cores
 //! are busy with them already, and the spread only costs: rayon's threads spin while they wait
-//! for work and wake each other, and with 8 clients uploading the peer's data set that was a
-//! tenth of the server's CPU (`perf record`, BENCHMARKS.md "Session 38").
+//! for work and wake each other: with 8 clients uploading the peer's data set, 7 % of the
+//! server's samples (`perf record`), and one thread per analysis stored 8 % more values per
+//! second (BENCHMARKS.md "Session 38").
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
