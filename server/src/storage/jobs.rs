@@ -412,7 +412,8 @@ impl Store {
 
     /// How many uploads' commit analyses are queued or running (`commit` jobs), on every
     /// server of this database: what an upload that finds some leaves its own analysis to the
-    /// workers for ([`crate::analysis::jobs::Analyzer::after_upload`]).
+    /// workers for ([`crate::analysis::jobs::Analyzer::after_upload`]; the upload reads it with
+    /// the whole queue's count, [`Store::queue_counts`]).
     ///
     /// # Errors
     /// A storage error.
