@@ -761,7 +761,7 @@ async fn an_upload_to_a_busy_server_is_analyzed_by_a_worker_and_one_to_an_idle_s
             .unwrap();
         pool.close().await;
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while db.store.queued_commit_jobs().await.unwrap() > 0 {
+        while db.store.queue_counts().await.unwrap().commit_jobs > 0 {
             assert!(
                 std::time::Instant::now() < deadline,
                 "{name}: commit jobs still queued after 30 s"

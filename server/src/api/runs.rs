@@ -124,14 +124,14 @@ pub(super) async fn upload(
     let analyzed = started.elapsed();
     let verdict = match inserted {
         // The run as stored is this request's: its summary need not be read back.
-        Inserted::Created => {
+        Inserted::Created => logged(
+            run.id,
             analysis::verdict_of_new_run(&state.store, &project, &run, &stored_settings)
                 .await
-                .map(Some)
-        }
-        Inserted::AlreadyStored => analysis::current_verdict(&state.store, &project, run.id).await,
+                .map(Some),
+        ),
+        Inserted::AlreadyStored => stored_verdict(&state, &project, run.id).await,
     };
-    let verdict = logged(run.id, verdict);
     // Where an upload's time goes (cumulative milliseconds), for `history_growth`.
     tracing::debug!(
         run = %run.id,

@@ -152,7 +152,9 @@ pub struct JobState {
 pub struct QueueCounts {
     /// Jobs queued or running, of every kind ([`Store::queued_jobs`]).
     pub jobs: i64,
-    /// Of them, uploads' commit analyses ([`Store::queued_commit_jobs`]).
+    /// Of them, uploads' commit analyses queued or running (`commit` jobs): an upload that
+    /// finds some leaves its own analysis to the workers
+    /// ([`crate::analysis::jobs::Analyzer::after_upload`]).
     pub commit_jobs: i64,
 }
 
@@ -410,23 +412,9 @@ impl Store {
             .await?)
     }
 
-    /// How many uploads' commit analyses are queued or running (`commit` jobs), on every
-    /// server of this database: what an upload that finds some leaves its own analysis to the
-    /// workers for ([`crate::analysis::jobs::Analyzer::after_upload`]; the upload reads it with
-    /// the whole queue's count, [`Store::queue_counts`]).
-    ///
-    /// # Errors
-    /// A storage error.
-    pub async fn queued_commit_jobs(&self) -> Result<i64, StorageError> {
-        Ok(
-            db::query_scalar("SELECT COUNT(*) FROM analysis_jobs WHERE kind = 'commit'")
-                .fetch_one(&self.pool)
-                .await?,
-        )
-    }
-
-    /// [`Store::queued_jobs`] and [`Store::queued_commit_jobs`] in one read: what an upload
-    /// reads (one round trip to the database fewer per upload).
+    /// The queue's jobs, and of them the uploads' commit analyses, on every server of this
+    /// database, in one read: what an upload reads before storing its run (one round trip
+    /// fewer than a count each).
     ///
     /// # Errors
     /// A storage error.
