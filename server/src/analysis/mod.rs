@@ -800,21 +800,20 @@ pub async fn analyze_upload(
         return Ok(Vec::new());
     }
     let commits = store.project_commits(project.id).await?;
+    // A job of the commit that has not started reads this upload's run when it does (the run
+    // was stored before this analysis began): asking again would only write.
+    let waiting = store.commit_jobs_waiting(project.id).await?;
     let mut again = Vec::new();
     for (branch, commit_sha) in commits {
         if !affected.contains(commit_sha.as_str()) {
             continue;
         }
-        // A job of the commit that has not started reads this upload's run when it does (the
-        // run was stored before this analysis began): asking again would only write.
         let upload_job = JobTarget::Commit {
             branch: branch.clone(),
             commit_sha: commit_sha.clone(),
         };
         let target = JobTarget::Reanalysis { branch, commit_sha };
-        if store.job_waiting(project.id, &upload_job).await?
-            || store.job_waiting(project.id, &target).await?
-        {
+        if waiting.contains(&upload_job) || waiting.contains(&target) {
             continue;
         }
         again.push(target);
