@@ -95,11 +95,20 @@ struct Args {
     #[arg(long, env = "BENCHTRAIL_ANALYSIS_LEASE_SECS", default_value_t = 30, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(3..))]
     analysis_lease_secs: u64,
-    /// Most analyses queued before new uploads are answered 503 with `Retry-After` (their
-    /// clients retry): backpressure, so an acknowledged upload is analyzed soon.
+    /// Analyses queued before new uploads are answered 503 with `Retry-After` (their clients
+    /// retry): backpressure, so an acknowledged upload is analyzed soon. The bound while the
+    /// server's drain rate is unknown, and the least bound once it is (see
+    /// `--max-analysis-backlog`).
     #[arg(long, env = "BENCHTRAIL_MAX_QUEUED_ANALYSES", default_value_t = 64, value_name = "N",
           value_parser = clap::value_parser!(i64).range(1..))]
     max_queued_analyses: i64,
+    /// Longest wait the analysis queue may hold: while this server finishes analyses at a known
+    /// rate (its last 10 s), the queue takes that many seconds of them before new uploads are
+    /// answered 503, when that is more than `--max-queued-analyses`. A number of seconds, or
+    /// with a unit: `500ms`, `5s`; `0`: the count alone bounds the queue.
+    #[arg(long, env = "BENCHTRAIL_MAX_ANALYSIS_BACKLOG", value_name = "DURATION",
+          default_value = "5s", value_parser = parse_wait)]
+    max_analysis_backlog: std::time::Duration,
     /// Longest time a new upload that finds the analysis queue full waits for room before it
     /// is answered 503 (it does not wait when the queue is further over than that drains).
     /// A number of seconds, or with a unit: `500ms`, `2s`; `0` refuses at once.
@@ -194,6 +203,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         inline: args.inline_analyses,
         lease: std::time::Duration::from_secs(args.analysis_lease_secs),
         max_queued: args.max_queued_analyses,
+        max_backlog: args.max_analysis_backlog,
         admission_wait: args.admission_wait,
         ..AnalyzerOptions::default()
     });

@@ -30,8 +30,10 @@
 //! Every attempt logs `job started` and, once its work is stored, `job finished`, with the
 //! job's id and generation: the trail of which server did what (one line each per attempt).
 //!
-//! While [`AnalyzerOptions::max_queued`] jobs wait, new uploads are refused (503 with
-//! `Retry-After`, `crate::api`): the server takes uploads at the rate it analyzes them.
+//! While the queue is full ([`Analyzer::is_full`]: [`AnalyzerOptions::max_backlog`] of work at
+//! the rate this server finishes jobs, at least [`AnalyzerOptions::max_queued`] jobs), new
+//! uploads are refused (503 with `Retry-After`, `crate::api`): the server takes uploads at the
+//! rate it analyzes them.
 
 use super::{analyze_upload, recompute_project, Scope};
 use crate::app::AppState;
@@ -59,9 +61,14 @@ pub struct AnalyzerOptions {
     pub poll: Duration,
     /// Longest wait between attempts of a failing job (the back-off doubles from 1 s).
     pub max_backoff: Duration,
-    /// Most jobs queued before new uploads are refused with 503 and `Retry-After`
-    /// (backpressure: an acknowledged upload is analyzed soon, rather than hours later).
+    /// Jobs queued before new uploads are refused with 503 and `Retry-After` (backpressure: an
+    /// acknowledged upload is analyzed soon, rather than hours later) while this server's
+    /// drain rate is not known, and the least bound when it is ([`Analyzer::is_full`]).
     pub max_queued: i64,
+    /// Longest wait the queue may hold at the rate this server finishes jobs: with that rate
+    /// known, the queue holds `rate × max_backlog` jobs when that is more than
+    /// [`AnalyzerOptions::max_queued`]. Zero: the count alone bounds it.
+    pub max_backlog: Duration,
     /// Longest time a new upload that finds the queue full waits for room before it is
     /// refused ([`Analyzer::wait_for_room`]): `Retry-After` is whole seconds, so a refusal costs
     /// its client at least 1 s, mostly more than the queue takes to have room again.
@@ -77,6 +84,7 @@ impl Default for AnalyzerOptions {
             poll: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
             max_queued: 64,
+            max_backlog: Duration::from_secs(5),
             admission_wait: Duration::from_secs(2),
         }
     }
@@ -93,16 +101,26 @@ pub struct Analyzer {
     /// The address the last upload reached this server at, for the links of PR comments that
     /// a worker posts (the server's `--public-url` wins when set).
     last_base_url: Arc<Mutex<Option<String>>>,
-    /// When this server's last [`FINISHES_KEPT`] jobs finished: the rate the queue drains at,
-    /// for the `Retry-After` of an upload refused while it is full.
+    /// When this server's last [`FINISHES_KEPT`] jobs finished: the rate the queue drains at
+    /// ([`drain_rate`]), for the queue's bound and the `Retry-After` of an upload refused
+    /// while it is full.
     finished: Arc<Mutex<std::collections::VecDeque<std::time::Instant>>>,
     /// Signalled whenever one of this server's jobs has left the queue (the upload waiting
     /// for room longest looks again; with none waiting, the next one to wait looks at once).
     room: Arc<Notify>,
 }
 
-/// Job finishes [`Analyzer`] remembers to estimate the queue's drain rate.
-const FINISHES_KEPT: usize = 32;
+/// Job finishes [`Analyzer`] remembers to estimate the queue's drain rate: more than
+/// [`RATE_WINDOW`] holds at the fastest rate measured (about 200 jobs/s, small projects).
+const FINISHES_KEPT: usize = 4096;
+
+/// The recent past whose job finishes give the drain rate ([`drain_rate`]): long enough to
+/// span many jobs, short enough that a rate from before an idle spell is forgotten.
+const RATE_WINDOW: Duration = Duration::from_secs(10);
+
+/// Finishes within [`RATE_WINDOW`] before the drain rate may raise the queue's bound above
+/// [`AnalyzerOptions::max_queued`]: two finishes a moment apart say little of the rate.
+const FINISHES_FOR_BOUND: usize = 8;
 
 /// The `Retry-After` (seconds) of a refused upload while no drain rate is known yet.
 pub const RETRY_AFTER_UNKNOWN_RATE_SECS: u64 = 10;
@@ -136,29 +154,39 @@ impl Analyzer {
     }
 
     /// Whether `queued` jobs fill the queue: new uploads wait (503) until the workers catch up.
+    /// The bound is [`queue_bound`] of this server's drain rate: a count of jobs is no
+    /// promise of a wait (64 jobs were 7 s of analyses on an 1,800-commit history and 0.4 s
+    /// on the peer's 100 commits, where the count held 8 clients to the analyses' pace
+    /// while every verdict was ready within a second anyway: BENCHMARKS.md "Session 39").
     pub fn is_full(&self, queued: i64) -> bool {
-        queued >= self.options.max_queued
+        queued >= self.bound()
+    }
+
+    /// The number of queued jobs that fills the queue now ([`queue_bound`]).
+    fn bound(&self) -> i64 {
+        let rate = self.drain_rate(FINISHES_FOR_BOUND);
+        queue_bound(self.options.max_queued, self.options.max_backlog, rate)
+    }
+
+    /// This server's drain rate ([`drain_rate`]) with at least `least` recent finishes.
+    fn drain_rate(&self, least: usize) -> Option<f64> {
+        let finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        drain_rate(&finished, std::time::Instant::now(), least)
     }
 
     /// The `Retry-After` (whole seconds) of an upload refused while `queued` jobs fill the
     /// queue: how long this server takes to finish the jobs over the bound, at the rate its
-    /// last jobs finished ([`FINISHES_KEPT`] of them); 1 … 60 s, and
-    /// [`RETRY_AFTER_UNKNOWN_RATE_SECS`] before two jobs have finished. A fixed 10 s left 8
-    /// clients idle long after the queue had room again (`cargo bench --bench peer_ingest`,
-    /// BENCHMARKS.md, "Ingest side by side with the peer"). Other servers on the same
-    /// database drain it too: the estimate errs long.
+    /// jobs finished in the last [`RATE_WINDOW`]; 1 … 60 s, and
+    /// [`RETRY_AFTER_UNKNOWN_RATE_SECS`] before two jobs have finished in it. A fixed 10 s
+    /// left 8 clients idle long after the queue had room again (`cargo bench --bench
+    /// peer_ingest`, BENCHMARKS.md, "Ingest side by side with the peer"). Other servers on
+    /// the same database drain it too: the estimate errs long.
     pub fn retry_after_secs(&self, queued: i64) -> u64 {
-        let over = (queued - self.options.max_queued + 1).max(1) as f64;
-        let finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
-        let (Some(first), Some(last)) = (finished.front(), finished.back()) else {
-            return RETRY_AFTER_UNKNOWN_RATE_SECS;
-        };
-        let span = last.duration_since(*first).as_secs_f64();
-        if finished.len() < 2 || span <= 0.0 {
-            return RETRY_AFTER_UNKNOWN_RATE_SECS;
+        let over = (queued - self.bound() + 1).max(1) as f64;
+        match self.drain_rate(2) {
+            Some(per_second) => ((over / per_second).ceil() as u64).clamp(1, RETRY_AFTER_MAX_SECS),
+            None => RETRY_AFTER_UNKNOWN_RATE_SECS,
         }
-        let per_second = (finished.len() - 1) as f64 / span;
-        ((over / per_second).ceil() as u64).clamp(1, RETRY_AFTER_MAX_SECS)
     }
 
     /// The queue ([`QueueCounts`]) once it has room, or once [`AnalyzerOptions::admission_wait`]
@@ -195,7 +223,7 @@ impl Analyzer {
     /// [`AnalyzerOptions::admission_wait`] (unknown before two jobs finished: then no).
     fn drains_later_than_wait(&self, queued: i64) -> bool {
         let secs = self.retry_after_secs(queued);
-        let known = self.finished.lock().map(|f| f.len() >= 2).unwrap_or(false);
+        let known = self.drain_rate(2).is_some();
         known && Duration::from_secs(secs) > self.options.admission_wait.max(Duration::from_secs(1))
     }
 
@@ -453,6 +481,31 @@ impl Analyzer {
     }
 }
 
+/// Jobs per second over the finishes (oldest first) within [`RATE_WINDOW`] before `now`: the
+/// finishes after the window's first one, over the time since it (so a server that stopped
+/// finishing jobs a while ago has a rate that falls). `None` with fewer than `least` finishes
+/// in the window (`least` ≥ 2).
+fn drain_rate(
+    finished: &std::collections::VecDeque<std::time::Instant>,
+    now: std::time::Instant,
+    least: usize,
+) -> Option<f64> {
+    let recent = finished
+        .iter()
+        .rev()
+        .take_while(|at| now.saturating_duration_since(**at) <= RATE_WINDOW);
+    let (count, first) = recent.fold((0usize, None), |(n, _), at| (n + 1, Some(*at)));
+    let span = now.saturating_duration_since(first?).as_secs_f64();
+    (count >= least.max(2) && span > 0.0).then(|| (count - 1) as f64 / span)
+}
+
+/// The number of queued jobs that fills the queue: `max_queued`, or the jobs this server
+/// finishes in `max_backlog` at `rate` (jobs per second) when that is more.
+fn queue_bound(max_queued: i64, max_backlog: Duration, rate: Option<f64>) -> i64 {
+    let by_time = rate.map_or(0.0, |r| r * max_backlog.as_secs_f64());
+    max_queued.max(by_time.min(i64::MAX as f64) as i64)
+}
+
 /// The PR comments job of a commit.
 fn comments_of(branch: &str, commit_sha: &str) -> JobTarget {
     JobTarget::Comments {
@@ -705,8 +758,8 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(analyzer.retry_after_secs(64), RETRY_AFTER_UNKNOWN_RATE_SECS);
-        // 11 finishes 100 ms apart: 10 jobs per second.
-        let t0 = std::time::Instant::now();
+        // 11 finishes 100 ms apart up to now: 10 jobs per second.
+        let t0 = std::time::Instant::now() - Duration::from_secs(1);
         for k in 0..11 {
             analyzer
                 .finished
@@ -719,9 +772,42 @@ mod tests {
         assert_eq!(analyzer.retry_after_secs(88), 3);
         assert_eq!(analyzer.retry_after_secs(10_000), 60);
         // Only the last FINISHES_KEPT are kept.
-        for _ in 0..40 {
+        for _ in 0..FINISHES_KEPT {
             analyzer.note_finished();
         }
         assert_eq!(analyzer.finished.lock().unwrap().len(), FINISHES_KEPT);
+    }
+
+    #[test]
+    fn the_drain_rate_counts_the_finishes_of_the_last_ten_seconds_up_to_now() {
+        let now = std::time::Instant::now() + Duration::from_secs(60);
+        let at = |secs_ago: f64| now - Duration::from_secs_f64(secs_ago);
+        // 9 finishes 100 ms apart, the last now; one before the window is left out.
+        let mut finished: std::collections::VecDeque<_> = [30.0].into_iter().map(at).collect();
+        finished.extend((0..9).rev().map(|k| at(0.1 * k as f64)));
+        let rate = drain_rate(&finished, now, 8).unwrap();
+        assert!((rate - 10.0).abs() < 1e-9, "{rate}");
+        assert_eq!(drain_rate(&finished, now, 10), None);
+        // The same finishes seen 4.2 s later: 8 jobs in 5 s.
+        let later = now + Duration::from_secs_f64(4.2);
+        let rate = drain_rate(&finished, later, 8).unwrap();
+        assert!((rate - 1.6).abs() < 1e-9, "{rate}");
+        // Out of the window altogether: no rate.
+        assert_eq!(
+            drain_rate(&finished, now + Duration::from_secs(11), 2),
+            None
+        );
+        assert_eq!(drain_rate(&Default::default(), now, 2), None);
+    }
+
+    #[test]
+    fn the_queue_holds_max_backlog_of_jobs_at_the_drain_rate_and_at_least_max_queued() {
+        let backlog = Duration::from_secs(5);
+        assert_eq!(queue_bound(64, backlog, None), 64);
+        // 8 commits a second (an 1,800-commit history): 40 jobs are 5 s; the count holds.
+        assert_eq!(queue_bound(64, backlog, Some(8.0)), 64);
+        // 150 a second (the peer's 100 commits): 750 jobs are 5 s.
+        assert_eq!(queue_bound(64, backlog, Some(150.0)), 750);
+        assert_eq!(queue_bound(64, Duration::ZERO, Some(150.0)), 64);
     }
 }

@@ -61,8 +61,13 @@ pub(super) async fn request(
     // A scan that waits and has not started will read the runs of the analysis asking now
     // (they were stored before it began): asking again would only write, and on SQLite every
     // write waits for the one writer. One that runs may have read the history before them,
-    // so it is asked for again (a new generation: one more scan).
-    if store.job_waiting(project_id, &target).await? {
+    // so it is asked for again (a new generation: one more scan). An analysis of the branch
+    // that waits asks when it ends, so during a burst of uploads the scan is asked for once,
+    // by the burst's last analysis, instead of scanning a history about to change while
+    // uploads wait for the cores (9 % of the server's CPU under 8 clients uploading the
+    // peer's data set, BENCHMARKS.md "Session 39"). Only waiting jobs count: two running
+    // analyses that each saw the other would both leave the scan unasked.
+    if store.scan_will_be_asked(project_id, branch).await? {
         return Ok(());
     }
     store.enqueue_job(project_id, &target, None).await?;

@@ -367,6 +367,32 @@ impl Store {
         Ok(row.is_some())
     }
 
+    /// Whether a job of `project_id` that will ask for the change-point scan of `branch` is
+    /// queued and not started (as [`Store::job_waiting`] says of one): the branch's scan
+    /// itself, or the analysis of one of its commits (`commit` or `reanalysis`), which asks for
+    /// the scan when it ends. A job waiting out its back-off after a failure does not count
+    /// (it may fail again).
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn scan_will_be_asked(
+        &self,
+        project_id: i64,
+        branch: &str,
+    ) -> Result<bool, StorageError> {
+        let row = db::query(
+            "SELECT id FROM analysis_jobs WHERE project_id = $1 AND branch = $2 \
+             AND kind IN ('scan', 'commit', 'reanalysis') AND not_before <= $3 \
+             AND (lease_until IS NULL OR lease_until < $3) LIMIT 1",
+        )
+        .bind(project_id)
+        .bind(branch)
+        .bind(now())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.is_some())
+    }
+
     /// The `commit` and `reanalysis` jobs of `project_id` that are queued and not started (as
     /// [`Store::job_waiting`] says of one): one read for every commit an upload out of order
     /// affects (`crate::analysis::analyze_upload` asked two reads per commit, 3,489 reads per
