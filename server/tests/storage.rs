@@ -1683,6 +1683,81 @@ async fn a_job_asked_for_again_while_it_ran_waits_until_its_again_at() {
     .await;
 }
 
+/// The analyses of a branch that wait ask for its change-point scan when they end, so an
+/// analysis ending meanwhile leaves the scan to them; one running or waiting out a back-off
+/// does not count, a scan spaced out after the last does.
+#[tokio::test]
+async fn a_branchs_scan_is_left_to_its_analyses_that_wait() {
+    for_each_store(|db, store| async move {
+        let p = project_id(&store, "p").await;
+        let q = project_id(&store, "q").await;
+        let lease = chrono::Duration::seconds(30);
+        let commit = |sha: &str, branch: &str| JobTarget::Commit {
+            branch: branch.into(),
+            commit_sha: sha.into(),
+        };
+        let again = |sha: &str| JobTarget::Reanalysis {
+            branch: "main".into(),
+            commit_sha: sha.into(),
+        };
+        assert!(!store.scan_will_be_asked(p, "main").await.unwrap(), "{db}");
+        for (project, target) in [
+            (p, commit("c1", "main")),
+            (p, again("c0")),
+            (p, commit("c2", "feature")),
+            (q, commit("c9", "main")),
+        ] {
+            store.enqueue_job(project, &target, None).await.unwrap();
+        }
+        assert!(store.scan_will_be_asked(p, "main").await.unwrap(), "{db}");
+        assert!(!store.scan_will_be_asked(p, "other").await.unwrap(), "{db}");
+        assert_eq!(
+            store.commit_jobs_waiting(p).await.unwrap(),
+            std::collections::HashSet::from([
+                commit("c1", "main"),
+                again("c0"),
+                commit("c2", "feature")
+            ]),
+            "{db}"
+        );
+        // Both of main's analyses claimed (running): nothing of main waits.
+        let first = store.claim_due_job(lease).await.unwrap().expect("due");
+        let second = store.claim_due_job(lease).await.unwrap().expect("due");
+        assert_eq!(
+            (&first.target, &second.target),
+            (&commit("c1", "main"), &again("c0")),
+            "{db}"
+        );
+        assert!(!store.scan_will_be_asked(p, "main").await.unwrap(), "{db}");
+        assert_eq!(
+            store.commit_jobs_waiting(p).await.unwrap(),
+            std::collections::HashSet::from([commit("c2", "feature")]),
+            "{db}"
+        );
+        // One failed and waits out its back-off: it may fail again, so it does not count.
+        let retry_at = chrono::Utc::now() + chrono::Duration::seconds(3600);
+        store.fail_job(first.id, "failed", retry_at).await.unwrap();
+        assert!(!store.scan_will_be_asked(p, "main").await.unwrap(), "{db}");
+        // A scan spaced out after the last one counts (asking again would make it due now).
+        for _ in 0..2 {
+            store.claim_due_job(lease).await.unwrap().expect("due");
+        }
+        let scan = JobTarget::Scan {
+            branch: "main".into(),
+        };
+        store.enqueue_job(p, &scan, None).await.unwrap();
+        let scanning = store.claim_due_job(lease).await.unwrap().expect("the scan");
+        assert_eq!(scanning.target, scan, "{db}");
+        store.enqueue_job(p, &scan, None).await.unwrap();
+        assert!(!store
+            .finish_job_again_at(scanning.id, scanning.generation, None, Some(retry_at))
+            .await
+            .unwrap());
+        assert!(store.scan_will_be_asked(p, "main").await.unwrap(), "{db}");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_projects_comments_jobs_are_claimed_one_at_a_time_and_scans_after_analyses() {
     for_each_store(|db, store| async move {

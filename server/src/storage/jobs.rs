@@ -370,8 +370,9 @@ impl Store {
     /// Whether a job of `project_id` that will ask for the change-point scan of `branch` is
     /// queued and not started (as [`Store::job_waiting`] says of one): the branch's scan
     /// itself, or the analysis of one of its commits (`commit` or `reanalysis`), which asks for
-    /// the scan when it ends. A job waiting out its back-off after a failure does not count
-    /// (it may fail again).
+    /// the scan when it ends. An analysis waiting out its back-off after a failure does not
+    /// count (it may fail again); a scan does, also one spaced out after the last
+    /// (`crate::analysis::scan`: asking again would make it due at once).
     ///
     /// # Errors
     /// A storage error.
@@ -382,7 +383,7 @@ impl Store {
     ) -> Result<bool, StorageError> {
         let row = db::query(
             "SELECT id FROM analysis_jobs WHERE project_id = $1 AND branch = $2 \
-             AND kind IN ('scan', 'commit', 'reanalysis') AND not_before <= $3 \
+             AND (kind = 'scan' OR (kind IN ('commit', 'reanalysis') AND not_before <= $3)) \
              AND (lease_until IS NULL OR lease_until < $3) LIMIT 1",
         )
         .bind(project_id)
