@@ -99,21 +99,31 @@ impl Bearer {
     /// Resolves the token. An unknown token is a 401, not anonymous: a typo must not silently
     /// read public data only.
     pub async fn caller(&self, state: &AppState) -> ApiResult<Caller> {
+        Ok(self.caller_and_project(state).await?.0)
+    }
+
+    /// [`Bearer::caller`] and, for a project token, its project, read in the same query as the
+    /// token (so a route of the token's own project, an upload, needs no read of its own).
+    pub async fn caller_and_project(
+        &self,
+        state: &AppState,
+    ) -> ApiResult<(Caller, Option<crate::storage::Project>)> {
         let Some(token) = &self.0 else {
-            return Ok(Caller::Anonymous);
+            return Ok((Caller::Anonymous, None));
         };
         let hash = hash_token(token);
         if hash == *state.admin_token_hash {
-            return Ok(Caller::Admin);
+            return Ok((Caller::Admin, None));
         }
-        match state.store.token(&hash).await? {
-            Some(grant) => {
+        match state.store.token_and_project(&hash).await? {
+            Some((grant, project)) => {
                 record_use(state, &grant);
-                Ok(Caller::Project {
+                let caller = Caller::Project {
                     project_id: grant.project_id,
                     scope: grant.scope,
                     actor: grant.actor(),
-                })
+                };
+                Ok((caller, Some(project)))
             }
             // Expired or revoked tokens get this very answer: nothing tells them apart.
             None => Err(ApiError::Unauthorized("unknown token".into())),

@@ -51,11 +51,18 @@ pub(crate) async fn readable_project(
     Ok(project)
 }
 
-/// The `{project}` of the route, once the caller may do `scope` on it.
+/// The `{project}` of the route, once the caller may do `scope` on it. A project token's own
+/// project came with the token; another is looked up (and may be a 404 like a missing one).
 async fn project_access(parts: &mut Parts, state: &AppState, scope: Scope) -> ApiResult<Project> {
-    let caller = caller(parts, state).await?;
+    let (caller, own) = Bearer::from_request_parts(parts, state)
+        .await?
+        .caller_and_project(state)
+        .await?;
     let slug = path_param(parts, state, "project").await?;
-    let project = readable_project(state, &caller, &slug).await?;
+    let project = match own {
+        Some(own) if own.slug == slug => own,
+        _ => readable_project(state, &caller, &slug).await?,
+    };
     caller.require(&project, scope)?;
     Ok(project)
 }

@@ -4,7 +4,8 @@
 
 use super::codec::{now, parse_scope};
 use super::db::{self, DbRow};
-use super::{Scope, StorageError, Store};
+use super::store::{project_row, PROJECT_COLUMNS};
+use super::{Project, Scope, StorageError, Store};
 use chrono::{DateTime, SubsecRound, Utc};
 
 /// How stale `last_used_at` may get before a use writes it again: reads do not write on every
@@ -128,28 +129,55 @@ impl Store {
     /// # Errors
     /// A storage error.
     pub async fn token(&self, token_hash: &str) -> Result<Option<TokenGrant>, StorageError> {
-        let row = db::query(
-            "SELECT id, project_id, scope, expires_at, last_used_at, label, prefix FROM api_tokens \
-             WHERE token_hash = $1",
-        )
-        .bind(token_hash)
-        .fetch_optional(&self.pool)
-        .await?;
+        Ok(self
+            .token_and_project(token_hash)
+            .await?
+            .map(|(grant, _)| grant))
+    }
+
+    /// [`Store::token`] with the token's project, in one query: a project token's request
+    /// (an upload) then needs no second read for the project of its address.
+    ///
+    /// # Errors
+    /// A storage error.
+    pub async fn token_and_project(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(TokenGrant, Project)>, StorageError> {
+        // The project's columns under their own names (`project_row` reads them), the
+        // token's under `token_…`.
+        let sql = format!(
+            "SELECT t.id AS token_id, t.scope AS token_scope, t.expires_at AS token_expires_at, \
+             t.last_used_at AS token_last_used_at, t.label AS token_label, \
+             t.prefix AS token_prefix, {} \
+             FROM api_tokens t JOIN projects p ON p.id = t.project_id WHERE t.token_hash = $1",
+            PROJECT_COLUMNS
+                .split(", ")
+                .map(|c| format!("p.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let row = db::query(&sql)
+            .bind(token_hash)
+            .fetch_optional(&self.pool)
+            .await?;
         let Some(row) = row else { return Ok(None) };
-        let expires_at: Option<DateTime<Utc>> = row.try_get("expires_at")?;
+        let expires_at: Option<DateTime<Utc>> = row.try_get("token_expires_at")?;
         if expires_at.is_some_and(|t| t <= Utc::now()) {
             return Ok(None);
         }
-        let scope: String = row.try_get("scope")?;
-        Ok(Some(TokenGrant {
-            id: row.try_get("id")?,
-            project_id: row.try_get("project_id")?,
+        let scope: String = row.try_get("token_scope")?;
+        let project = project_row(&row)?;
+        let grant = TokenGrant {
+            id: row.try_get("token_id")?,
+            project_id: project.id,
             scope: parse_scope(&scope)?,
-            last_used_at: row.try_get("last_used_at")?,
-            label: row.try_get("label")?,
-            prefix: row.try_get("prefix")?,
+            last_used_at: row.try_get("token_last_used_at")?,
+            label: row.try_get("token_label")?,
+            prefix: row.try_get("token_prefix")?,
             expires_at,
-        }))
+        };
+        Ok(Some((grant, project)))
     }
 
     /// Records that token `id` was used now, unless its `last_used_at` is already within
