@@ -107,7 +107,7 @@ struct Args {
     /// answered 503, when that is more than `--max-queued-analyses`. A number of seconds, or
     /// with a unit: `500ms`, `5s`; `0`: the count alone bounds the queue.
     #[arg(long, env = "BENCHTRAIL_MAX_ANALYSIS_BACKLOG", value_name = "DURATION",
-          default_value = "5s", value_parser = parse_wait)]
+          default_value = "5s", value_parser = parse_backlog)]
     max_analysis_backlog: std::time::Duration,
     /// Longest time a new upload that finds the analysis queue full waits for room before it
     /// is answered 503 (it does not wait when the queue is further over than that drains).
@@ -120,9 +120,19 @@ struct Args {
     serve: benchtrail_server::serve::ServeArgs,
 }
 
-/// A duration as `--header-timeout` takes it ([`benchtrail_server::serve::parse_duration`]),
-/// or zero (`0`, `0s`, `0ms`): no wait.
+/// `--admission-wait`: a duration as `--header-timeout` takes it
+/// ([`benchtrail_server::serve::parse_duration`]), or zero (`0`, `0s`, `0ms`): no wait.
 fn parse_wait(text: &str) -> Result<std::time::Duration, String> {
+    parse_duration_or_zero(text, "no wait")
+}
+
+/// `--max-analysis-backlog`: [`parse_wait`]'s durations, where zero means the count alone.
+fn parse_backlog(text: &str) -> Result<std::time::Duration, String> {
+    parse_duration_or_zero(text, "the count of --max-queued-analyses alone")
+}
+
+/// A duration, or zero in any unit; the error names what zero means (`zero_means`).
+fn parse_duration_or_zero(text: &str, zero_means: &str) -> Result<std::time::Duration, String> {
     let number = text
         .trim()
         .trim_end_matches("ms")
@@ -130,7 +140,8 @@ fn parse_wait(text: &str) -> Result<std::time::Duration, String> {
     if number.trim().parse::<f64>() == Ok(0.0) {
         return Ok(std::time::Duration::ZERO);
     }
-    benchtrail_server::serve::parse_duration(text).map_err(|e| format!("{e}; or 0 for no wait"))
+    benchtrail_server::serve::parse_duration(text)
+        .map_err(|e| format!("{e}; or 0 for {zero_means}"))
 }
 
 #[tokio::main]
@@ -408,7 +419,7 @@ async fn shutdown_signal() {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_wait;
+    use super::{parse_backlog, parse_wait};
     use std::time::Duration;
 
     #[test]
@@ -422,5 +433,17 @@ mod tests {
             let e = parse_wait(bad).unwrap_err();
             assert!(e.ends_with("; or 0 for no wait"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn an_analysis_backlog_is_zero_or_a_duration_and_its_error_says_what_zero_means() {
+        assert_eq!(parse_backlog("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_backlog("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_backlog("1500ms"), Ok(Duration::from_millis(1500)));
+        let e = parse_backlog("soon").unwrap_err();
+        assert!(
+            e.ends_with("; or 0 for the count of --max-queued-analyses alone"),
+            "{e}"
+        );
     }
 }
