@@ -138,11 +138,14 @@ impl Store {
         Ok(out)
     }
 
-    /// The seqs of the project's runs excluded from baselines now.
+    /// The seqs of the project's runs excluded from baselines now. SQLite keeps a `CROSS
+    /// JOIN`'s order: from the exclusions (mostly none) to their runs by key, where the inner
+    /// join was planned from the project's runs (0.7 ms for no rows at 3,600 runs, every
+    /// series read); Postgres plans it as the inner join it is.
     async fn excluded_run_seqs(&self, project_id: i64) -> Result<HashSet<i64>, StorageError> {
         db::query(
-            "SELECT r.seq FROM run_exclusions x JOIN runs r ON r.id = x.run_id \
-             WHERE r.project_id = $1",
+            "SELECT r.seq FROM run_exclusions x CROSS JOIN runs r \
+             WHERE r.id = x.run_id AND r.project_id = $1",
         )
         .bind(project_id)
         .fetch_all(&self.pool)
