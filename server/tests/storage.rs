@@ -1815,9 +1815,13 @@ async fn a_projects_comments_jobs_are_claimed_one_at_a_time_and_scans_after_anal
         assert!(store.claim_due_job(lease).await.unwrap().is_none(), "{db}");
         // A scan asked for again while it runs is kept for one more scan, with a new generation.
         let scan_job = &claimed[3];
-        assert!(!store.job_waiting(p, &scan).await.unwrap(), "{db}: it runs");
+        // (p's commit job is claimed too: nothing of p's branch waits.)
         assert!(
-            !store.job_waiting(q, &scan).await.unwrap(),
+            !store.scan_will_be_asked(p, "main").await.unwrap(),
+            "{db}: it runs"
+        );
+        assert!(
+            !store.scan_will_be_asked(q, "main").await.unwrap(),
             "{db}: none queued"
         );
         let again = store.enqueue_job(p, &scan, None).await.unwrap();
@@ -1834,7 +1838,7 @@ async fn a_projects_comments_jobs_are_claimed_one_at_a_time_and_scans_after_anal
             "{db}"
         );
         assert!(
-            store.job_waiting(p, &scan).await.unwrap(),
+            store.scan_will_be_asked(p, "main").await.unwrap(),
             "{db}: released, waiting"
         );
         let rerun = store

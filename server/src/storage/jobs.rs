@@ -342,33 +342,9 @@ impl Store {
         Ok(())
     }
 
-    /// Whether `target` of `project_id` is queued and not started: no worker holds it (or its
-    /// holder's lease ran out), so whoever takes it next starts from the start.
-    ///
-    /// # Errors
-    /// A storage error.
-    pub async fn job_waiting(
-        &self,
-        project_id: i64,
-        target: &JobTarget,
-    ) -> Result<bool, StorageError> {
-        let (kind, branch, commit_sha) = target.columns();
-        let row = db::query(
-            "SELECT id FROM analysis_jobs WHERE project_id = $1 AND kind = $2 AND branch = $3 \
-             AND commit_sha = $4 AND (lease_until IS NULL OR lease_until < $5)",
-        )
-        .bind(project_id)
-        .bind(kind)
-        .bind(branch)
-        .bind(commit_sha)
-        .bind(now())
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.is_some())
-    }
-
     /// Whether a job of `project_id` that will ask for the change-point scan of `branch` is
-    /// queued and not started (as [`Store::job_waiting`] says of one): the branch's scan
+    /// queued and not started (waiting: no worker holds it, or its holder's lease ran out, so
+    /// whoever takes it next starts from the start): the branch's scan
     /// itself, or the analysis of one of its commits (`commit` or `reanalysis`), which asks for
     /// the scan when it ends. An analysis waiting out its back-off after a failure does not
     /// count (it may fail again); a scan does, also one spaced out after the last
@@ -394,8 +370,8 @@ impl Store {
         Ok(row.is_some())
     }
 
-    /// The `commit` and `reanalysis` jobs of `project_id` that are queued and not started (as
-    /// [`Store::job_waiting`] says of one): one read for every commit an upload out of order
+    /// The `commit` and `reanalysis` jobs of `project_id` that are waiting (as
+    /// [`Store::scan_will_be_asked`] says): one read for every commit an upload out of order
     /// affects (`crate::analysis::analyze_upload` asked two reads per commit, 3,489 reads per
     /// 300 uploads under 8 clients). At most the queue's bound of rows.
     ///
