@@ -6,7 +6,8 @@
 
 use crate::error::ApiError;
 use crate::storage::{
-    samples_codec, NewFile, NewMetric, NewResult, NewRun, NewSeries, Project, ResultSamples,
+    file_codec, samples_codec, NewFile, NewMetric, NewResult, NewRun, NewSeries, Project,
+    ResultSamples,
 };
 use benchtrail_core::metric::{self, MetricValue};
 use benchtrail_core::series::{profile_identity, series_id};
@@ -115,26 +116,13 @@ pub fn prepare_with(
     })
 }
 
-/// The zstd level of a stored file ([`keep_file`]).
-///
-/// Measured on a real `vllm bench serve --save-detailed` file (229 KB; zstd 1.5 command line,
-/// one core): gzip level 6 stores it in 84.6 KB and level 1 in 96.6 KB; zstd level 3 in
-/// 91.5 KB at ≈ 470 MB/s, **level 5 in 85.7 KB at ≈ 270 MB/s**, level 9 in 84.2 KB at
-/// ≈ 135 MB/s. In the server, gzip level 6 (zlib-rs) of an 18-cell upload's detailed files
-/// (4 MB) was a third of that upload's CPU (`perf`, BENCHMARKS.md "Session 32"). A small
-/// summary file (1,152 B) is 613 B at gzip level 6 and 584 B at zstd level 3. So one level for
-/// every size: the 1 MiB threshold above which files were stored at gzip level 1 (a fifth of
-/// level 6's CPU for 15 % more bytes) is gone with gzip.
-const FILE_ZSTD_LEVEL: i32 = 5;
-
-/// The uploaded file as stored: zstd-compressed at [`FILE_ZSTD_LEVEL`] (rows stored before
-/// hold gzip; [`crate::storage::Store::run_file`] reads either, by its magic number).
+/// The uploaded file as stored: zstd, or `BTJ1` when its Python-printed floats make that
+/// smaller ([`file_codec`]; [`crate::storage::Store::run_file`] reads every form).
 fn keep_file(name: &str, format: &str, content: &str) -> NewFile {
     NewFile {
         name: name.to_string(),
         format: format.to_string(),
-        content_gz: zstd::bulk::compress(content.as_bytes(), FILE_ZSTD_LEVEL)
-            .expect("compressing to memory cannot fail"),
+        content_gz: file_codec::encode(content.as_bytes()),
         size: content.len() as i64,
         sha256: benchtrail_core::sha256_hex(content.as_bytes()),
     }

@@ -22,7 +22,9 @@
 //!   that level × `exp(0.2·z − 0.02)`. So the tail statistics (p99 of 200 requests) carry
 //!   their own sampling noise on top of the run-level factor, as in real files.
 //! * **Derived exactly as vLLM does** (`vllm/benchmarks/serve.py`, `calculate_metrics`):
-//!   E2E latency = TTFT + Σ gaps; TPOT = Σ gaps / (output_len − 1); ITL statistics over all
+//!   every time is the difference of two readings of a monotonic clock that has run for days
+//!   (as `time.perf_counter()` gives them; [`CLOCK_START_S`]): TTFT, each chunk gap, and
+//!   E2E latency = last token − start; TPOT = (E2E − TTFT) / (output_len − 1); ITL statistics over all
 //!   gaps; percentiles with numpy's linear interpolation; mean/median/std/p50/p90/p95/p99 of
 //!   TTFT, TPOT, ITL and E2E latency in ms.
 //! * **Throughput is coupled to latency**: under fixed concurrency the run lasts
@@ -289,6 +291,15 @@ fn runs_of(spec: &HistorySpec, commit: usize, detailed: bool) -> Vec<GeneratedRu
     out
 }
 
+/// The monotonic clock's reading when a run's first request starts, seconds: 35 days after
+/// boot. The tools time requests with `time.perf_counter()` (`CLOCK_MONOTONIC`, seconds since
+/// boot), so a TTFT or chunk gap is the difference of two doubles near this value and is a
+/// multiple of its spacing (2^-31 s ≈ 0.47 ns here): its low mantissa bits are zeros, 28.5 of
+/// 52 on average in the chunk gaps of the real SGLang file
+/// `testdata/sglang/...gpt-oss-120b-h100.jsonl`, 29.4 here. A generator drawing full-precision
+/// doubles would write per-request arrays no real tool writes (and that compress worse).
+const CLOCK_START_S: f64 = 3.0e6;
+
 /// One run's file: per-request values from the run's levels, then vLLM's summary of them;
 /// `detailed`: with the per-request arrays of `--save-detailed` too.
 fn run_file(
@@ -306,18 +317,32 @@ fn run_file(
     let mut tpots = Vec::with_capacity(n);
     let mut e2els = Vec::with_capacity(n);
     let mut itls = Vec::with_capacity(n * gaps_per);
-    for _ in 0..n {
+    // What the file holds, in seconds, as read off the clock.
+    let (mut ttfts_s, mut itls_s, mut e2els_s) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n * gaps_per),
+        Vec::with_capacity(n),
+    );
+    for request in 0..n {
         let ttft = ttft_level * (cell.ttft_sigma * rng.normal()).exp();
         let level = tpot_level * (0.04 * rng.normal()).exp();
-        let mut sum = 0.0;
+        let start = CLOCK_START_S + request as f64;
+        let mut now = start + ttft / 1000.0;
+        let ttft_s = now - start;
         for _ in 0..gaps_per {
             let gap = level * (0.2 * rng.normal() - 0.02).exp();
-            sum += gap;
-            itls.push(gap);
+            let next = now + gap / 1000.0;
+            itls_s.push(next - now);
+            itls.push((next - now) * 1000.0);
+            now = next;
         }
-        ttfts.push(ttft);
-        tpots.push(sum / gaps_per as f64);
-        e2els.push(ttft + sum);
+        let e2el_s = now - start;
+        ttfts_s.push(ttft_s);
+        ttfts.push(ttft_s * 1000.0);
+        // vLLM: tpot = (latency − ttft) / (output_len − 1).
+        tpots.push((e2el_s - ttft_s) / gaps_per.max(1) as f64 * 1000.0);
+        e2els_s.push(e2el_s);
+        e2els.push(e2el_s * 1000.0);
     }
     let mut duration_s = numpy_sum(&e2els) / 1000.0 / cell.max_concurrency as f64;
     if let Some((change, thr_pct, ci)) = throughput {
@@ -356,13 +381,12 @@ fn run_file(
     });
     let obj = doc.as_object_mut().expect("an object");
     if detailed {
-        let seconds = |v: &[f64]| v.iter().map(|ms| ms / 1000.0).collect::<Vec<f64>>();
         obj.insert("input_lens".into(), json!(vec![w.input_len; n]));
         obj.insert("output_lens".into(), json!(vec![w.output_len; n]));
-        obj.insert("ttfts".into(), json!(seconds(&ttfts)));
-        let per_request: Vec<Vec<f64>> = itls.chunks(gaps_per.max(1)).map(seconds).collect();
+        obj.insert("ttfts".into(), json!(ttfts_s));
+        let per_request: Vec<&[f64]> = itls_s.chunks(gaps_per.max(1)).collect();
         obj.insert("itls".into(), json!(per_request));
-        obj.insert("latencies".into(), json!(seconds(&e2els)));
+        obj.insert("latencies".into(), json!(e2els_s));
         obj.insert("errors".into(), json!(vec![""; n]));
     }
     for (name, values) in [
@@ -433,6 +457,35 @@ mod tests {
         let e2e = run.file["mean_e2el_ms"].as_f64().unwrap() / 1000.0;
         let rps = run.file["request_throughput"].as_f64().unwrap();
         assert!((rps * e2e - 4.0).abs() < 1e-9, "{rps} × {e2e}");
+    }
+
+    #[test]
+    fn every_time_in_a_detailed_file_is_a_tick_of_the_clock() {
+        let run = &commit_runs_detailed(&spec(0.02), 0)[0];
+        let tick = 2f64.powi(-31); // the spacing of doubles in [2^21, 2^22) s
+        let times: Vec<f64> = ["ttfts", "latencies"]
+            .iter()
+            .flat_map(|k| run.file[*k].as_array().unwrap().clone())
+            .chain(
+                run.file["itls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|r| r.as_array().unwrap().clone()),
+            )
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(times.len(), 200 + 200 + 200 * 127);
+        assert!(times.iter().all(|t| (t / tick).fract() == 0.0));
+        // Zero low mantissa bits, on average (28.5 in the real SGLang file's chunk gaps).
+        let zero_bits: u32 = times
+            .iter()
+            .map(|t| (t.to_bits() & ((1 << 52) - 1)).trailing_zeros())
+            .sum();
+        assert_eq!(
+            format!("{:.2}", zero_bits as f64 / times.len() as f64),
+            "29.38"
+        );
     }
 
     #[test]

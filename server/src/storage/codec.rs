@@ -118,16 +118,10 @@ pub(super) fn count_from_db(n: Option<i64>) -> Result<Option<u64>, StorageError>
         .transpose()
 }
 
-/// Decompresses a stored file (`run_files.content_gz`): zstd since session 32, gzip before,
-/// told apart by their magic numbers (RFC 8878 §3.1.1: `28 B5 2F FD`; RFC 1952: `1F 8B`).
-pub(super) fn stored_file(compressed: &[u8]) -> Result<Vec<u8>, StorageError> {
-    const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
-    if compressed.starts_with(&ZSTD_MAGIC) {
-        zstd::stream::decode_all(compressed)
-            .map_err(|e| StorageError::Corrupt(format!("content_gz: not zstd: {e}")))
-    } else {
-        gunzip_column("content_gz", compressed)
-    }
+/// The bytes of a stored file (`run_files.content_gz`), in any form [`super::file_codec`]
+/// wrote or writes.
+pub(super) fn stored_file(stored: &[u8]) -> Result<Vec<u8>, StorageError> {
+    super::file_codec::decode(stored).map_err(|e| StorageError::Corrupt(format!("content_gz: {e}")))
 }
 
 /// Decompresses the gzip stored in `column`.

@@ -21,6 +21,7 @@ mod commit_graphs;
 mod dashboard;
 mod db;
 mod detection;
+pub mod file_codec;
 mod jobs;
 mod model;
 mod pr_comments;

@@ -1,5 +1,5 @@
-//! The stored encoding of per-request samples (`result_samples.data` and `itl_data`): version 2
-//! is written, version 1 is still read.
+//! The stored encoding of per-request samples (`result_samples.data` and `itl_data`): version 3
+//! is written, versions 2 and 1 are still read.
 //!
 //! It lives in storage, not in core: it is a storage detail that nothing else reads, and
 //! flate2 is a server dependency already.
@@ -20,6 +20,18 @@
 //! validation report, the capacity analysis and the SLO recomputation read TTFT, TPOT and E2E
 //! latency only ([`SampleColumns::WithoutItl`]); reading, copying and inflating the gaps too
 //! was most of their decoding.
+//!
+//! **Version 3** (`bts3-gzip`, since session 40; written now) is version 2 with the tool's
+//! seconds kept: the magic is `BTS3`, the column-flags byte is followed by a *seconds* byte
+//! (the TTFT, E2E latency and TPOT bits of the flags) naming the latency columns stored in
+//! seconds, and `itl_data` starts with one byte, 1 when the gaps are stored in seconds, else 0.
+//! A column is stored in seconds when every value `ms` of it is exactly `(ms / 1000) × 1000`
+//! in doubles, and read back as that product; otherwise in milliseconds as before. Why: the
+//! tools write seconds read off `time.perf_counter()`, differences of a clock that has run for
+//! days, whose low mantissa bits are zeros; the adapters' `× 1000` fills those bits, so the
+//! milliseconds compress like noise and the seconds do not. On the real mock-server file of
+//! `examples/history` (c4, 60 requests, 7,620 gaps) the stored bytes fall from 41,977 to
+//! 35,035, 17 % (`a_tools_latencies_are_stored_in_its_seconds`).
 //!
 //! **Version 1** (`bts1-gzip`, rows written before session 34): one gzip member holding magic
 //! `BTS1`, the same structure with the ITL gap counts after the presence bitmaps, and every
@@ -49,10 +61,11 @@ use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use std::io::{Read, Write};
 
 /// The `result_samples.encoding` value of what [`encode`] writes.
-pub const ENCODING: &str = "bts2-gzip";
+pub const ENCODING: &str = "bts3-gzip";
 
 const MAGIC_V1: &[u8; 4] = b"BTS1";
 const MAGIC_V2: &[u8; 4] = b"BTS2";
+const MAGIC_V3: &[u8; 4] = b"BTS3";
 
 const TTFT: u8 = 1;
 const E2EL: u8 = 2;
@@ -81,27 +94,66 @@ pub struct EncodedSamples {
     pub itl: Option<Vec<u8>>,
 }
 
-/// Encodes samples as version 2 (module docs).
+/// Encodes samples as version 3 (module docs).
 pub fn encode(s: &RequestSamples) -> EncodedSamples {
     let mut head = (s.len() as u32).to_le_bytes().to_vec();
     head.push(flags(s));
+    let seconds_at = head.len();
+    head.push(0);
     structure(s, &mut head);
-    let latencies: Vec<f64> = [&s.ttft_ms, &s.e2el_ms, &s.tpot_ms]
-        .into_iter()
-        .flatten()
-        .flat_map(|col| col.iter().flatten().copied())
-        .collect();
-    let mut data = MAGIC_V2.to_vec();
+    let mut latencies: Vec<f64> = Vec::new();
+    for (col, bit) in [(&s.ttft_ms, TTFT), (&s.e2el_ms, E2EL), (&s.tpot_ms, TPOT)] {
+        if let Some(col) = col {
+            let values: Vec<f64> = col.iter().flatten().copied().collect();
+            if let Some(in_seconds) = as_seconds(&values) {
+                head[seconds_at] |= bit;
+                latencies.extend(in_seconds);
+            } else {
+                latencies.extend(values);
+            }
+        }
+    }
+    let mut data = MAGIC_V3.to_vec();
     data.extend(gzip(&head, &latencies, true));
     let itl = s.itl_ms.as_ref().map(|itl| {
-        let counts: Vec<u8> = itl
+        let mut counts: Vec<u8> = itl
             .iter()
             .flat_map(|gaps| (gaps.len() as u32).to_le_bytes())
             .collect();
         let gaps: Vec<f64> = itl.iter().flatten().copied().collect();
-        gzip(&counts, &gaps, true)
+        // The gaps' own seconds flag leads the blob: only readers of the gaps read it.
+        match as_seconds(&gaps) {
+            Some(in_seconds) => {
+                counts.insert(0, 1);
+                gzip(&counts, &in_seconds, true)
+            }
+            None => {
+                counts.insert(0, 0);
+                gzip(&counts, &gaps, true)
+            }
+        }
     });
     EncodedSamples { data, itl }
+}
+
+/// `values` (ms) in seconds when every one of them reads back exactly as `seconds × 1000.0`
+/// (what the adapters computed from the tool's seconds, so usually the tool's own doubles
+/// again, with their zero low bits: module docs); `None` when one does not.
+fn as_seconds(values: &[f64]) -> Option<Vec<f64>> {
+    values
+        .iter()
+        .map(|&ms| {
+            let s = ms / 1000.0;
+            (s * 1000.0).to_bits().eq(&ms.to_bits()).then_some(s)
+        })
+        .collect()
+}
+
+/// Multiplies back what [`as_seconds`] divided.
+fn to_ms(values: &mut [f64]) {
+    for v in values {
+        *v *= 1000.0;
+    }
 }
 
 /// The column-flags byte of `s`.
@@ -175,8 +227,11 @@ pub fn decode(
     itl: Option<&[u8]>,
     columns: SampleColumns,
 ) -> Result<RequestSamples, String> {
+    if let Some(part_a) = data.strip_prefix(MAGIC_V3) {
+        return decode_v2_or_v3(part_a, itl, columns, true);
+    }
     match data.strip_prefix(MAGIC_V2) {
-        Some(part_a) => decode_v2(part_a, itl, columns),
+        Some(part_a) => decode_v2_or_v3(part_a, itl, columns, false),
         None => {
             if itl.is_some() && columns == SampleColumns::All {
                 return Err("version 1 data with chunk gaps apart".into());
@@ -190,45 +245,66 @@ pub fn decode(
     }
 }
 
-fn decode_v2(
+/// Versions 2 and 3 (`v3`: with the seconds byte and the gaps' seconds flag).
+fn decode_v2_or_v3(
     part_a: &[u8],
     itl: Option<&[u8]>,
     columns: SampleColumns,
+    v3: bool,
 ) -> Result<RequestSamples, String> {
     let raw = gunzip(part_a, "data")?;
     let mut r = Reader { buf: &raw, pos: 0 };
     let n = r.u32()? as usize;
     let flags = r.take(1)?[0];
+    let seconds = if v3 { r.take(1)?[0] } else { 0 };
     let structure = Structure {
         success: r.bitmap(n)?,
         presence: r.presence(n, flags)?,
         tokens: r.tokens(n, flags)?,
         duration_s: r.duration(flags)?,
     };
-    let mut latencies = unshuffle(r.take(structure.latency_count() * 8)?).into_iter();
+    let mut latencies = unshuffle(r.take(structure.latency_count() * 8)?);
     r.end()?;
-    let mut samples = structure.samples(&mut latencies);
+    let mut from = 0;
+    for (present, bit) in structure.presence.iter().zip([TTFT, E2EL, TPOT]) {
+        let count = present.iter().flatten().filter(|p| **p).count();
+        if seconds & bit != 0 {
+            to_ms(&mut latencies[from..from + count]);
+        }
+        from += count;
+    }
+    let mut samples = structure.samples(&mut latencies.into_iter());
     samples.itl_ms = match (columns, flags & ITL != 0, itl) {
         (SampleColumns::WithoutItl, _, _) | (SampleColumns::All, false, None) => None,
         (SampleColumns::All, false, Some(_)) => {
             return Err("chunk gaps stored for samples without an ITL column".into())
         }
         (SampleColumns::All, true, None) => return Err("the chunk gaps are missing".into()),
-        (SampleColumns::All, true, Some(gz)) => Some(decode_gaps(gz, n)?),
+        (SampleColumns::All, true, Some(gz)) => Some(decode_gaps(gz, n, v3)?),
     };
     Ok(samples)
 }
 
-/// The chunk gaps of `n` requests from version 2's `itl_data`.
-fn decode_gaps(gz: &[u8], n: usize) -> Result<Vec<Vec<f64>>, String> {
+/// The chunk gaps of `n` requests from version 2's or 3's `itl_data`.
+fn decode_gaps(gz: &[u8], n: usize, v3: bool) -> Result<Vec<Vec<f64>>, String> {
     let raw = gunzip(gz, "itl_data")?;
     let mut r = Reader { buf: &raw, pos: 0 };
+    let in_seconds = match v3 {
+        true => match r.take(1)?[0] {
+            0 => false,
+            1 => true,
+            other => return Err(format!("itl_data: unknown unit flag {other}")),
+        },
+        false => false,
+    };
     let counts = r.counts(n)?;
     let total = counts.iter().sum::<usize>();
-    let mut gaps =
-        unshuffle(r.take(total.checked_mul(8).ok_or("gap count overflows")?)?).into_iter();
+    let mut gaps = unshuffle(r.take(total.checked_mul(8).ok_or("gap count overflows")?)?);
     r.end()?;
-    Ok(gaps_by_request(counts, &mut gaps))
+    if in_seconds {
+        to_ms(&mut gaps);
+    }
+    Ok(gaps_by_request(counts, &mut gaps.into_iter()))
 }
 
 /// Each request's `counts[i]` gaps, taken from `gaps` in request order.
@@ -498,7 +574,7 @@ mod tests {
         cases.push(RequestSamples::default());
         for s in &cases {
             let e = encode(s);
-            assert!(e.data.starts_with(b"BTS2"));
+            assert!(e.data.starts_with(b"BTS3"));
             assert_eq!(e.itl.is_some(), s.itl_ms.is_some());
             let itl = e.itl.as_deref();
             assert_eq!(
@@ -515,6 +591,90 @@ mod tests {
                 bits(&without_itl(s))
             );
         }
+    }
+
+    /// What version 2's encoder wrote (sessions 34–39), kept to test that its rows still read.
+    fn encode_v2(s: &RequestSamples) -> EncodedSamples {
+        let mut head = (s.len() as u32).to_le_bytes().to_vec();
+        head.push(flags(s));
+        structure(s, &mut head);
+        let latencies: Vec<f64> = [&s.ttft_ms, &s.e2el_ms, &s.tpot_ms]
+            .into_iter()
+            .flatten()
+            .flat_map(|col| col.iter().flatten().copied())
+            .collect();
+        let mut data = MAGIC_V2.to_vec();
+        data.extend(gzip(&head, &latencies, true));
+        let itl = s.itl_ms.as_ref().map(|itl| {
+            let counts: Vec<u8> = itl
+                .iter()
+                .flat_map(|gaps| (gaps.len() as u32).to_le_bytes())
+                .collect();
+            let gaps: Vec<f64> = itl.iter().flatten().copied().collect();
+            gzip(&counts, &gaps, true)
+        });
+        EncodedSamples { data, itl }
+    }
+
+    #[test]
+    fn version_2_rows_still_read() {
+        for s in [
+            example("baseline_completions_c1_isl512_osl128.json"),
+            odd(),
+            without_itl(&odd()),
+        ] {
+            let e = encode_v2(&s);
+            let itl = e.itl.as_deref();
+            assert_eq!(
+                bits(&decode(&e.data, itl, SampleColumns::All).unwrap()),
+                bits(&s)
+            );
+            assert_eq!(
+                bits(&decode(&e.data, None, SampleColumns::WithoutItl).unwrap()),
+                bits(&without_itl(&s))
+            );
+        }
+    }
+
+    #[test]
+    fn a_tools_latencies_are_stored_in_its_seconds() {
+        // The real mock-server file: every TTFT, E2E latency and chunk gap the adapter made
+        // milliseconds of reads back from seconds; TPOT, which the adapter derives, does too.
+        let s = example("baseline_completions_c4_isl512_osl128.json");
+        let e = encode(&s);
+        let raw = gunzip(&e.data[4..], "data").unwrap();
+        assert_eq!(raw[4], TTFT | E2EL | TPOT | ITL | INPUT | OUTPUT | DURATION);
+        assert_eq!(raw[5], TTFT | E2EL | TPOT);
+        let itl = e.itl.unwrap();
+        assert_eq!(gunzip(&itl, "itl_data").unwrap()[0], 1);
+        // Their low mantissa bytes are zeros again: (BTS2, BTS3) bytes of data and itl_data.
+        let v2 = encode_v2(&s);
+        assert_eq!(
+            (
+                v2.data.len(),
+                v2.itl.unwrap().len(),
+                e.data.len(),
+                itl.len()
+            ),
+            (1_235, 40_742, 1_126, 33_909)
+        );
+    }
+
+    #[test]
+    fn a_value_that_does_not_come_back_from_seconds_keeps_its_column_in_ms() {
+        // A millisecond value whose thousandth does not multiply back to it in doubles (the
+        // test searches for one rather than assuming which).
+        let odd_ms = (1..10_000)
+            .map(|i| i as f64 * 0.0137)
+            .find(|v| (v / 1000.0) * 1000.0 != *v)
+            .expect("some value does not round-trip through seconds");
+        let mut s = example("baseline_completions_c1_isl512_osl128.json");
+        s.ttft_ms.as_mut().unwrap()[0] = Some(odd_ms);
+        let e = encode(&s);
+        let raw = gunzip(&e.data[4..], "data").unwrap();
+        assert_eq!(raw[5], E2EL | TPOT);
+        let read = decode(&e.data, e.itl.as_deref(), SampleColumns::All).unwrap();
+        assert_eq!(bits(&read), bits(&s));
     }
 
     #[test]
@@ -591,10 +751,11 @@ mod tests {
             let json_gz = gz.finish().unwrap().len();
             eprintln!(
                 "{name}: {n} requests, {gaps} gaps: rows {rows} B (+{} B Postgres tuple headers), JSON+gzip {json_gz} B, \
-                 BTS1 unshuffled {} B, BTS1 shuffled {} B, BTS2 (both columns) {} B",
+                 BTS1 unshuffled {} B, BTS1 shuffled {} B, BTS2 (both columns) {} B, BTS3 {} B",
                 n * 28,
                 encode_v1(&s, false).len(),
                 encode_v1(&s, true).len(),
+                encode_v2(&s).data.len() + encode_v2(&s).itl.map_or(0, |i| i.len()),
                 encode(&s).data.len() + encode(&s).itl.map_or(0, |i| i.len())
             );
         }

@@ -1,0 +1,406 @@
+//! The stored form of an uploaded file (`run_files.content_gz`): the file's bytes exactly as
+//! sent, compressed by whichever of two encodings is smaller for it.
+//!
+//! - **zstd** (RFC 8878, magic `28 B5 2F FD`) of the whole file, at [`ZSTD_LEVEL`].
+//! - **`BTJ1`**, for files full of floating-point numbers written by Python (the per-request
+//!   arrays of `vllm bench serve --save-detailed`, SGLang's `--output-details`, ...): every
+//!   number token whose text is exactly what Python's `repr(float)` prints for its value
+//!   ([`python_repr`]) is taken out of the text and kept as its 8-byte IEEE 754 value;
+//!   the rest of the text, the *skeleton*, keeps a `0x00` byte where each such number was.
+//!   Layout, little-endian: magic `BTJ1`, the number count (`u32`), the skeleton's compressed
+//!   length (`u32`), the skeleton as one zstd frame, then the numbers as one zstd frame,
+//!   byte-plane-shuffled (every number's first byte, then every second byte, ...).
+//!
+//! Why: a latency the tools take from `time.perf_counter()` is the difference of two readings
+//! of a clock that has run for days, so its double has only ~24 significant bits and its low
+//! mantissa bytes are zeros (28.5 trailing zero bits on average over the 6,008 chunk gaps of
+//! `samples/sglang/...gpt-oss-120b-h100.jsonl`), yet Python prints it with 16–17 decimal
+//! digits, which a text compressor cannot tell from noise. Shuffled, those zero bytes are long
+//! runs. On real files, zstd level 5 of the text against `BTJ1` (pinned by the tests below):
+//! that SGLang file 71,795 against 35,580 bytes (−50 %); the mock-server `vllm bench serve
+//! --save-detailed` file of `examples/history` (229 KB) 85,670 against 57,349 (−33 %; its
+//! generated texts stay text).
+//!
+//! Lossless by construction: a number is taken out only when formatting its parsed value gives
+//! back the same bytes, and a file that holds a `0x00` byte keeps the plain zstd form. Nothing
+//! depends on the file being JSON: a token is a maximal `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+//! with a fraction or an exponent, wherever it stands.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+/// The zstd level of both encodings.
+///
+/// Measured on a real `vllm bench serve --save-detailed` file (229 KB; zstd 1.5 command line,
+/// one core): gzip level 6 stores it in 84.6 KB and level 1 in 96.6 KB; zstd level 3 in
+/// 91.5 KB at ≈ 470 MB/s, **level 5 in 85.7 KB at ≈ 270 MB/s**, level 9 in 84.2 KB at
+/// ≈ 135 MB/s. A small summary file (1,152 B) is 613 B at gzip level 6 and 584 B at zstd
+/// level 3 (BENCHMARKS.md "Session 32").
+pub const ZSTD_LEVEL: i32 = 5;
+
+const BTJ1: &[u8; 4] = b"BTJ1";
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
+/// Stands in the skeleton for a number taken out.
+const MARK: u8 = 0;
+/// Below this many numbers the second zstd frame and the header cost more than they save.
+const MIN_NUMBERS: usize = 64;
+
+/// `content` in its smaller stored form (module docs).
+pub fn encode(content: &[u8]) -> Vec<u8> {
+    let plain = zstd::bulk::compress(content, ZSTD_LEVEL).expect("compressing to memory");
+    match encode_btj1(content) {
+        Some(btj1) if btj1.len() < plain.len() => btj1,
+        _ => plain,
+    }
+}
+
+/// The file's bytes from what [`encode`] stored, or from the gzip of rows written before
+/// session 32. Errors: a description of what is corrupt.
+pub fn decode(stored: &[u8]) -> Result<Vec<u8>, String> {
+    if let Some(rest) = stored.strip_prefix(BTJ1) {
+        decode_btj1(rest)
+    } else if stored.starts_with(&ZSTD_MAGIC) {
+        zstd::stream::decode_all(stored).map_err(|e| format!("not zstd: {e}"))
+    } else if stored.starts_with(&GZIP_MAGIC) {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(stored), &mut out)
+            .map_err(|e| format!("not gzip: {e}"))?;
+        Ok(out)
+    } else {
+        Err("neither BTJ1, zstd nor gzip".into())
+    }
+}
+
+/// The `BTJ1` form, or `None` when the file has a `0x00` byte or too few numbers to gain.
+fn encode_btj1(content: &[u8]) -> Option<Vec<u8>> {
+    if content.contains(&MARK) {
+        return None;
+    }
+    let mut skeleton = zstd::stream::Encoder::new(Vec::new(), ZSTD_LEVEL).expect("zstd encoder");
+    let mut numbers: Vec<f64> = Vec::new();
+    let mut repr = String::with_capacity(32);
+    // Bytes since the last number taken out, written to the encoder in one piece.
+    let mut copied_from = 0;
+    let mut i = 0;
+    while i < content.len() {
+        let b = content[i];
+        if !(b.is_ascii_digit() || b == b'-') {
+            i += 1;
+            continue;
+        }
+        let (end, is_float) = number_token(content, i);
+        if end == i {
+            i += 1;
+            continue;
+        }
+        if is_float {
+            // The token is ASCII, so this cannot fail.
+            let text = std::str::from_utf8(&content[i..end]).expect("ASCII");
+            if let Ok(value) = text.parse::<f64>() {
+                repr.clear();
+                python_repr(value, &mut repr);
+                if repr == text {
+                    skeleton.write_all(&content[copied_from..i]).ok()?;
+                    skeleton.write_all(&[MARK]).ok()?;
+                    numbers.push(value);
+                    copied_from = end;
+                }
+            }
+        }
+        i = end;
+    }
+    if numbers.len() < MIN_NUMBERS || u32::try_from(numbers.len()).is_err() {
+        return None;
+    }
+    skeleton.write_all(&content[copied_from..]).ok()?;
+    let skeleton = skeleton.finish().ok()?;
+    let mut out = Vec::with_capacity(skeleton.len() + numbers.len() * 4);
+    out.extend_from_slice(BTJ1);
+    out.extend_from_slice(&(numbers.len() as u32).to_le_bytes());
+    out.extend_from_slice(&u32::try_from(skeleton.len()).ok()?.to_le_bytes());
+    out.extend_from_slice(&skeleton);
+    let mut frame = zstd::stream::Encoder::new(out, ZSTD_LEVEL).expect("zstd encoder");
+    let mut plane = Vec::with_capacity(numbers.len());
+    for byte in 0..8 {
+        plane.clear();
+        plane.extend(numbers.iter().map(|v| v.to_le_bytes()[byte]));
+        frame.write_all(&plane).ok()?;
+    }
+    frame.finish().ok()
+}
+
+/// The end of the number token starting at `start` (a digit or `-`) and whether it has a
+/// fraction or an exponent; `end == start` when a `-` starts no number.
+fn number_token(s: &[u8], start: usize) -> (usize, bool) {
+    let digits = |mut i: usize| {
+        while i < s.len() && s[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = start + usize::from(s[start] == b'-');
+    let int_end = digits(i);
+    if int_end == i {
+        return (start, false);
+    }
+    i = int_end;
+    let mut is_float = false;
+    if i + 1 < s.len() && s[i] == b'.' && s[i + 1].is_ascii_digit() {
+        i = digits(i + 1);
+        is_float = true;
+    }
+    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
+        let sign = usize::from(i + 1 < s.len() && (s[i + 1] == b'+' || s[i + 1] == b'-'));
+        let exp_end = digits(i + 1 + sign);
+        if exp_end > i + 1 + sign {
+            i = exp_end;
+            is_float = true;
+        }
+    }
+    (i, is_float)
+}
+
+fn decode_btj1(rest: &[u8]) -> Result<Vec<u8>, String> {
+    let word = |at: usize| -> Result<usize, String> {
+        let bytes = rest.get(at..at + 4).ok_or("BTJ1: header cut short")?;
+        Ok(u32::from_le_bytes(bytes.try_into().expect("4 bytes")) as usize)
+    };
+    let count = word(0)?;
+    let skeleton_len = word(4)?;
+    let skeleton_end = 8usize
+        .checked_add(skeleton_len)
+        .filter(|&e| e <= rest.len())
+        .ok_or("BTJ1: skeleton cut short")?;
+    let skeleton = zstd::stream::decode_all(&rest[8..skeleton_end])
+        .map_err(|e| format!("BTJ1 skeleton: not zstd: {e}"))?;
+    let planes = zstd::stream::decode_all(&rest[skeleton_end..])
+        .map_err(|e| format!("BTJ1 numbers: not zstd: {e}"))?;
+    if planes.len() != count * 8 {
+        return Err(format!(
+            "BTJ1: {} bytes of numbers for {count} numbers",
+            planes.len()
+        ));
+    }
+    let marks = skeleton.iter().filter(|&&b| b == MARK).count();
+    if marks != count {
+        return Err(format!("BTJ1: {marks} places for {count} numbers"));
+    }
+    let mut out = Vec::with_capacity(skeleton.len() + count * 20);
+    let mut repr = String::with_capacity(32);
+    let mut n = 0;
+    for piece in skeleton.split(|&b| b == MARK) {
+        out.extend_from_slice(piece);
+        if n < count {
+            let bytes: [u8; 8] = std::array::from_fn(|k| planes[k * count + n]);
+            repr.clear();
+            python_repr(f64::from_le_bytes(bytes), &mut repr);
+            out.extend_from_slice(repr.as_bytes());
+            n += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Appends Python's `repr(value)` of a finite float to `out`: the shortest digits that read
+/// back as `value`, in fixed notation when the decimal point falls within 16 digits of them
+/// (`0.0001`, `1234.5`, `1e+16` is the first exponent form) and `d.ddde±XX` otherwise
+/// (`1e-05`, `1.5e+16`), with `.0` on whole numbers. Source: CPython `Python/pystrtod.c`,
+/// `format_float_short` with `repr`'s mode 0 (`decpt <= -4 || decpt > 16` chooses the
+/// exponent). Not finite: Rust's own text (`NaN`, `inf`), which never equals a JSON token, so
+/// such values are never taken out.
+pub fn python_repr(value: f64, out: &mut String) {
+    if !value.is_finite() {
+        let _ = write!(out, "{value}");
+        return;
+    }
+    // Rust's `{:e}` prints the shortest round-tripping digits as `d.ddde±x` (`-0e0` for -0.0).
+    let mut sci = String::with_capacity(32);
+    let _ = write!(sci, "{value:e}");
+    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
+    let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    if negative {
+        out.push('-');
+    }
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let n = digits.len() as i32;
+    // Python's decpt: the value is 0.DIGITS × 10^decpt.
+    let decpt = exp + 1;
+    if decpt <= -4 || decpt > 16 {
+        out.push_str(&digits[..1]);
+        if n > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+    } else if decpt <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-decpt) as usize));
+        out.push_str(&digits);
+    } else if decpt < n {
+        out.push_str(&digits[..decpt as usize]);
+        out.push('.');
+        out.push_str(&digits[decpt as usize..]);
+    } else {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (decpt - n) as usize));
+        out.push_str(".0");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repr(v: f64) -> String {
+        let mut s = String::new();
+        python_repr(v, &mut s);
+        s
+    }
+
+    #[test]
+    fn floats_print_as_python_prints_them() {
+        // Each right-hand side is what CPython 3.11 prints for `repr(float(lhs))`.
+        for (v, python) in [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.000015, "1.5e-05"),
+            (123.456, "123.456"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (1e100, "1e+100"),
+            (5e-324, "5e-324"),
+            (0.01589746493846178, "0.01589746493846178"),
+            (2.8882675957866013, "2.8882675957866013"),
+            (-42.5, "-42.5"),
+            (123456789012345.6, "123456789012345.6"),
+        ] {
+            assert_eq!(repr(v), python, "{v:e}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_maximal_numbers() {
+        let t = |s: &str| number_token(s.as_bytes(), 0);
+        assert_eq!(t("12.5,"), (4, true));
+        assert_eq!(t("-0.25]"), (5, true));
+        assert_eq!(t("1e-05 "), (5, true));
+        assert_eq!(t("512,"), (3, false));
+        assert_eq!(t("3.x"), (1, false));
+        assert_eq!(t("2e"), (1, false));
+        assert_eq!(t("-x"), (0, false));
+    }
+
+    fn round_trip(content: &[u8]) -> Vec<u8> {
+        let stored = encode(content);
+        assert_eq!(decode(&stored).unwrap(), content);
+        stored
+    }
+
+    #[test]
+    fn real_detailed_files_are_stored_as_btj1_and_read_back_exactly() {
+        // (file, its size, plain zstd, BTJ1): the real `vllm bench serve --save-detailed` file
+        // of a run against the mock server, and a real SGLang `--output-details` line from a
+        // public repository (testdata/README.md).
+        for (file, sizes) in [
+            (
+                &include_bytes!("../../../examples/history/baseline_completions_c4_isl512_osl128.json")[..],
+                (229_444, 85_670, 57_349),
+            ),
+            (
+                &include_bytes!("../../../testdata/sglang/llm-benchmaxxing-sglang-bench_serving-2026-03-output-details-server_info-gpt-oss-120b-h100.jsonl")[..],
+                (199_075, 71_795, 35_580),
+            ),
+        ] {
+            let stored = round_trip(file);
+            assert!(stored.starts_with(BTJ1));
+            let plain = zstd::bulk::compress(file, ZSTD_LEVEL).unwrap();
+            assert_eq!((file.len(), plain.len(), stored.len()), sizes);
+        }
+    }
+
+    #[test]
+    fn a_summary_file_stays_zstd() {
+        let file = include_bytes!("../../../testdata/vllm/llm-benchmaxxing-vllm-bench-serve-2026-01-glm47-fp8-h100-tp8.json");
+        let stored = round_trip(file);
+        assert!(stored.starts_with(&ZSTD_MAGIC));
+    }
+
+    #[test]
+    fn anything_reads_back_as_it_was() {
+        for text in [
+            &b""[..],
+            b"not json at all 1.5 -2.25e+07 1e5 0.10 00.5 -",
+            b"[1.5, 2.5]\x00 a file with a NUL byte",
+            b"1.0e5 1E5 1.5E+16 -0.0 -0 .5 5. 1..2 NaN Infinity",
+        ] {
+            round_trip(text);
+        }
+        // Enough numbers for BTJ1, some printed other than Python would (kept as text).
+        let mut many = String::from("{\"x\": [");
+        for i in 0..500 {
+            // As a clock gives them (`time.perf_counter()` differences: zero low bits).
+            let v = (3.0e6 + (i as f64) * 0.0137) - 3.0e6;
+            many += &if i % 7 == 0 {
+                format!("{v:.3}, ")
+            } else {
+                format!("{}, ", repr(v))
+            };
+        }
+        many += "1]}";
+        assert!(round_trip(many.as_bytes()).starts_with(BTJ1));
+    }
+
+    #[test]
+    fn random_number_soup_reads_back_as_it_was() {
+        // xorshift64: seeded, no dependency. Texts of number-like tokens and separators, long
+        // enough (≥ 64 numbers) that the BTJ1 form is tried, with values Python would print
+        // (from their bits) and tokens it would not (`1.50`, `1E5`, `-0`, `00.5`, `1.`).
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..200 {
+            let mut text = String::new();
+            for _ in 0..(next() % 400) {
+                match next() % 9 {
+                    0 => text += "1.50",
+                    1 => text += "1E5",
+                    2 => text += "-0",
+                    3 => text += "00.5",
+                    4 => text += "1.",
+                    5 => text += ", ",
+                    6 => text += "e-",
+                    _ => {
+                        let v = f64::from_bits(next());
+                        text += &repr(if v.is_finite() { v } else { 0.25 });
+                    }
+                }
+            }
+            round_trip(text.as_bytes());
+        }
+    }
+
+    #[test]
+    fn corrupt_rows_are_errors_not_panics() {
+        let stored = encode(include_bytes!(
+            "../../../examples/history/baseline_completions_c4_isl512_osl128.json"
+        ));
+        for cut in [3, 6, 10, 40, stored.len() - 1] {
+            assert!(decode(&stored[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(decode(b"????").is_err());
+    }
+}
