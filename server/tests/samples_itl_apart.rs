@@ -1,6 +1,7 @@
 //! Per-request samples are stored with their chunk gaps (ITL) in a column of their own
-//! (migration 0021, `bts2-gzip`), so readers that want no ITL read and inflate none; rows an
-//! older server stored (`bts1-gzip`, everything in `data`) still read the same. On SQLite, and
+//! (migration 0021; `bts3-gzip` since session 40), so readers that want no ITL read and
+//! inflate none; rows older servers stored (`bts2-gzip`, in milliseconds; `bts1-gzip`,
+//! everything in `data`) still read the same. On SQLite, and
 //! on Postgres when `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
 use crate::common;
@@ -21,6 +22,16 @@ const FILE: &str = "examples/history/goodput_baseline_s11_c4.json";
 /// `benchtrail_server::storage::samples_codec::encode` at commit `c4888a4`, on that file's
 /// samples. Kept here, not in `testdata/`, whose files are all tool outputs that upload.
 const VERSION_1: &str = "server/tests/fixtures/bts1-goodput_baseline_s11_c4.bin";
+/// What a server of sessions 34–39 stored for `FILE` (`bts2-gzip`: `data` and `itl_data`),
+/// as version 2's encoder (kept as `encode_v2` in `samples_codec`'s tests) writes them.
+const VERSION_2: [&str; 2] = [
+    "server/tests/fixtures/bts2-goodput_baseline_s11_c4.data.bin",
+    "server/tests/fixtures/bts2-goodput_baseline_s11_c4.itl.bin",
+];
+
+fn fixture(path: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
 
 fn samples_of_file() -> RequestSamples {
     let text = repo_file(FILE);
@@ -57,7 +68,7 @@ async fn chunk_gaps_are_stored_apart_and_rows_stored_before_still_read() {
         assert_eq!(status, 201, "{name}: {receipt}");
         let run = receipt["run_id"].as_str().unwrap().to_string();
 
-        // The row as stored: version 2, the gaps apart, byte for byte the encoder's.
+        // The row as stored: version 3, the gaps apart, byte for byte the encoder's.
         let pool = sqlx::AnyPool::connect(&db.url).await.unwrap();
         let row = sqlx::query(
             "SELECT rs.result_id, rs.encoding, rs.requests, rs.data, rs.itl_data \
@@ -68,7 +79,7 @@ async fn chunk_gaps_are_stored_apart_and_rows_stored_before_still_read() {
         .await
         .unwrap();
         let result_id: i64 = row.get("result_id");
-        assert_eq!(row.get::<String, _>("encoding"), "bts2-gzip", "{name}");
+        assert_eq!(row.get::<String, _>("encoding"), "bts3-gzip", "{name}");
         assert_eq!(row.get::<i64, _>("requests"), 60, "{name}");
         assert_eq!(row.get::<Vec<u8>, _>("data"), encoded.data, "{name}");
         assert_eq!(
@@ -96,12 +107,30 @@ async fn chunk_gaps_are_stored_apart_and_rows_stored_before_still_read() {
             "{name}"
         );
 
+        // The row as a server of sessions 34–39 wrote it (its exact bytes).
+        sqlx::query(
+            "UPDATE result_samples SET encoding = 'bts2-gzip', data = $1, itl_data = $2 \
+             WHERE result_id = $3",
+        )
+        .bind(fixture(VERSION_2[0]))
+        .bind(fixture(VERSION_2[1]))
+        .bind(result_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+        assert_eq!(read(SampleColumns::All).await[&0], expected, "{name}");
+        assert_eq!(
+            read(SampleColumns::WithoutItl).await[&0],
+            without_itl,
+            "{name}"
+        );
+
         // The row as a server before migration 0021 wrote it (its exact bytes).
         sqlx::query(
             "UPDATE result_samples SET encoding = 'bts1-gzip', data = $1, itl_data = NULL \
              WHERE result_id = $2",
         )
-        .bind(std::fs::read(format!("{}/../{VERSION_1}", env!("CARGO_MANIFEST_DIR"))).unwrap())
+        .bind(fixture(VERSION_1))
         .bind(result_id)
         .execute(&pool)
         .await
