@@ -8,7 +8,8 @@
 //!   ([`python_repr`]) is taken out of the text and kept as its 8-byte IEEE 754 value;
 //!   the rest of the text, the *skeleton*, keeps a `0x00` byte where each such number was.
 //!   Layout, little-endian: magic `BTJ1`, the number count (`u32`), the skeleton's compressed
-//!   length (`u32`), the skeleton as one zstd frame, then the numbers as one zstd frame,
+//!   length (`u32`), the skeleton as one zstd frame, then the numbers as one zstd frame
+//!   ([`NUMBERS_ZSTD_LEVEL`]),
 //!   byte-plane-shuffled (every number's first byte, then every second byte, ...).
 //!
 //! Why: a latency the tools take from `time.perf_counter()` is the difference of two readings
@@ -17,8 +18,8 @@
 //! `samples/sglang/...gpt-oss-120b-h100.jsonl`), yet Python prints it with 16–17 decimal
 //! digits, which a text compressor cannot tell from noise. Shuffled, those zero bytes are long
 //! runs. On real files, zstd level 5 of the text against `BTJ1` (pinned by the tests below):
-//! that SGLang file 71,795 against 35,580 bytes (−50 %); the mock-server `vllm bench serve
-//! --save-detailed` file of `examples/history` (229 KB) 85,670 against 57,349 (−33 %; its
+//! that SGLang file 71,795 against 36,437 bytes (−49 %); the mock-server `vllm bench serve
+//! --save-detailed` file of `examples/history` (229 KB) 85,670 against 58,599 (−32 %; its
 //! generated texts stay text).
 //!
 //! Lossless by construction: a number is taken out only when formatting its parsed value gives
@@ -26,7 +27,6 @@
 //! depends on the file being JSON: a token is a maximal `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`
 //! with a fraction or an exponent, wherever it stands.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 
 /// The zstd level of both encodings.
@@ -38,6 +38,12 @@ use std::io::Write as _;
 /// level 3 (BENCHMARKS.md "Session 32").
 pub const ZSTD_LEVEL: i32 = 5;
 
+/// The zstd level of `BTJ1`'s numbers: their shuffled bytes are runs of zeros and noise, which
+/// level 1 stores within 1–4 % of level 5 at about twice the speed (zstd command line on the
+/// shuffled chunk gaps and TTFTs of the two real files of the tests below: 20,257 against
+/// 19,550 and 35,098 against 34,153 bytes).
+const NUMBERS_ZSTD_LEVEL: i32 = 1;
+
 const BTJ1: &[u8; 4] = b"BTJ1";
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
@@ -48,10 +54,18 @@ const MIN_NUMBERS: usize = 64;
 
 /// `content` in its smaller stored form (module docs).
 pub fn encode(content: &[u8]) -> Vec<u8> {
-    let plain = zstd::bulk::compress(content, ZSTD_LEVEL).expect("compressing to memory");
+    let plain = || zstd::bulk::compress(content, ZSTD_LEVEL).expect("compressing to memory");
     match encode_btj1(content) {
-        Some(btj1) if btj1.len() < plain.len() => btj1,
-        _ => plain,
+        Some((btj1, taken_bytes)) if taken_bytes * 2 >= content.len() => btj1,
+        Some((btj1, _)) => {
+            let plain = plain();
+            if btj1.len() < plain.len() {
+                btj1
+            } else {
+                plain
+            }
+        }
+        None => plain(),
     }
 }
 
@@ -72,14 +86,24 @@ pub fn decode(stored: &[u8]) -> Result<Vec<u8>, String> {
     }
 }
 
-/// The `BTJ1` form, or `None` when the file has a `0x00` byte or too few numbers to gain.
-fn encode_btj1(content: &[u8]) -> Option<Vec<u8>> {
+/// The `BTJ1` form and the bytes of the numbers taken out, or `None` when the file has a
+/// `0x00` byte or too few numbers to gain.
+fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
     if content.contains(&MARK) {
         return None;
     }
-    let mut skeleton = zstd::stream::Encoder::new(Vec::new(), ZSTD_LEVEL).expect("zstd encoder");
+    // Buffered: each number leaves two small writes, and every write reaching the encoder is
+    // a call into zstd (a tenth of a large upload's CPU unbuffered).
+    let mut skeleton = std::io::BufWriter::with_capacity(
+        1 << 16,
+        zstd::stream::Encoder::new(Vec::new(), ZSTD_LEVEL).expect("zstd encoder"),
+    );
     let mut numbers: Vec<f64> = Vec::new();
-    let mut repr = String::with_capacity(32);
+    let mut repr = Vec::with_capacity(32);
+    // The bytes of the numbers taken out: when they are half the file, it is not compressed
+    // whole too to compare (their text costs a text compressor 8–9 bytes a number, the double
+    // at most 8).
+    let mut taken_bytes = 0;
     // Bytes since the last number taken out, written to the encoder in one piece.
     let mut copied_from = 0;
     let mut i = 0;
@@ -100,7 +124,8 @@ fn encode_btj1(content: &[u8]) -> Option<Vec<u8>> {
             if let Ok(value) = text.parse::<f64>() {
                 repr.clear();
                 python_repr(value, &mut repr);
-                if repr == text {
+                if repr == text.as_bytes() {
+                    taken_bytes += end - i;
                     skeleton.write_all(&content[copied_from..i]).ok()?;
                     skeleton.write_all(&[MARK]).ok()?;
                     numbers.push(value);
@@ -114,20 +139,20 @@ fn encode_btj1(content: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     skeleton.write_all(&content[copied_from..]).ok()?;
-    let skeleton = skeleton.finish().ok()?;
+    let skeleton = skeleton.into_inner().ok()?.finish().ok()?;
     let mut out = Vec::with_capacity(skeleton.len() + numbers.len() * 4);
     out.extend_from_slice(BTJ1);
     out.extend_from_slice(&(numbers.len() as u32).to_le_bytes());
     out.extend_from_slice(&u32::try_from(skeleton.len()).ok()?.to_le_bytes());
     out.extend_from_slice(&skeleton);
-    let mut frame = zstd::stream::Encoder::new(out, ZSTD_LEVEL).expect("zstd encoder");
+    let mut frame = zstd::stream::Encoder::new(out, NUMBERS_ZSTD_LEVEL).expect("zstd encoder");
     let mut plane = Vec::with_capacity(numbers.len());
     for byte in 0..8 {
         plane.clear();
         plane.extend(numbers.iter().map(|v| v.to_le_bytes()[byte]));
         frame.write_all(&plane).ok()?;
     }
-    frame.finish().ok()
+    Some((frame.finish().ok()?, taken_bytes))
 }
 
 /// The end of the number token starting at `start` (a digit or `-`) and whether it has a
@@ -187,15 +212,12 @@ fn decode_btj1(rest: &[u8]) -> Result<Vec<u8>, String> {
         return Err(format!("BTJ1: {marks} places for {count} numbers"));
     }
     let mut out = Vec::with_capacity(skeleton.len() + count * 20);
-    let mut repr = String::with_capacity(32);
     let mut n = 0;
     for piece in skeleton.split(|&b| b == MARK) {
         out.extend_from_slice(piece);
         if n < count {
             let bytes: [u8; 8] = std::array::from_fn(|k| planes[k * count + n]);
-            repr.clear();
-            python_repr(f64::from_le_bytes(bytes), &mut repr);
-            out.extend_from_slice(repr.as_bytes());
+            python_repr(f64::from_le_bytes(bytes), &mut out);
             n += 1;
         }
     }
@@ -207,49 +229,102 @@ fn decode_btj1(rest: &[u8]) -> Result<Vec<u8>, String> {
 /// (`0.0001`, `1234.5`, `1e+16` is the first exponent form) and `d.ddde±XX` otherwise
 /// (`1e-05`, `1.5e+16`), with `.0` on whole numbers. Source: CPython `Python/pystrtod.c`,
 /// `format_float_short` with `repr`'s mode 0 (`decpt <= -4 || decpt > 16` chooses the
-/// exponent). Not finite: Rust's own text (`NaN`, `inf`), which never equals a JSON token, so
-/// such values are never taken out.
-pub fn python_repr(value: f64, out: &mut String) {
+/// exponent). Not finite: Rust's own text (`NaN`, `inf`), which never equals a number token,
+/// so such values are never taken out.
+///
+/// The shortest digits come from `ryu` (the formatter serde_json uses, so no new code in the
+/// build): the same digits as Python's, both being the shortest that round-trip and, among
+/// those, the closest. Writes bytes, allocates nothing: it runs for every number of a file.
+pub fn python_repr(value: f64, out: &mut Vec<u8>) {
     if !value.is_finite() {
-        let _ = write!(out, "{value}");
+        out.extend_from_slice(value.to_string().as_bytes());
         return;
     }
-    // Rust's `{:e}` prints the shortest round-tripping digits as `d.ddde±x` (`-0e0` for -0.0).
-    let mut sci = String::with_capacity(32);
-    let _ = write!(sci, "{value:e}");
-    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
-    let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
+    if value == 0.0 {
+        out.extend_from_slice(if value.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
+        return;
+    }
+    let mut ryu = ryu::Buffer::new();
+    let text = ryu.format_finite(value).as_bytes();
+    let (negative, body) = match text.strip_prefix(b"-") {
+        Some(body) => (true, body),
+        None => (false, text),
     };
-    if negative {
-        out.push('-');
-    }
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let n = digits.len() as i32;
-    // Python's decpt: the value is 0.DIGITS × 10^decpt.
-    let decpt = exp + 1;
-    if decpt <= -4 || decpt > 16 {
-        out.push_str(&digits[..1]);
-        if n > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+    let (mantissa, exp10) = match body.iter().position(|b| *b == b'e' || *b == b'E') {
+        Some(e) => (&body[..e], parse_exponent(&body[e + 1..])),
+        None => (body, 0),
+    };
+    // The mantissa's digits without its point; `decpt`: how many of them stand before the
+    // point once the exponent is applied (Python's `decpt`: value = 0.DIGITS × 10^decpt).
+    let mut digits = [0u8; 32];
+    let mut n = 0;
+    let mut point = None;
+    for &b in mantissa {
+        if b == b'.' {
+            point = Some(n);
+        } else if n < digits.len() {
+            digits[n] = b;
+            n += 1;
         }
-        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
-    } else if decpt <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-decpt) as usize));
-        out.push_str(&digits);
-    } else if decpt < n {
-        out.push_str(&digits[..decpt as usize]);
-        out.push('.');
-        out.push_str(&digits[decpt as usize..]);
-    } else {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (decpt - n) as usize));
-        out.push_str(".0");
     }
+    let mut decpt = point.unwrap_or(n) as i32 + exp10;
+    let mut first = 0;
+    while first + 1 < n && digits[first] == b'0' {
+        first += 1;
+        decpt -= 1;
+    }
+    while n > first + 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let digits = &digits[first..n];
+    let n = digits.len() as i32;
+    if negative {
+        out.push(b'-');
+    }
+    if decpt <= -4 || decpt > 16 {
+        out.push(digits[0]);
+        if n > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        let exp = decpt - 1;
+        out.push(b'e');
+        out.push(if exp < 0 { b'-' } else { b'+' });
+        let exp = exp.unsigned_abs();
+        if exp >= 100 {
+            out.push(b'0' + (exp / 100) as u8);
+        }
+        out.push(b'0' + (exp / 10 % 10) as u8);
+        out.push(b'0' + (exp % 10) as u8);
+    } else if decpt <= 0 {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', (-decpt) as usize));
+        out.extend_from_slice(digits);
+    } else if decpt < n {
+        out.extend_from_slice(&digits[..decpt as usize]);
+        out.push(b'.');
+        out.extend_from_slice(&digits[decpt as usize..]);
+    } else {
+        out.extend_from_slice(digits);
+        out.extend(std::iter::repeat_n(b'0', (decpt - n) as usize));
+        out.extend_from_slice(b".0");
+    }
+}
+
+/// The exponent of ryu's `e` notation (`-5`, `16`): ASCII digits with an optional sign.
+fn parse_exponent(text: &[u8]) -> i32 {
+    let (sign, digits) = match text.split_first() {
+        Some((b'-', rest)) => (-1, rest),
+        Some((b'+', rest)) => (1, rest),
+        _ => (1, text),
+    };
+    sign * digits
+        .iter()
+        .fold(0i32, |acc, d| acc * 10 + i32::from(d - b'0'))
 }
 
 #[cfg(test)]
@@ -257,9 +332,9 @@ mod tests {
     use super::*;
 
     fn repr(v: f64) -> String {
-        let mut s = String::new();
+        let mut s = Vec::new();
         python_repr(v, &mut s);
-        s
+        String::from_utf8(s).unwrap()
     }
 
     #[test]
@@ -283,6 +358,13 @@ mod tests {
             (2.8882675957866013, "2.8882675957866013"),
             (-42.5, "-42.5"),
             (123456789012345.6, "123456789012345.6"),
+            (1e22, "1e+22"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (2.2250738585072014e-308, "2.2250738585072014e-308"),
+            (0.3, "0.3"),
+            (100.0, "100.0"),
+            (1234567890123456.0, "1234567890123456.0"),
+            (12345678901234567.0, "1.2345678901234568e+16"),
         ] {
             assert_eq!(repr(v), python, "{v:e}");
         }
@@ -314,11 +396,11 @@ mod tests {
         for (file, sizes) in [
             (
                 &include_bytes!("../../../examples/history/baseline_completions_c4_isl512_osl128.json")[..],
-                (229_444, 85_670, 57_349),
+                (229_444, 85_670, 58_599),
             ),
             (
                 &include_bytes!("../../../testdata/sglang/llm-benchmaxxing-sglang-bench_serving-2026-03-output-details-server_info-gpt-oss-120b-h100.jsonl")[..],
-                (199_075, 71_795, 35_580),
+                (199_075, 71_795, 36_437),
             ),
         ] {
             let stored = round_trip(file);
