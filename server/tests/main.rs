@@ -42,6 +42,7 @@ mod server_binary;
 mod settings;
 mod sign_in;
 mod storage;
+mod stored_files;
 mod timeouts;
 mod token_migration;
 mod tokens;

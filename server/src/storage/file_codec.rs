@@ -92,19 +92,20 @@ fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
     if content.contains(&MARK) {
         return None;
     }
-    // Buffered: each number leaves two small writes, and every write reaching the encoder is
-    // a call into zstd (a tenth of a large upload's CPU unbuffered).
-    let mut skeleton = std::io::BufWriter::with_capacity(
-        1 << 16,
-        zstd::stream::Encoder::new(Vec::new(), ZSTD_LEVEL).expect("zstd encoder"),
-    );
+    // Made once the file has shown `MIN_NUMBERS` numbers to take out (most summary files never
+    // do, and a zstd context is not free); buffered, since each number leaves two small writes
+    // and every write reaching the encoder is a call into zstd (a tenth of a large upload's CPU
+    // unbuffered).
+    let mut skeleton: Option<std::io::BufWriter<zstd::stream::Encoder<'static, Vec<u8>>>> = None;
+    // The numbers' places until then: (start, end) in `content`.
+    let mut first_places: Vec<(usize, usize)> = Vec::with_capacity(MIN_NUMBERS);
     let mut numbers: Vec<f64> = Vec::new();
     let mut repr = Vec::with_capacity(32);
     // The bytes of the numbers taken out: when they are half the file, it is not compressed
     // whole too to compare (their text costs a text compressor 8–9 bytes a number, the double
     // at most 8).
     let mut taken_bytes = 0;
-    // Bytes since the last number taken out, written to the encoder in one piece.
+    // Where the bytes not yet written to the skeleton start.
     let mut copied_from = 0;
     let mut i = 0;
     while i < content.len() {
@@ -126,16 +127,36 @@ fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
                 python_repr(value, &mut repr);
                 if repr == text.as_bytes() {
                     taken_bytes += end - i;
-                    skeleton.write_all(&content[copied_from..i]).ok()?;
-                    skeleton.write_all(&[MARK]).ok()?;
                     numbers.push(value);
-                    copied_from = end;
+                    match skeleton.as_mut() {
+                        Some(w) => {
+                            w.write_all(&content[copied_from..i]).ok()?;
+                            w.write_all(&[MARK]).ok()?;
+                            copied_from = end;
+                        }
+                        None => {
+                            first_places.push((i, end));
+                            if first_places.len() == MIN_NUMBERS {
+                                let mut w = std::io::BufWriter::with_capacity(
+                                    1 << 16,
+                                    zstd::stream::Encoder::new(Vec::new(), ZSTD_LEVEL).ok()?,
+                                );
+                                for &(start, end) in &first_places {
+                                    w.write_all(&content[copied_from..start]).ok()?;
+                                    w.write_all(&[MARK]).ok()?;
+                                    copied_from = end;
+                                }
+                                skeleton = Some(w);
+                            }
+                        }
+                    }
                 }
             }
         }
         i = end;
     }
-    if numbers.len() < MIN_NUMBERS || u32::try_from(numbers.len()).is_err() {
+    let mut skeleton = skeleton?;
+    if u32::try_from(numbers.len()).is_err() {
         return None;
     }
     skeleton.write_all(&content[copied_from..]).ok()?;
