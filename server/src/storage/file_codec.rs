@@ -1,5 +1,7 @@
 //! The stored form of an uploaded file (`run_files.content_gz`): the file's bytes exactly as
-//! sent, compressed by whichever of two encodings is smaller for it.
+//! sent, compressed by whichever of two encodings is smaller for it (when the numbers `BTJ1`
+//! takes out are half the file's bytes or more, `BTJ1` without compressing the whole text to
+//! compare: such a number costs a text compressor 8–9 bytes, its double at most 8).
 //!
 //! - **zstd** (RFC 8878, magic `28 B5 2F FD`) of the whole file, at [`ZSTD_LEVEL`].
 //! - **`BTJ1`**, for files full of floating-point numbers written by Python (the per-request
@@ -15,7 +17,7 @@
 //! Why: a latency the tools take from `time.perf_counter()` is the difference of two readings
 //! of a clock that has run for days, so its double has only ~24 significant bits and its low
 //! mantissa bytes are zeros (28.5 trailing zero bits on average over the 6,008 chunk gaps of
-//! `samples/sglang/...gpt-oss-120b-h100.jsonl`), yet Python prints it with 16–17 decimal
+//! `testdata/sglang/...gpt-oss-120b-h100.jsonl`), yet Python prints it with 16–17 decimal
 //! digits, which a text compressor cannot tell from noise. Shuffled, those zero bytes are long
 //! runs. On real files, zstd level 5 of the text against `BTJ1` (pinned by the tests below):
 //! that SGLang file 71,795 against 36,437 bytes (−49 %); the mock-server `vllm bench serve
@@ -101,9 +103,7 @@ fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
     let mut first_places: Vec<(usize, usize)> = Vec::with_capacity(MIN_NUMBERS);
     let mut numbers: Vec<f64> = Vec::new();
     let mut repr = Vec::with_capacity(32);
-    // The bytes of the numbers taken out: when they are half the file, it is not compressed
-    // whole too to compare (their text costs a text compressor 8–9 bytes a number, the double
-    // at most 8).
+    // The bytes of the numbers taken out (module docs: half the file skips the comparison).
     let mut taken_bytes = 0;
     // Where the bytes not yet written to the skeleton start.
     let mut copied_from = 0;
