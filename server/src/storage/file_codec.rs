@@ -99,8 +99,8 @@ fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
     // and every write reaching the encoder is a call into zstd (a tenth of a large upload's CPU
     // unbuffered).
     let mut skeleton: Option<std::io::BufWriter<zstd::stream::Encoder<'static, Vec<u8>>>> = None;
-    // The numbers' places until then: (start, end) in `content`.
-    let mut first_places: Vec<(usize, usize)> = Vec::with_capacity(MIN_NUMBERS);
+    // The places, (start, end) in `content`, of numbers taken out and not yet written.
+    let mut pending: Vec<(usize, usize)> = Vec::with_capacity(MIN_NUMBERS);
     let mut numbers: Vec<f64> = Vec::new();
     let mut repr = Vec::with_capacity(32);
     // The bytes of the numbers taken out (module docs: half the file skips the comparison).
@@ -128,26 +128,19 @@ fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
                 if repr == text.as_bytes() {
                     taken_bytes += end - i;
                     numbers.push(value);
-                    match skeleton.as_mut() {
-                        Some(w) => {
-                            w.write_all(&content[copied_from..i]).ok()?;
+                    pending.push((i, end));
+                    if skeleton.is_some() || pending.len() == MIN_NUMBERS {
+                        let w = skeleton.get_or_insert_with(|| {
+                            std::io::BufWriter::with_capacity(
+                                1 << 16,
+                                zstd::stream::Encoder::new(Vec::new(), ZSTD_LEVEL)
+                                    .expect("zstd encoder"),
+                            )
+                        });
+                        for (start, end) in pending.drain(..) {
+                            w.write_all(&content[copied_from..start]).ok()?;
                             w.write_all(&[MARK]).ok()?;
                             copied_from = end;
-                        }
-                        None => {
-                            first_places.push((i, end));
-                            if first_places.len() == MIN_NUMBERS {
-                                let mut w = std::io::BufWriter::with_capacity(
-                                    1 << 16,
-                                    zstd::stream::Encoder::new(Vec::new(), ZSTD_LEVEL).ok()?,
-                                );
-                                for &(start, end) in &first_places {
-                                    w.write_all(&content[copied_from..start]).ok()?;
-                                    w.write_all(&[MARK]).ok()?;
-                                    copied_from = end;
-                                }
-                                skeleton = Some(w);
-                            }
                         }
                     }
                 }

@@ -116,22 +116,15 @@ pub fn encode(s: &RequestSamples) -> EncodedSamples {
     let mut data = MAGIC_V3.to_vec();
     data.extend(gzip(&head, &latencies, true));
     let itl = s.itl_ms.as_ref().map(|itl| {
-        let mut counts: Vec<u8> = itl
-            .iter()
-            .flat_map(|gaps| (gaps.len() as u32).to_le_bytes())
-            .collect();
         let gaps: Vec<f64> = itl.iter().flatten().copied().collect();
+        let (in_seconds, gaps) = match as_seconds(&gaps) {
+            Some(seconds) => (1, seconds),
+            None => (0, gaps),
+        };
         // The gaps' own seconds flag leads the blob: only readers of the gaps read it.
-        match as_seconds(&gaps) {
-            Some(in_seconds) => {
-                counts.insert(0, 1);
-                gzip(&counts, &in_seconds, true)
-            }
-            None => {
-                counts.insert(0, 0);
-                gzip(&counts, &gaps, true)
-            }
-        }
+        let mut head = vec![in_seconds];
+        head.extend(itl.iter().flat_map(|g| (g.len() as u32).to_le_bytes()));
+        gzip(&head, &gaps, true)
     });
     EncodedSamples { data, itl }
 }

@@ -7,6 +7,24 @@ use super::db::{self, DbRow};
 use super::store::{project_row, PROJECT_COLUMNS};
 use super::{Project, Scope, StorageError, Store};
 use chrono::{DateTime, SubsecRound, Utc};
+use std::sync::LazyLock;
+
+/// [`Store::token_and_project`]'s query, written once (it runs for every authenticated
+/// request): the project's columns under their own names (`project_row` reads them), the
+/// token's under `token_…`.
+static TOKEN_AND_PROJECT_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT t.id AS token_id, t.scope AS token_scope, t.expires_at AS token_expires_at, \
+         t.last_used_at AS token_last_used_at, t.label AS token_label, \
+         t.prefix AS token_prefix, {} \
+         FROM api_tokens t JOIN projects p ON p.id = t.project_id WHERE t.token_hash = $1",
+        PROJECT_COLUMNS
+            .split(", ")
+            .map(|c| format!("p.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+});
 
 /// How stale `last_used_at` may get before a use writes it again: reads do not write on every
 /// request, and a listing is still right to the minute.
@@ -144,20 +162,7 @@ impl Store {
         &self,
         token_hash: &str,
     ) -> Result<Option<(TokenGrant, Project)>, StorageError> {
-        // The project's columns under their own names (`project_row` reads them), the
-        // token's under `token_…`.
-        let sql = format!(
-            "SELECT t.id AS token_id, t.scope AS token_scope, t.expires_at AS token_expires_at, \
-             t.last_used_at AS token_last_used_at, t.label AS token_label, \
-             t.prefix AS token_prefix, {} \
-             FROM api_tokens t JOIN projects p ON p.id = t.project_id WHERE t.token_hash = $1",
-            PROJECT_COLUMNS
-                .split(", ")
-                .map(|c| format!("p.{c}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let row = db::query(&sql)
+        let row = db::query(TOKEN_AND_PROJECT_SQL.as_str())
             .bind(token_hash)
             .fetch_optional(&self.pool)
             .await?;
