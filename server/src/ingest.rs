@@ -70,7 +70,16 @@ pub fn prepare_with(
         .files
         .iter()
         .zip(&read.file_formats)
-        .map(|(file, format)| keep_file(&file.name, format, &file.content))
+        .enumerate()
+        .map(|(index, (file, format))| {
+            let references = file_codec::References::of_samples(
+                read.results
+                    .iter()
+                    .filter(|r| r.source.as_ref().is_some_and(|s| s.file == index))
+                    .filter_map(|r| r.samples.as_ref()),
+            );
+            keep_file(&file.name, format, &file.content, &references)
+        })
         .collect();
     let run = &doc.run;
     let branch = run
@@ -117,12 +126,18 @@ pub fn prepare_with(
 }
 
 /// The uploaded file as stored: zstd, or `BTJ1` when its Python-printed floats make that
-/// smaller ([`file_codec`]; [`crate::storage::Store::run_file`] reads every form).
-fn keep_file(name: &str, format: &str, content: &str) -> NewFile {
+/// smaller, or `BTJ2` when its results' samples (`references`) hold those floats already
+/// ([`file_codec`]; [`crate::storage::Store::run_file`] reads every form).
+fn keep_file(
+    name: &str,
+    format: &str,
+    content: &str,
+    references: &file_codec::References,
+) -> NewFile {
     NewFile {
         name: name.to_string(),
         format: format.to_string(),
-        content_gz: file_codec::encode(content.as_bytes()),
+        content_gz: file_codec::encode_referring(content.as_bytes(), references),
         size: content.len() as i64,
         sha256: benchtrail_core::sha256_hex(content.as_bytes()),
     }

@@ -1,5 +1,5 @@
 //! The stored form of an uploaded file (`run_files.content_gz`): the file's bytes exactly as
-//! sent, compressed by whichever of two encodings is smaller for it (when the numbers `BTJ1`
+//! sent, compressed by whichever of its encodings is smallest for it (when the numbers `BTJ1`
 //! takes out are half the file's bytes or more, `BTJ1` without compressing the whole text to
 //! compare: such a number costs a text compressor 8–9 bytes, its double at most 8).
 //!
@@ -13,6 +13,15 @@
 //!   length (`u32`), the skeleton as one zstd frame, then the numbers as one zstd frame
 //!   ([`NUMBERS_ZSTD_LEVEL`]),
 //!   byte-plane-shuffled (every number's first byte, then every second byte, ...).
+//! - **`BTJ2`**, `BTJ1` for a file whose results' per-request samples hold its numbers
+//!   already ([`References`], [`encode_referring`]): the numbers the samples hold are written
+//!   as positions in them, a few bytes per column, the rest as in `BTJ1`. Layout: magic
+//!   `BTJ2`, the number count (`u32`), the references' count (`u32`), the skeleton's length
+//!   (`u32`) and zstd frame, the ops' length (`u32`) and ops, then the numbers left (the
+//!   literals) as `BTJ1`'s numbers. Reading it takes the same references
+//!   ([`decode_referring`]): the samples of the results read from the file, which
+//!   `result_samples` keeps (nothing deletes them while the run exists), and the store checks
+//!   the file's SHA-256 on every read of one.
 //!
 //! Why: a latency the tools take from `time.perf_counter()` is the difference of two readings
 //! of a clock that has run for days, so its double has only ~24 significant bits and its low
@@ -24,11 +33,17 @@
 //! --save-detailed` file of `examples/history` (229 KB) 85,670 against 58,599 (−32 %; its
 //! generated texts stay text).
 //!
+//! Why `BTJ2`: the chunk gaps and latencies of a detailed file are most of its numbers, and
+//! the samples keep each of them already; stored twice they were 620 of the 847 bytes per
+//! stored value of issue 12's data set. Kept once, the files of the tests below shrink a
+//! further 57–62 %: the vLLM file 58,599 → 22,926 bytes, the SGLang file 36,437 → 15,743.
+//!
 //! Lossless by construction: a number is taken out only when formatting its parsed value gives
 //! back the same bytes, and a file that holds a `0x00` byte keeps the plain zstd form. Nothing
 //! depends on the file being JSON: a token is a maximal `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`
 //! with a fraction or an exponent, wherever it stands.
 
+pub use super::file_references::References;
 use std::io::Write as _;
 
 /// The zstd level of both encodings.
@@ -47,6 +62,7 @@ pub const ZSTD_LEVEL: i32 = 5;
 const NUMBERS_ZSTD_LEVEL: i32 = 1;
 
 const BTJ1: &[u8; 4] = b"BTJ1";
+const BTJ2: &[u8; 4] = b"BTJ2";
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
 /// Stands in the skeleton for a number taken out.
@@ -56,26 +72,77 @@ const MIN_NUMBERS: usize = 64;
 
 /// `content` in its smaller stored form (module docs).
 pub fn encode(content: &[u8]) -> Vec<u8> {
+    encode_referring(content, &References::default())
+}
+
+/// `content` in its smallest stored form, `BTJ2` among them when `references` (its results'
+/// samples) hold numbers of the file: then [`decode_referring`] needs the same references.
+pub fn encode_referring(content: &[u8], references: &References) -> Vec<u8> {
     let plain = || zstd::bulk::compress(content, ZSTD_LEVEL).expect("compressing to memory");
-    match encode_btj1(content) {
-        Some((btj1, taken_bytes)) if taken_bytes * 2 >= content.len() => btj1,
-        Some((btj1, _)) => {
-            let plain = plain();
-            if btj1.len() < plain.len() {
-                btj1
-            } else {
-                plain
-            }
+    let Some(taken) = take_numbers(content) else {
+        return plain();
+    };
+    let Some(mut best) = taken.btj1() else {
+        return plain();
+    };
+    if !references.is_empty() {
+        if let Some(btj2) = taken.btj2(references).filter(|b| b.len() < best.len()) {
+            best = btj2;
         }
-        None => plain(),
+    }
+    if taken.bytes * 2 >= content.len() {
+        return best;
+    }
+    let plain = plain();
+    if best.len() < plain.len() {
+        best
+    } else {
+        plain
     }
 }
 
+/// Whether a stored file is `BTJ2`, which [`decode_referring`] reads only with its
+/// references.
+pub fn needs_references(stored: &[u8]) -> bool {
+    stored.starts_with(BTJ2)
+}
+
 /// The file's bytes from what [`encode`] stored, or from the gzip of rows written before
-/// session 32. Errors: a description of what is corrupt.
+/// session 32. Errors: a description of what is corrupt; a `BTJ2` row ([`needs_references`])
+/// is one without its references.
 pub fn decode(stored: &[u8]) -> Result<Vec<u8>, String> {
+    decode_referring(stored, &References::default())
+}
+
+/// The file's bytes from what [`encode_referring`] stored with `references`, or from any
+/// form [`decode`] reads.
+///
+/// # Errors
+/// A description of what is corrupt, or of references other than those it was written with
+/// (another count).
+pub fn decode_referring(stored: &[u8], references: &References) -> Result<Vec<u8>, String> {
     if let Some(rest) = stored.strip_prefix(BTJ1) {
-        decode_btj1(rest)
+        let mut header = Header::new(rest, "BTJ1");
+        let count = header.word()?;
+        let skeleton = header.zstd_part("skeleton")?;
+        let numbers = header.numbers(count)?;
+        splice(&skeleton, &numbers, "BTJ1")
+    } else if let Some(rest) = stored.strip_prefix(BTJ2) {
+        let mut header = Header::new(rest, "BTJ2");
+        let count = header.word()?;
+        let refs_len = header.word()?;
+        if refs_len != references.len() {
+            return Err(format!(
+                "BTJ2: written with {refs_len} references, read with {}",
+                references.len()
+            ));
+        }
+        let skeleton = header.zstd_part("skeleton")?;
+        let ops_len = header.word()?;
+        let ops = header.raw_part(ops_len, "ops")?.to_vec();
+        let literals = header.numbers_rest()?;
+        let numbers = references.join(&ops, &literals, count)?;
+        splice(&skeleton, &numbers, "BTJ2")
     } else if stored.starts_with(&ZSTD_MAGIC) {
         zstd::stream::decode_all(stored).map_err(|e| format!("not zstd: {e}"))
     } else if stored.starts_with(&GZIP_MAGIC) {
@@ -84,13 +151,58 @@ pub fn decode(stored: &[u8]) -> Result<Vec<u8>, String> {
             .map_err(|e| format!("not gzip: {e}"))?;
         Ok(out)
     } else {
-        Err("neither BTJ1, zstd nor gzip".into())
+        Err("neither BTJ1, BTJ2, zstd nor gzip".into())
     }
 }
 
-/// The `BTJ1` form and the bytes of the numbers taken out, or `None` when the file has a
-/// `0x00` byte or too few numbers to gain.
-fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
+/// A file split into its skeleton and the numbers taken out of it.
+struct Taken {
+    /// The skeleton, one zstd frame.
+    skeleton: Vec<u8>,
+    numbers: Vec<f64>,
+    /// The bytes of the numbers' text (module docs: half the file skips the comparison).
+    bytes: usize,
+}
+
+impl Taken {
+    fn btj1(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.skeleton.len() + self.numbers.len() * 4);
+        out.extend_from_slice(BTJ1);
+        out.extend_from_slice(&u32::try_from(self.numbers.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(&u32::try_from(self.skeleton.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(&self.skeleton);
+        numbers_frame(out, &self.numbers)
+    }
+
+    fn btj2(&self, references: &References) -> Option<Vec<u8>> {
+        let (ops, literals) = references.split(&self.numbers);
+        let mut out = Vec::with_capacity(self.skeleton.len() + ops.len() + literals.len() * 4);
+        out.extend_from_slice(BTJ2);
+        out.extend_from_slice(&u32::try_from(self.numbers.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(&u32::try_from(references.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(&u32::try_from(self.skeleton.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(&self.skeleton);
+        out.extend_from_slice(&u32::try_from(ops.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(&ops);
+        numbers_frame(out, &literals)
+    }
+}
+
+/// `out` followed by `numbers` as one zstd frame, byte-plane-shuffled.
+fn numbers_frame(out: Vec<u8>, numbers: &[f64]) -> Option<Vec<u8>> {
+    let mut frame = zstd::stream::Encoder::new(out, NUMBERS_ZSTD_LEVEL).expect("zstd encoder");
+    let mut plane = Vec::with_capacity(numbers.len());
+    for byte in 0..8 {
+        plane.clear();
+        plane.extend(numbers.iter().map(|v| v.to_le_bytes()[byte]));
+        frame.write_all(&plane).ok()?;
+    }
+    frame.finish().ok()
+}
+
+/// The skeleton and numbers of `content`, or `None` when the file has a `0x00` byte or too
+/// few numbers to gain.
+fn take_numbers(content: &[u8]) -> Option<Taken> {
     if content.contains(&MARK) {
         return None;
     }
@@ -103,7 +215,6 @@ fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
     let mut pending: Vec<(usize, usize)> = Vec::with_capacity(MIN_NUMBERS);
     let mut numbers: Vec<f64> = Vec::new();
     let mut repr = Vec::with_capacity(32);
-    // The bytes of the numbers taken out (module docs: half the file skips the comparison).
     let mut taken_bytes = 0;
     // Where the bytes not yet written to the skeleton start.
     let mut copied_from = 0;
@@ -149,24 +260,12 @@ fn encode_btj1(content: &[u8]) -> Option<(Vec<u8>, usize)> {
         i = end;
     }
     let mut skeleton = skeleton?;
-    if u32::try_from(numbers.len()).is_err() {
-        return None;
-    }
     skeleton.write_all(&content[copied_from..]).ok()?;
-    let skeleton = skeleton.into_inner().ok()?.finish().ok()?;
-    let mut out = Vec::with_capacity(skeleton.len() + numbers.len() * 4);
-    out.extend_from_slice(BTJ1);
-    out.extend_from_slice(&(numbers.len() as u32).to_le_bytes());
-    out.extend_from_slice(&u32::try_from(skeleton.len()).ok()?.to_le_bytes());
-    out.extend_from_slice(&skeleton);
-    let mut frame = zstd::stream::Encoder::new(out, NUMBERS_ZSTD_LEVEL).expect("zstd encoder");
-    let mut plane = Vec::with_capacity(numbers.len());
-    for byte in 0..8 {
-        plane.clear();
-        plane.extend(numbers.iter().map(|v| v.to_le_bytes()[byte]));
-        frame.write_all(&plane).ok()?;
-    }
-    Some((frame.finish().ok()?, taken_bytes))
+    Some(Taken {
+        skeleton: skeleton.into_inner().ok()?.finish().ok()?,
+        numbers,
+        bytes: taken_bytes,
+    })
 }
 
 /// The end of the number token starting at `start` (a digit or `-`) and whether it has a
@@ -200,40 +299,85 @@ fn number_token(s: &[u8], start: usize) -> (usize, bool) {
     (i, is_float)
 }
 
-fn decode_btj1(rest: &[u8]) -> Result<Vec<u8>, String> {
-    let word = |at: usize| -> Result<usize, String> {
-        let bytes = rest.get(at..at + 4).ok_or("BTJ1: header cut short")?;
+/// Reads the parts of a `BTJ1`/`BTJ2` row after its magic, in order.
+struct Header<'a> {
+    rest: &'a [u8],
+    at: usize,
+    form: &'static str,
+}
+
+impl<'a> Header<'a> {
+    fn new(rest: &'a [u8], form: &'static str) -> Self {
+        Header { rest, at: 0, form }
+    }
+
+    fn word(&mut self) -> Result<usize, String> {
+        let bytes = self.raw_part(4, "header")?;
         Ok(u32::from_le_bytes(bytes.try_into().expect("4 bytes")) as usize)
-    };
-    let count = word(0)?;
-    let skeleton_len = word(4)?;
-    let skeleton_end = 8usize
-        .checked_add(skeleton_len)
-        .filter(|&e| e <= rest.len())
-        .ok_or("BTJ1: skeleton cut short")?;
-    let skeleton = zstd::stream::decode_all(&rest[8..skeleton_end])
-        .map_err(|e| format!("BTJ1 skeleton: not zstd: {e}"))?;
-    let planes = zstd::stream::decode_all(&rest[skeleton_end..])
-        .map_err(|e| format!("BTJ1 numbers: not zstd: {e}"))?;
-    if planes.len() != count * 8 {
+    }
+
+    fn raw_part(&mut self, len: usize, what: &str) -> Result<&'a [u8], String> {
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|&e| e <= self.rest.len())
+            .ok_or_else(|| format!("{}: {what} cut short", self.form))?;
+        let part = &self.rest[self.at..end];
+        self.at = end;
+        Ok(part)
+    }
+
+    /// A length word and that many bytes of one zstd frame, decompressed.
+    fn zstd_part(&mut self, what: &str) -> Result<Vec<u8>, String> {
+        let len = self.word()?;
+        let part = self.raw_part(len, what)?;
+        zstd::stream::decode_all(part).map_err(|e| format!("{} {what}: not zstd: {e}", self.form))
+    }
+
+    /// The rest: `count` numbers as [`numbers_frame`] wrote them.
+    fn numbers(&mut self, count: usize) -> Result<Vec<f64>, String> {
+        let numbers = self.numbers_rest()?;
+        if numbers.len() != count {
+            return Err(format!(
+                "{}: {} numbers stored for {count}",
+                self.form,
+                numbers.len()
+            ));
+        }
+        Ok(numbers)
+    }
+
+    /// The rest: the numbers [`numbers_frame`] wrote, however many.
+    fn numbers_rest(&mut self) -> Result<Vec<f64>, String> {
+        let planes = zstd::stream::decode_all(&self.rest[self.at..])
+            .map_err(|e| format!("{} numbers: not zstd: {e}", self.form))?;
+        self.at = self.rest.len();
+        if planes.len() % 8 != 0 {
+            return Err(format!("{}: {} bytes of numbers", self.form, planes.len()));
+        }
+        let count = planes.len() / 8;
+        Ok((0..count)
+            .map(|n| f64::from_le_bytes(std::array::from_fn(|k| planes[k * count + n])))
+            .collect())
+    }
+}
+
+/// The skeleton with each mark replaced by the next number as Python prints it.
+fn splice(skeleton: &[u8], numbers: &[f64], form: &str) -> Result<Vec<u8>, String> {
+    let marks = skeleton.iter().filter(|&&b| b == MARK).count();
+    if marks != numbers.len() {
         return Err(format!(
-            "BTJ1: {} bytes of numbers for {count} numbers",
-            planes.len()
+            "{form}: {marks} places for {} numbers",
+            numbers.len()
         ));
     }
-    let marks = skeleton.iter().filter(|&&b| b == MARK).count();
-    if marks != count {
-        return Err(format!("BTJ1: {marks} places for {count} numbers"));
-    }
-    let mut out = Vec::with_capacity(skeleton.len() + count * 20);
-    let mut n = 0;
-    for piece in skeleton.split(|&b| b == MARK) {
-        out.extend_from_slice(piece);
-        if n < count {
-            let bytes: [u8; 8] = std::array::from_fn(|k| planes[k * count + n]);
-            python_repr(f64::from_le_bytes(bytes), &mut out);
-            n += 1;
+    let mut out = Vec::with_capacity(skeleton.len() + numbers.len() * 20);
+    let mut numbers = numbers.iter();
+    for (k, piece) in skeleton.split(|&b| b == MARK).enumerate() {
+        if k > 0 {
+            python_repr(*numbers.next().expect("counted"), &mut out);
         }
+        out.extend_from_slice(piece);
     }
     Ok(out)
 }
@@ -422,6 +566,85 @@ mod tests {
             let plain = zstd::bulk::compress(file, ZSTD_LEVEL).unwrap();
             assert_eq!((file.len(), plain.len(), stored.len()), sizes);
         }
+    }
+
+    /// The samples the adapter reads from `file` (one result), and the references they make.
+    fn references_of(name: &str, file: &[u8]) -> References {
+        let text = std::str::from_utf8(file).unwrap();
+        let mut read =
+            benchtrail_core::adapters::read_files(&[benchtrail_core::adapters::FileSpec {
+                name,
+                format: None,
+                text,
+            }])
+            .unwrap();
+        let samples = read.remove(0).results.remove(0).samples.unwrap();
+        References::of_samples([&samples])
+    }
+
+    #[test]
+    fn a_detailed_file_refers_to_its_samples_and_reads_back_exactly_with_them() {
+        // (file, BTJ1, BTJ2): the TTFTs, chunk gaps and latencies are kept once, by the
+        // samples; the file keeps the rest (start and queue times, texts, lengths).
+        for (name, file, sizes) in [
+            (
+                "baseline_completions_c4_isl512_osl128.json",
+                &include_bytes!("../../../examples/history/baseline_completions_c4_isl512_osl128.json")[..],
+                (58_599, 22_926),
+            ),
+            (
+                "gpt-oss-120b-h100.jsonl",
+                &include_bytes!("../../../testdata/sglang/llm-benchmaxxing-sglang-bench_serving-2026-03-output-details-server_info-gpt-oss-120b-h100.jsonl")[..],
+                (36_437, 15_743),
+            ),
+        ] {
+            let references = references_of(name, file);
+            let stored = encode_referring(file, &references);
+            assert!(stored.starts_with(BTJ2), "{name}");
+            assert!(needs_references(&stored));
+            assert_eq!(decode_referring(&stored, &references).unwrap(), file, "{name}");
+            assert_eq!((encode(file).len(), stored.len()), sizes, "{name}");
+            // Without its references, or with others, it is an error, never other bytes.
+            assert!(decode(&stored).is_err());
+            let other = References::of_samples([&benchtrail_core::samples::RequestSamples {
+                success: vec![true],
+                ttft_ms: Some(vec![Some(1.0)]),
+                ..Default::default()
+            }]);
+            assert!(decode_referring(&stored, &other).is_err());
+        }
+    }
+
+    #[test]
+    fn numbers_the_samples_do_not_hold_stay_literals() {
+        // A file of three arrays: the samples' TTFTs (in seconds, as the tool writes them)
+        // with one of them printed by another tool's rounding, and numbers of no sample.
+        let ttft_s: Vec<f64> = (0..100)
+            .map(|i| (3.0e6 + 0.05 + i as f64 * 1e-3) - 3.0e6)
+            .collect();
+        let samples = benchtrail_core::samples::RequestSamples {
+            success: vec![true; 100],
+            ttft_ms: Some(ttft_s.iter().map(|s| Some(s * 1000.0)).collect()),
+            ..Default::default()
+        };
+        let references = References::of_samples([&samples]);
+        let mut text = String::from("{\"ttfts\": [");
+        for (i, s) in ttft_s.iter().enumerate() {
+            text += &if i == 40 { "0.5".to_string() } else { repr(*s) };
+            text += ", ";
+        }
+        text += "0.25], \"other\": [";
+        for i in 0..100 {
+            text += &repr(1.0 / (i as f64 + 3.0));
+            text += ", ";
+        }
+        text += "0.125]}";
+        let stored = encode_referring(text.as_bytes(), &references);
+        assert!(stored.starts_with(BTJ2));
+        assert_eq!(
+            decode_referring(&stored, &references).unwrap(),
+            text.as_bytes()
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod dashboard;
 mod db;
 mod detection;
 pub mod file_codec;
+mod file_references;
 mod jobs;
 mod model;
 mod pr_comments;

@@ -446,7 +446,48 @@ impl Store {
         .await?;
         let Some(row) = row else { return Ok(None) };
         let content_gz: Vec<u8> = row.try_get("content_gz")?;
-        Ok(Some((file_info(&row)?, stored_file(&content_gz)?)))
+        let info = file_info(&row)?;
+        if !file_codec::needs_references(&content_gz) {
+            return Ok(Some((info, stored_file(&content_gz)?)));
+        }
+        let references = self.file_references(&run_id.to_string(), index).await?;
+        let content = file_codec::decode_referring(&content_gz, &references)
+            .map_err(|e| StorageError::Corrupt(format!("content_gz: {e}")))?;
+        // The references are other rows: a file that does not read back as it was sent is
+        // an error, never a download with other numbers in it.
+        if benchtrail_core::sha256_hex(&content) != info.sha256 {
+            return Err(StorageError::Corrupt(format!(
+                "file {index} of run {run_id} does not read back with its SHA-256"
+            )));
+        }
+        Ok(Some((info, content)))
+    }
+
+    /// What file `index` of a run was stored referring to ([`file_codec::References`]): the
+    /// samples of the run's results read from that file, in result order.
+    async fn file_references(
+        &self,
+        run_id: &str,
+        index: i64,
+    ) -> Result<file_codec::References, StorageError> {
+        let rows = db::query(&format!(
+            "SELECT r.source_json, {} FROM results r JOIN result_samples rs ON rs.result_id = r.id \
+             WHERE r.run_id = $1 ORDER BY r.idx",
+            samples_sql(SampleColumns::All)
+        ))
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut samples = Vec::with_capacity(rows.len());
+        for row in rows {
+            let source: String = row.try_get("source_json")?;
+            let source: Option<benchtrail_core::result::Source> =
+                parse_json("source_json", &source)?;
+            if source.is_some_and(|s| i64::try_from(s.file) == Ok(index)) {
+                samples.push(samples_of_row(&row, SampleColumns::All)?);
+            }
+        }
+        Ok(file_codec::References::of_samples(&samples))
     }
 
     /// A configuration by fingerprint.
