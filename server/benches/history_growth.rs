@@ -46,7 +46,7 @@ use benchtrail_server::storage::Store;
 use clap::Parser;
 use serde_json::{json, Value};
 use std::time::Duration;
-use support::{create_postgres, drain, drop_postgres, Bench};
+use support::{create_postgres, drop_postgres, Bench};
 
 #[derive(Parser, Debug, Clone)]
 #[command(about = "Upload + analysis latency of benchtrail as a project's history grows")]
@@ -110,6 +110,12 @@ struct Args {
     /// summaries alone. Issue 12's data set: 200.
     #[arg(long, default_value_t = 0)]
     samples_last: usize,
+    /// Run the server as its own process (the release `benchtrail-server` binary, or the one
+    /// `BENCHTRAIL_BENCH_SERVER` names; its log in the system's temporary directory), so the
+    /// resident memory printed is the server's alone, not shared with the generator and the
+    /// client. Without it the server runs inside this process.
+    #[arg(long)]
+    server_process: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -190,13 +196,29 @@ fn stored_values(args: &Args) -> f64 {
     (args.commits * 18 * 34) as f64 * args.configurations as f64
 }
 
-/// Resident memory of this process, MiB (Linux `/proc/self/statm`; 0 elsewhere).
-fn rss_mib() -> f64 {
-    let pages = std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .unwrap_or(0.0);
-    pages * 4096.0 / (1024.0 * 1024.0)
+/// Resident memory of the server's process, MiB (this process's when the server runs in it).
+fn rss_mib(bench: &Bench) -> f64 {
+    bench.rss_mib().0
+}
+
+/// Waits until the server's process is idle (the analyses and the change-point scan done), at
+/// most `limit`: the wait and the server's CPU seconds meanwhile.
+async fn drain(bench: &Bench, limit: Duration) -> (f64, f64) {
+    let cpu = bench.cpu_seconds();
+    let wait = bench.wait_idle(limit).await;
+    (wait, bench.cpu_seconds() - cpu)
+}
+
+/// The server of `database_url`, in this process or (`--server-process`) its own.
+async fn server(args: &Args, database_url: &str) -> Bench {
+    if args.server_process {
+        let log =
+            std::env::temp_dir().join(format!("history-growth-server-{}.log", std::process::id()));
+        println!("server: its own process, log {}", log.display());
+        Bench::spawn_binary(database_url, &log)
+    } else {
+        Bench::start(Store::connect(database_url).await.unwrap()).await
+    }
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -238,7 +260,7 @@ async fn grow(bench: &Bench, args: &Args, database: &str, postgres: Option<&str>
             let body = upload(&spec, i, config, detailed(args, i));
             if args.quiet && (until_checkpoint < args.window || args.commits - 1 - i < args.window)
             {
-                drain(Duration::from_secs(120)).await;
+                drain(bench, Duration::from_secs(120)).await;
             }
             let (status, receipt, ms) = bench
                 .send(reqwest::Method::POST, path, &token, Some(body))
@@ -263,19 +285,32 @@ async fn grow(bench: &Bench, args: &Args, database: &str, postgres: Option<&str>
                 "{database}: {n:>7} | {p50:>6.0} | {:>6.0} | {:>11.2} | {pending:>16} | {:>7.0}",
                 percentile(&last, 95.0),
                 p50 / first,
-                rss_mib()
+                rss_mib(bench)
             );
             if let Some(url) = postgres {
                 analyze_postgres(url).await;
             }
         }
     }
-    let (wait, cpu) = drain(Duration::from_secs(600)).await;
-    let idle = rss_mib();
-    // The server returns freed memory once no analysis finished for 2 s (server/src/memory.rs):
-    // at rest is what an idle server holds, so look again after that.
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    println!("{database}: idle {wait:.1} s after the last upload ({cpu:.1} CPU s meanwhile); RSS when idle {idle:.0} MiB, 5 s later (at rest) {:.0} MiB", rss_mib());
+    let (wait, cpu) = drain(bench, Duration::from_secs(600)).await;
+    let idle = rss_mib(bench);
+    // The server returns freed memory once no analysis finished for 2 s (server/src/memory.rs),
+    // and the change-point scan the last uploads asked for starts a few seconds after them: at
+    // rest is after 5 s in which the server did nothing.
+    let rest_from = std::time::Instant::now();
+    loop {
+        let cpu = bench.cpu_seconds();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        if bench.cpu_seconds() - cpu < 0.05 || rest_from.elapsed() > Duration::from_secs(600) {
+            break;
+        }
+    }
+    println!(
+        "{database}: idle {wait:.1} s after the last upload ({cpu:.1} CPU s meanwhile); RSS when \
+         idle {idle:.0} MiB, at rest (5 s without work, {:.0} s later) {:.0} MiB",
+        rest_from.elapsed().as_secs_f64(),
+        rss_mib(bench)
+    );
     last_run
 }
 
@@ -290,7 +325,7 @@ async fn continue_history(bench: &Bench, args: &Args, database: &str) {
     let mut ms = vec![Vec::with_capacity(args.uploads); args.configurations as usize];
     for i in args.commits..args.commits + args.uploads {
         for (config, times) in ms.iter_mut().enumerate() {
-            drain(Duration::from_secs(120)).await;
+            drain(bench, Duration::from_secs(120)).await;
             let (status, receipt, took) = bench
                 .send(
                     reqwest::Method::POST,
@@ -304,7 +339,7 @@ async fn continue_history(bench: &Bench, args: &Args, database: &str) {
         }
     }
     // The reads that follow meet an idle server, as after loading.
-    drain(Duration::from_secs(120)).await;
+    drain(bench, Duration::from_secs(120)).await;
     let mut all: Vec<f64> = ms.concat();
     all.sort_by(f64::total_cmp);
     let mut line = format!(
@@ -470,8 +505,7 @@ async fn main() {
         args.commits, args.configurations, args.samples_last, args.seed
     );
     if let Some(url) = &args.reads_of {
-        let store = Store::connect(url).await.unwrap();
-        let bench = Bench::start(store).await;
+        let bench = server(&args, url).await;
         let runs = bench
             .admin(
                 reqwest::Method::GET,
@@ -502,12 +536,9 @@ async fn main() {
             .keep_sqlite
             .clone()
             .unwrap_or_else(|| dir.path().join("growth.db"));
-        let store = Store::connect(&format!("sqlite://{}", file.display()))
-            .await
-            .unwrap();
-        let bench = Bench::start(store).await;
-        let run = grow(&bench, &args, "sqlite", None).await;
         let url = format!("sqlite://{}", file.display());
+        let bench = server(&args, &url).await;
+        let run = grow(&bench, &args, "sqlite", None).await;
         if args.reads > 0 {
             read_pages(&bench, &url, &run, &args, "sqlite").await;
         }
@@ -530,8 +561,7 @@ async fn main() {
     if let Some(admin) = &args.database_url {
         let (url, name) = create_postgres(admin).await;
         {
-            let store = Store::connect(&url).await.unwrap();
-            let bench = Bench::start(store).await;
+            let bench = server(&args, &url).await;
             let run = grow(&bench, &args, "postgres", Some(&url)).await;
             if args.reads > 0 {
                 read_pages(&bench, &url, &run, &args, "postgres").await;

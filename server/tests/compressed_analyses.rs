@@ -1,5 +1,6 @@
-//! Run analyses are stored gzip-compressed (migration 0013, issue 12's disk target), and rows
-//! written before it, as plain JSON, still read the same. On SQLite, and on Postgres when
+//! Run analyses are stored compressed (migration 0013, issue 12's disk target; zstd since
+//! session 41, gzip before), and rows written before, as gzip or plain JSON, still read the
+//! same. On SQLite, and on Postgres when
 //! `BENCHTRAIL_TEST_DATABASE_URL` is set.
 
 use crate::common;
@@ -9,7 +10,7 @@ use common::migrations::{apply_migrations_before, execute_all, on_empty_database
 use common::server::{upload_doc, TestServer};
 use serde_json::json;
 use sqlx::Row;
-use std::io::Read;
+use std::io::Write;
 
 const RUN_FILES: [&str; 2] = [
     "examples/history/baseline_completions_c1_isl512_osl128.json",
@@ -29,12 +30,16 @@ async fn stored_row(url: &str, run: &str) -> (Option<String>, Option<Vec<u8>>) {
     stored
 }
 
-fn gunzip(gz: &[u8]) -> String {
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(gz)
-        .read_to_string(&mut text)
-        .unwrap();
-    text
+/// The text of a stored analysis, which must be zstd (RFC 8878 magic).
+fn unzstd(stored: &[u8]) -> String {
+    assert!(stored.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]), "not zstd");
+    String::from_utf8(zstd::stream::decode_all(stored).unwrap()).unwrap()
+}
+
+fn gzip(text: &str) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(3));
+    gz.write_all(text.as_bytes()).unwrap();
+    gz.finish().unwrap()
 }
 
 #[tokio::test]
@@ -68,19 +73,30 @@ async fn an_analysis_is_stored_compressed_and_one_stored_as_json_before_reads_th
         let (json_text, gz) = stored_row(&db.url, &run).await;
         assert_eq!(json_text, None, "{}: new rows hold no plain JSON", db.name);
         let gz = gz.unwrap_or_else(|| panic!("{}: no analysis_gz", db.name));
-        let text = gunzip(&gz);
+        let text = unzstd(&gz);
         let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(stored["run_id"], run.as_str(), "{}", db.name);
         assert!(
             gz.len() * 5 < text.len(),
-            "{}: {} B of gzip for {} B of JSON",
+            "{}: {} B of zstd for {} B of JSON",
             db.name,
             gz.len(),
             text.len()
         );
 
-        // The row as a server before migration 0013 wrote it: plain JSON, no gzip.
+        // The row as a server before session 41 wrote it: gzip.
         let pool = sqlx::AnyPool::connect(&db.url).await.unwrap();
+        sqlx::query("UPDATE run_analyses SET analysis_gz = $1 WHERE run_id = $2")
+            .bind(gzip(&text))
+            .bind(&run)
+            .execute(&pool)
+            .await
+            .unwrap();
+        let (status, again) = server.get(&path).await;
+        assert_eq!(status, 200, "{}: {again}", db.name);
+        assert_eq!(again, analysis, "{}: a gzip row", db.name);
+
+        // The row as a server before migration 0013 wrote it: plain JSON, no gzip.
         sqlx::query(
             "UPDATE run_analyses SET analysis_json = $1, analysis_gz = NULL WHERE run_id = $2",
         )
@@ -108,7 +124,7 @@ async fn an_analysis_is_stored_compressed_and_one_stored_as_json_before_reads_th
             .unwrap();
         let (json_text, gz) = stored_row(&db.url, &run).await;
         assert_eq!(json_text, None, "{}: the plain JSON is replaced", db.name);
-        assert_eq!(gunzip(&gz.unwrap()), text, "{}", db.name);
+        assert_eq!(unzstd(&gz.unwrap()), text, "{}", db.name);
 
         drop(server);
         db.cleanup().await;

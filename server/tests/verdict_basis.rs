@@ -13,7 +13,6 @@ use common::goodput::{vllm_doc, GOODPUT_HISTORY};
 use common::server::TestServer;
 use serde_json::json;
 use sqlx::Row;
-use std::io::Read;
 
 /// The stored basis of `run`'s analysis, decoded; `None` when the column is NULL.
 async fn stored_basis(url: &str, run: &str) -> Option<VerdictBasis> {
@@ -25,12 +24,10 @@ async fn stored_basis(url: &str, run: &str) -> Option<VerdictBasis> {
         .unwrap();
     pool.close().await;
     let gz: Option<Vec<u8>> = row.get(0);
-    gz.map(|gz| {
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(&gz[..])
-            .read_to_string(&mut text)
-            .unwrap();
-        serde_json::from_str(&text).unwrap()
+    // zstd since session 41 (RFC 8878 magic).
+    gz.map(|stored| {
+        assert!(stored.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]), "not zstd");
+        serde_json::from_slice(&zstd::stream::decode_all(&stored[..]).unwrap()).unwrap()
     })
 }
 

@@ -124,12 +124,17 @@ pub(super) fn stored_file(stored: &[u8]) -> Result<Vec<u8>, StorageError> {
     super::file_codec::decode(stored).map_err(|e| StorageError::Corrupt(format!("content_gz: {e}")))
 }
 
-/// Decompresses the gzip stored in `column`.
-pub(super) fn gunzip_column(column: &str, gz: &[u8]) -> Result<Vec<u8>, StorageError> {
+/// Decompresses stored JSON in `column`: zstd as [`compress_json`] writes it (RFC 8878 magic
+/// `28 B5 2F FD`), or gzip as rows written before session 41 hold it.
+pub(super) fn decompress_column(column: &str, stored: &[u8]) -> Result<Vec<u8>, StorageError> {
+    if stored.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        return zstd::stream::decode_all(stored)
+            .map_err(|e| StorageError::Corrupt(format!("{column}: not zstd: {e}")));
+    }
     let mut out = Vec::new();
-    flate2::read::GzDecoder::new(gz)
+    flate2::read::GzDecoder::new(stored)
         .read_to_end(&mut out)
-        .map_err(|e| StorageError::Corrupt(format!("{column}: not gzip: {e}")))?;
+        .map_err(|e| StorageError::Corrupt(format!("{column}: neither zstd nor gzip: {e}")))?;
     Ok(out)
 }
 
@@ -156,18 +161,15 @@ pub(super) fn samples_of_row(
         .map_err(|e| StorageError::Corrupt(format!("result_samples: {e}")))
 }
 
-/// Compresses stored JSON (a run analysis) with gzip at level 3. Analyses repeat their keys,
-/// baseline commits and settings on every series; measured on a 539 KB analysis of an 18-cell
-/// run: level 1 gives 89 KB in 1.3 ms, level 3 67 KB in 3.2 ms, level 6 63 KB in 6.2 ms (the
-/// upload that writes one waits for it).
-pub(super) fn gzip_json(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut gz = flate2::write::GzEncoder::new(
-        Vec::with_capacity(bytes.len() / 8),
-        flate2::Compression::new(3),
-    );
-    gz.write_all(bytes).expect("writing to memory cannot fail");
-    gz.finish().expect("writing to memory cannot fail")
+/// Compresses stored JSON (a run analysis, its verdict basis) with zstd at level 1. Analyses
+/// repeat their keys, baseline commits and settings on every series. Measured on an 814 KB
+/// analysis of an 18-cell run of issue 12's data set (zstd command line, one core): zstd
+/// level 1 stores it in 65.5 KB at ≈ 1,350 MB/s (0.6 ms), levels 3–9 in 65.5–71.9 KB, slower;
+/// gzip (zlib) level 3, written before session 41, in 112.5 KB in 3.0 ms and level 6 in
+/// 94.7 KB in 6.3 ms. Over the 1,800-commit data set's analyses: 132 → about 85 bytes per
+/// stored value (BENCHMARKS.md "Session 41").
+pub(super) fn compress_json(bytes: &[u8]) -> Vec<u8> {
+    zstd::bulk::compress(bytes, 1).expect("compressing to memory")
 }
 
 /// The order of [`super::StoredResult::metrics`]: vocabulary position (names outside the
@@ -212,12 +214,25 @@ mod tests {
     fn compressed_json_round_trips_and_a_damaged_one_names_its_column() {
         let json = br#"{"series":[{"state":"no_change"},{"state":"no_change"}]}"#;
         assert_eq!(
-            gunzip_column("analysis_gz", &gzip_json(json)).unwrap(),
+            decompress_column("analysis_gz", &compress_json(json)).unwrap(),
             json
         );
-        let err = gunzip_column("analysis_gz", b"not gzip").unwrap_err();
+        // A row written before session 41: gzip.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(3));
+        std::io::Write::write_all(&mut gz, json).unwrap();
+        assert_eq!(
+            decompress_column("analysis_gz", &gz.finish().unwrap()).unwrap(),
+            json
+        );
+        let err = decompress_column("analysis_gz", b"not gzip").unwrap_err();
         assert!(
-            matches!(&err, StorageError::Corrupt(m) if m.starts_with("analysis_gz: not gzip")),
+            matches!(&err, StorageError::Corrupt(m) if m.starts_with("analysis_gz: neither zstd nor gzip")),
+            "{err:?}"
+        );
+        let cut = compress_json(json);
+        let err = decompress_column("analysis_gz", &cut[..cut.len() - 2]).unwrap_err();
+        assert!(
+            matches!(&err, StorageError::Corrupt(m) if m.starts_with("analysis_gz: not zstd")),
             "{err:?}"
         );
     }

@@ -597,8 +597,9 @@ impl Store {
                 q.bind(Param::text(id)).push(", ");
                 q.bind(Param::text(verdict.as_str().to_string())).push(", ");
                 q.bind(Param::int(analysis.settings_version)).push(", ");
-                q.bind(Param::OwnedBytes(Some(gzip_json(&json)))).push(", ");
-                q.bind(Param::OwnedBytes(Some(gzip_json(&basis))))
+                q.bind(Param::OwnedBytes(Some(compress_json(&json))))
+                    .push(", ");
+                q.bind(Param::OwnedBytes(Some(compress_json(&basis))))
                     .push(", ");
                 q.bind(Param::time(at)).push(", ");
                 q.bind(Param::int(i64::from(analysis.schema))).push(")");
@@ -1078,7 +1079,7 @@ impl Store {
 
 /// The verdict basis of run `run_id` from its `verdict_basis_gz` bytes.
 fn decode_verdict_basis(run_id: Uuid, gz: &[u8]) -> Result<VerdictBasis, StorageError> {
-    let json = gunzip_column("verdict_basis_gz", gz)?;
+    let json = decompress_column("verdict_basis_gz", gz)?;
     serde_json::from_slice(&json)
         .map_err(|e| StorageError::Corrupt(format!("verdict_basis_gz of run {run_id}: {e}")))
 }
@@ -1092,7 +1093,7 @@ fn decode_analysis_json<T: serde::de::DeserializeOwned>(
     row: &DbRow,
 ) -> Result<T, StorageError> {
     let (column, json) = match row.try_get::<Option<Vec<u8>>, _>("analysis_gz")? {
-        Some(gz) => ("analysis_gz", gunzip_column("analysis_gz", &gz)?),
+        Some(gz) => ("analysis_gz", decompress_column("analysis_gz", &gz)?),
         None => {
             let text: Option<String> = row.try_get("analysis_json")?;
             let text = text.ok_or_else(|| {
