@@ -31,12 +31,15 @@
 //! ingest, storage and the analysis that runs before the response) of the last `--window`
 //! uploads, the ratio of that p50 to the first checkpoint's, and the process's resident memory
 //! (server and client share the process); then (`--reads`) every page kind's and the series
-//! API's read latency, and the series API against the hand-written SQL of the same rows. The
+//! API's read latency, and the series API against the hand-written SQL of the same rows; last,
+//! per database, issue 12's targets with the figure measured for each and whether it is met
+//! (`history_growth_targets`). The
 //! change-point scan runs in the background as
 //! shipped; its CPU competes with the uploads as it does in production. With
 //! `RUST_LOG=benchtrail_server::analysis=debug` every analysis logs its phase times to stderr
 //! (`commit analyzed … phases=read=… windows=… decide=… coverage=… alerts=… store=…`).
 
+mod history_growth_targets;
 mod support;
 
 use benchtrail_core::regression::realistic::{
@@ -44,6 +47,7 @@ use benchtrail_core::regression::realistic::{
 };
 use benchtrail_server::storage::Store;
 use clap::Parser;
+use history_growth_targets::Figures;
 use serde_json::{json, Value};
 use std::time::Duration;
 use support::{create_postgres, drop_postgres, Bench};
@@ -238,7 +242,13 @@ async fn analyze_postgres(url: &str) {
 
 /// Uploads the history; `postgres`: the database's URL, analyzed at every checkpoint (and
 /// after the last upload) as autovacuum would ([`analyze_postgres`]).
-async fn grow(bench: &Bench, args: &Args, database: &str, postgres: Option<&str>) -> String {
+async fn grow(
+    bench: &Bench,
+    args: &Args,
+    database: &str,
+    postgres: Option<&str>,
+    figures: &mut Figures,
+) -> String {
     let spec = HistorySpec {
         workload: workload(),
         ..HistorySpec::chat(args.seed, args.commits, 1, 0.02)
@@ -281,6 +291,12 @@ async fn grow(bench: &Bench, args: &Args, database: &str, postgres: Option<&str>
             last.sort_by(f64::total_cmp);
             let p50 = percentile(&last, 50.0);
             let first = *first_p50.get_or_insert(p50);
+            // The window's commits (each configuration an upload): summary uploads only count
+            // for the latency targets; a detailed upload carries every request.
+            let window_commits = args.window.div_ceil(args.configurations as usize);
+            if !(n.saturating_sub(window_commits)..n).any(|c| detailed(args, c)) {
+                figures.upload_p50s.push((n, p50));
+            }
             println!(
                 "{database}: {n:>7} | {p50:>6.0} | {:>6.0} | {:>11.2} | {pending:>16} | {:>7.0}",
                 percentile(&last, 95.0),
@@ -305,11 +321,12 @@ async fn grow(bench: &Bench, args: &Args, database: &str, postgres: Option<&str>
             break;
         }
     }
+    let rest = rss_mib(bench);
+    figures.rest_rss_mib = Some((rest, args.server_process));
     println!(
         "{database}: idle {wait:.1} s after the last upload ({cpu:.1} CPU s meanwhile); RSS when \
-         idle {idle:.0} MiB, at rest (5 s without work, {:.0} s later) {:.0} MiB",
+         idle {idle:.0} MiB, at rest (5 s without work, {:.0} s later) {rest:.0} MiB",
         rest_from.elapsed().as_secs_f64(),
-        rss_mib(bench)
     );
     last_run
 }
@@ -380,7 +397,14 @@ where
 /// The reads of issue 12's targets on the loaded history (`--reads`): every page kind's
 /// round trip (server render, loopback HTTP) and the series API, against the hand-written SQL
 /// of the series' rows on `url` (a pool of its own, no HTTP).
-async fn read_pages(bench: &Bench, url: &str, run: &str, args: &Args, database: &str) {
+async fn read_pages(
+    bench: &Bench,
+    url: &str,
+    run: &str,
+    args: &Args,
+    database: &str,
+    figures: &mut Figures,
+) {
     let list = bench
         .admin(
             reqwest::Method::GET,
@@ -424,6 +448,8 @@ async fn read_pages(bench: &Bench, url: &str, run: &str, args: &Args, database: 
         .await;
         if *name == "series API" {
             api_p50 = p50;
+        } else {
+            figures.pages_p95_ms.push((name, p95));
         }
         println!(
             "{database}: {name:<12} {status} | ms p50 {p50:>7.1} p95 {p95:>7.1} ({} reads)",
@@ -460,6 +486,7 @@ async fn read_pages(bench: &Bench, url: &str, run: &str, args: &Args, database: 
     } else {
         time_sql!(sqlx::PgPool::connect(url).await.unwrap())
     };
+    figures.series_api_ratio = Some(api_p50 / p50);
     println!(
         "{database}: series SQL   | ms p50 {p50:>7.1} p95 {p95:>7.1}: the series API is {:.1}× the hand-written SQL",
         api_p50 / p50
@@ -468,7 +495,7 @@ async fn read_pages(bench: &Bench, url: &str, run: &str, args: &Args, database: 
 
 /// Prints the bytes per stored metric value of the database at `url`, in all and of its five
 /// largest tables or indexes (`sizes`: a query of (name, bytes) rows).
-async fn print_disk(database: &str, url: &str, sizes: &str, args: &Args) {
+async fn print_disk(database: &str, url: &str, sizes: &str, args: &Args) -> f64 {
     sqlx::any::install_default_drivers();
     let pool = sqlx::AnyPool::connect(url).await.unwrap();
     let mut rows: Vec<(String, i64)> = sqlx::query_as(sizes).fetch_all(&pool).await.unwrap();
@@ -487,6 +514,7 @@ async fn print_disk(database: &str, url: &str, sizes: &str, args: &Args) {
         total as f64 / values,
         largest.join(", ")
     );
+    total as f64 / values
 }
 
 #[tokio::main]
@@ -526,7 +554,9 @@ async fn main() {
             continue_history(&bench, &args, database).await;
         }
         if args.reads > 0 {
-            read_pages(&bench, url, &run, &args, database).await;
+            let mut figures = Figures::default();
+            read_pages(&bench, url, &run, &args, database, &mut figures).await;
+            figures.print(database);
         }
         return;
     }
@@ -538,9 +568,10 @@ async fn main() {
             .unwrap_or_else(|| dir.path().join("growth.db"));
         let url = format!("sqlite://{}", file.display());
         let bench = server(&args, &url).await;
-        let run = grow(&bench, &args, "sqlite", None).await;
+        let mut figures = Figures::default();
+        let run = grow(&bench, &args, "sqlite", None, &mut figures).await;
         if args.reads > 0 {
-            read_pages(&bench, &url, &run, &args, "sqlite").await;
+            read_pages(&bench, &url, &run, &args, "sqlite", &mut figures).await;
         }
         let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
         println!(
@@ -550,31 +581,38 @@ async fn main() {
         );
         // SQLite's `dbstat` table (compiled into the bundled library) gives each table's and
         // index's pages.
-        print_disk(
-            "sqlite",
-            &url,
-            "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name",
-            &args,
-        )
-        .await;
+        figures.bytes_per_value = Some(
+            print_disk(
+                "sqlite",
+                &url,
+                "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name",
+                &args,
+            )
+            .await,
+        );
+        figures.print("sqlite");
     }
     if let Some(admin) = &args.database_url {
         let (url, name) = create_postgres(admin).await;
+        let mut figures = Figures::default();
         {
             let bench = server(&args, &url).await;
-            let run = grow(&bench, &args, "postgres", Some(&url)).await;
+            let run = grow(&bench, &args, "postgres", Some(&url), &mut figures).await;
             if args.reads > 0 {
-                read_pages(&bench, &url, &run, &args, "postgres").await;
+                read_pages(&bench, &url, &run, &args, "postgres", &mut figures).await;
             }
         }
         // Tables with their indexes and TOAST (where compressed JSON of large rows goes).
-        print_disk(
-            "postgres",
-            &url,
-            "SELECT relname::text, pg_total_relation_size(relid) FROM pg_catalog.pg_statio_user_tables",
-            &args,
-        )
-        .await;
+        figures.bytes_per_value = Some(
+            print_disk(
+                "postgres",
+                &url,
+                "SELECT relname::text, pg_total_relation_size(relid) FROM pg_catalog.pg_statio_user_tables",
+                &args,
+            )
+            .await,
+        );
+        figures.print("postgres");
         if args.keep_postgres {
             println!("postgres: kept database {name}: {url}");
         } else {
