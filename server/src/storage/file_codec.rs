@@ -691,18 +691,22 @@ mod tests {
         assert!(round_trip(many.as_bytes()).starts_with(BTJ1));
     }
 
-    #[test]
-    fn random_number_soup_reads_back_as_it_was() {
-        // xorshift64: seeded, no dependency. Texts of number-like tokens and separators, long
-        // enough (≥ 64 numbers) that the BTJ1 form is tried, with values Python would print
-        // (from their bits) and tokens it would not (`1.50`, `1E5`, `-0`, `00.5`, `1.`).
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
+    /// A seeded xorshift64 generator: random test inputs without a dependency.
+    fn xorshift64(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    #[test]
+    fn random_number_soup_reads_back_as_it_was() {
+        // Texts of number-like tokens and separators, long
+        // enough (≥ 64 numbers) that the BTJ1 form is tried, with values Python would print
+        // (from their bits) and tokens it would not (`1.50`, `1E5`, `-0`, `00.5`, `1.`).
+        let mut next = xorshift64(0x9E37_79B9_7F4A_7C15);
         for _ in 0..200 {
             let mut text = String::new();
             for _ in 0..(next() % 400) {
@@ -726,15 +730,9 @@ mod tests {
 
     #[test]
     fn files_mixing_their_samples_numbers_with_others_read_back_as_they_were() {
-        // xorshift64 as above. Each text: the samples' TTFTs and gaps in seconds, in runs
+        // Each text: the samples' TTFTs and gaps in seconds, in runs
         // taken from anywhere in them, among numbers of no sample and odd tokens.
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift64(0x2545_F491_4F6C_DD1D);
         let mut btj2 = 0;
         for _ in 0..100 {
             let requests = 1 + (next() % 20) as usize;
@@ -743,18 +741,10 @@ mod tests {
             let gaps_s: Vec<Vec<f64>> = (0..requests)
                 .map(|_| (0..next() % 30).map(|_| clock(next())).collect())
                 .collect();
-            let samples = benchtrail_core::samples::RequestSamples {
-                success: vec![true; requests],
-                ttft_ms: Some(ttft_s.iter().map(|s| Some(s * 1000.0)).collect()),
-                itl_ms: Some(
-                    gaps_s
-                        .iter()
-                        .map(|g| g.iter().map(|s| s * 1000.0).collect())
-                        .collect(),
-                ),
-                ..Default::default()
-            };
-            let references = References::of_samples([&samples]);
+            let references =
+                References::of_samples([&super::super::file_references::samples_in_seconds(
+                    &ttft_s, &gaps_s,
+                )]);
             let all: Vec<f64> = ttft_s
                 .iter()
                 .chain(gaps_s.iter().flatten())

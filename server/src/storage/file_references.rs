@@ -195,23 +195,30 @@ fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, String> {
     Err("BTJ2: a varint longer than 64 bits".into())
 }
 
+/// Samples as an adapter reads them from a file holding `ttft_s` and, per request, the chunk
+/// gaps `gaps_s`, both in seconds (the adapters' `× 1000` to ms): what the tests of this module
+/// and of [`super::file_codec`] refer files to.
+#[cfg(test)]
+pub(super) fn samples_in_seconds(ttft_s: &[f64], gaps_s: &[impl AsRef<[f64]>]) -> RequestSamples {
+    RequestSamples {
+        success: vec![true; ttft_s.len()],
+        ttft_ms: Some(ttft_s.iter().map(|s| Some(s * 1000.0)).collect()),
+        itl_ms: Some(
+            gaps_s
+                .iter()
+                .map(|g| g.as_ref().iter().map(|s| s * 1000.0).collect())
+                .collect(),
+        ),
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn references(ttft_s: &[f64], gaps_s: &[&[f64]]) -> References {
-        let samples = RequestSamples {
-            success: vec![true; ttft_s.len()],
-            ttft_ms: Some(ttft_s.iter().map(|s| Some(s * 1000.0)).collect()),
-            itl_ms: Some(
-                gaps_s
-                    .iter()
-                    .map(|g| g.iter().map(|s| s * 1000.0).collect())
-                    .collect(),
-            ),
-            ..Default::default()
-        };
-        References::of_samples([&samples])
+        References::of_samples([&samples_in_seconds(ttft_s, gaps_s)])
     }
 
     #[test]
