@@ -14,6 +14,7 @@ pub mod checks;
 pub mod config;
 pub mod derived;
 pub mod history;
+pub mod json_string;
 pub mod lenient_json;
 pub mod lenient_yaml;
 pub mod metric;

@@ -37,6 +37,9 @@ pub struct UploadFile {
     /// The file's text, unchanged; at most 48 MiB (50331648 bytes of UTF-8,
     /// `upload_limits::MAX_FILE_BYTES`; 413 at
     /// `/files/{i}/content` otherwise).
+    // Read without serde_json's scratch copy (`crate::json_string`): a 25 MB file is held once,
+    // not twice more, while the body is parsed.
+    #[serde(deserialize_with = "crate::json_string::deserialize_unescaped")]
     pub content: String,
 }
 

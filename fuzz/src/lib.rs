@@ -148,3 +148,25 @@ fn read(files: &[(&str, Option<&str>, &[u8])]) {
 pub fn format_names() -> String {
     FORMATS.iter().map(|f| format!("{}\n", f.name)).collect()
 }
+
+/// An upload's `files[].content` as the server reads it (`json_string::deserialize_unescaped`,
+/// in place) and as serde_json reads a `String`: `data` as a JSON document `{"content": ...}`
+/// must give the same text from both, or an error from both. Panics when they differ.
+pub fn file_content(data: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct InPlace {
+        #[serde(deserialize_with = "benchtrail_core::json_string::deserialize_unescaped")]
+        content: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Plain {
+        content: String,
+    }
+    let in_place = serde_json::from_slice::<InPlace>(data).map(|d| d.content);
+    let plain = serde_json::from_slice::<Plain>(data).map(|d| d.content);
+    match (in_place, plain) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "the two readings differ"),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("one reading failed: in place {a:?}, serde_json {b:?}"),
+    }
+}

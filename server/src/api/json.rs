@@ -127,6 +127,42 @@ mod tests {
         count: u32,
     }
 
+    /// A file's text is read through its raw JSON (`benchtrail_core::json_string`); what is
+    /// not a string, or a string serde_json would refuse, still names the file's `content`.
+    #[test]
+    fn a_files_content_is_read_exactly_and_its_faults_name_it() {
+        use benchtrail_core::upload::UploadDocument;
+        let file = r#"{"ttfts": [0.0123], "model_id": "m\u00e9 😀"}"#;
+        let body = serde_json::json!({
+            "run": {"commit": {"sha": "0123456789abcdef0123456789abcdef01234567"}},
+            "files": [{"name": "r.json", "content": file}],
+        });
+        let doc = parse::<UploadDocument>(body.to_string().as_bytes()).unwrap();
+        assert_eq!(doc.files[0].content, file);
+        let with_content = |content: &str| {
+            format!(
+                r#"{{"run": {{"commit": {{"sha": "0123456789abcdef0123456789abcdef01234567"}}}},
+                    "files": [{{"name": "r.json", "content": {content}}}]}}"#
+            )
+        };
+        for (content, detail) in [
+            ("5", "invalid type: a number, expected a string"),
+            (r#"{"a": 1}"#, "invalid type: map, expected a string"),
+            (r#""\ud800 alone""#, "lone leading surrogate in hex escape"),
+        ] {
+            match parse::<UploadDocument>(with_content(content).as_bytes()).unwrap_err() {
+                ApiError::BadRequest {
+                    pointer,
+                    detail: got,
+                } => {
+                    assert_eq!(pointer, "/files/0/content", "{content}");
+                    assert!(got.starts_with(detail), "{content}: {got}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn pointer_names_the_field() {
         let err = parse::<Outer>(br#"{"items": [{"count": 1}, {"count": "x"}]}"#).unwrap_err();
