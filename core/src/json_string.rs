@@ -34,7 +34,17 @@ pub fn deserialize_unescaped<'de, D: Deserializer<'de>>(
             Some(b'n') => Unexpected::Unit,
             Some(b't') => Unexpected::Bool(true),
             Some(b'f') => Unexpected::Bool(false),
-            _ => Unexpected::Other("a number"),
+            // A number: worded as serde_json words it for a `String` field.
+            _ => match (
+                text.parse::<u64>(),
+                text.parse::<i64>(),
+                text.parse::<f64>(),
+            ) {
+                (Ok(n), _, _) => Unexpected::Unsigned(n),
+                (_, Ok(n), _) => Unexpected::Signed(n),
+                (_, _, Ok(x)) => Unexpected::Float(x),
+                _ => Unexpected::Other("number"),
+            },
         };
         return Err(D::Error::invalid_type(unexpected, &"a string"));
     }

@@ -146,7 +146,11 @@ mod tests {
             )
         };
         for (content, detail) in [
-            ("5", "invalid type: a number, expected a string"),
+            ("5", "invalid type: integer `5`, expected a string"),
+            (
+                "-2.5",
+                "invalid type: floating point `-2.5`, expected a string",
+            ),
             (r#"{"a": 1}"#, "invalid type: map, expected a string"),
             (r#""\ud800 alone""#, "lone leading surrogate in hex escape"),
         ] {
