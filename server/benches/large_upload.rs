@@ -114,7 +114,8 @@ async fn post_gzip(bench: &Bench, token: &str, body: Vec<u8>) -> (u16, Value, f6
     (status, answer, t.elapsed().as_secs_f64() * 1e3)
 }
 
-async fn one(database: &str, url: &str, small: &str, large: &str, large_gz: &[u8]) {
+/// One repetition's server CPU seconds and peak resident memory above rest, MiB.
+async fn one(database: &str, url: &str, small: &str, large: &str, large_gz: &[u8]) -> (f64, f64) {
     let log = std::env::temp_dir().join(format!("bt-large-upload-{}.log", std::process::id()));
     let bench = Bench::spawn_binary(url, &log);
     let token = bench.project("big").await;
@@ -164,6 +165,28 @@ async fn one(database: &str, url: &str, small: &str, large: &str, large_gz: &[u8
     );
     drop(bench);
     let _ = std::fs::remove_file(&log);
+    (cpu, peak - rest)
+}
+
+/// Issue 12's large-upload targets against the worst repetition on `database`.
+fn print_targets(database: &str, figures: &[(f64, f64)]) {
+    let reps = figures.len();
+    let cpu = figures.iter().map(|f| f.0).fold(0.0, f64::max);
+    let above_mib = figures.iter().map(|f| f.1).fold(0.0, f64::max);
+    let above_mb = above_mib * 1.048_576;
+    println!("{database}: issue 12's targets");
+    support::print_target(
+        database,
+        "25 MB upload in <= 1 s of server CPU",
+        &format!("worst {cpu:.2} s of {reps} repetition(s)"),
+        cpu <= 1.0,
+    );
+    support::print_target(
+        database,
+        "25 MB upload <= 100 MB above rest",
+        &format!("worst {above_mb:.1} MB ({above_mib:.1} MiB) of {reps} repetition(s)"),
+        above_mb <= 100.0,
+    );
 }
 
 #[tokio::main]
@@ -180,16 +203,22 @@ async fn main() {
         "large_upload: {SOURCE} repeated to {} requests; {} repetitions, a new server each",
         requests, args.reps
     );
+    let (mut sqlite, mut postgres) = (Vec::new(), Vec::new());
     for _ in 0..args.reps {
         if !args.no_sqlite {
             let dir = tempfile::tempdir().unwrap();
             let url = format!("sqlite://{}/bench.db?mode=rwc", dir.path().display());
-            one("sqlite", &url, &small, &large, &large_gz).await;
+            sqlite.push(one("sqlite", &url, &small, &large, &large_gz).await);
         }
         if let Some(admin) = &args.database_url {
             let (url, name) = create_postgres(admin).await;
-            one("postgres", &url, &small, &large, &large_gz).await;
+            postgres.push(one("postgres", &url, &small, &large, &large_gz).await);
             drop_postgres(admin, &name).await;
+        }
+    }
+    for (database, figures) in [("sqlite", &sqlite), ("postgres", &postgres)] {
+        if !figures.is_empty() {
+            print_targets(database, figures);
         }
     }
 }

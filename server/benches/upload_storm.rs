@@ -188,6 +188,29 @@ async fn storm(args: &Args, name: &str, store: Store) {
     for e in tally.errors.iter().take(5) {
         println!("  error: {e}");
     }
+    println!("{name}: issue 12's targets");
+    support::print_target(
+        name,
+        "backpressure: 503 + Retry-After, none lost",
+        &format!(
+            "{} refusals ({} without Retry-After), {} lost, {} errors, p99 {:.0} ms, {} of {} \
+             acknowledged runs analyzed {:.1} s after {} clients for {:.0} s",
+            tally.unavailable,
+            tally.unavailable_without_retry_after,
+            lost,
+            tally.errors.len(),
+            q(0.99),
+            ids.len() - pending.len() - lost,
+            ids.len(),
+            settled_s,
+            args.clients,
+            storm_s,
+        ),
+        tally.unavailable_without_retry_after == 0
+            && lost == 0
+            && tally.errors.is_empty()
+            && pending.is_empty(),
+    );
     drop(bench);
 }
 

@@ -19,20 +19,12 @@ pub struct Figures {
     pub bytes_per_value: Option<f64>,
 }
 
-fn verdict(met: bool) -> &'static str {
-    if met {
-        "met"
-    } else {
-        "NOT MET"
-    }
-}
-
 impl Figures {
     /// Prints the targets block for `database`.
     pub fn print(&self, database: &str) {
         println!("{database}: issue 12's targets");
         let line = |target: &str, figure: String, met: bool| {
-            println!("{database}:   {target:<44} {figure}: {}", verdict(met));
+            crate::support::print_target(database, target, &figure, met);
         };
         if let (Some(first), Some(worst)) = (
             self.upload_p50s.first(),

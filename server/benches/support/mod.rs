@@ -374,3 +374,12 @@ fn with_database(admin_url: &str, database: &str) -> String {
     };
     format!("{host_part}/{database}{query}")
 }
+
+/// Prints one of issue 12's targets as every benchmark does, so that
+/// `server/benches/issue12_targets.sh` can gather them from their outputs:
+/// `{database}:   {target} {figure}: met` (or `NOT MET`), the target padded to 44 columns.
+/// `figure` says what was measured and what it counts.
+pub fn print_target(database: &str, target: &str, figure: &str, met: bool) {
+    let verdict = if met { "met" } else { "NOT MET" };
+    println!("{database}:   {target:<44} {figure}: {verdict}");
+}
