@@ -1,8 +1,11 @@
 //! The points of one series on one branch ([`Store::series_points`]): what the series API and
 //! the series page plot.
 //!
-//! One query reads the series' numbers alone (its values, counts and intervals, by the index
-//! `metric_values_series_run`); each point's run (commit, subject, times, repeat index) comes
+//! One query reads the series' numbers alone (its values and counts, by the index
+//! `metric_values_series_run`), another its confidence intervals (by the partial index
+//! `metric_values_series_intervals` over the values that have one: sqlx copies every column
+//! of every row, so four mostly-NULL columns in the first query cost a sixth of a long read,
+//! BENCHMARKS.md "Session 42"); each point's run (commit, subject, times, repeat index) comes
 //! from [`RunMetaCache`](super::run_meta::RunMetaCache), the runs it does not hold read in one
 //! query and kept; the project's excluded runs are read each time, since an exclusion can
 //! change. So a read of a long history moves its numbers out of the database, not its runs'
@@ -14,6 +17,7 @@ use super::run_meta::RunMeta;
 use super::store::{stored_interval, SqlBuilder};
 use super::{SeriesPoint, StorageError, Store};
 use benchtrail_core::metric::Interval;
+use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -49,16 +53,17 @@ impl Store {
         // page read), they crossed one at a time, the task woken for each: 1,000–1,300
         // context switches per read of 1,800 points against 460 (BENCHMARKS.md "Session 31").
         let rows = db::query(
-            "SELECT mv.run_seq, mv.result_id, mv.value, mv.n, mv.ci_low, mv.ci_high, mv.ci_level, \
-             mv.ci_method FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
+            "SELECT mv.run_seq, mv.result_id, mv.value, mv.n \
+             FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
              WHERE s.series_id = $1 ORDER BY mv.result_id",
         )
         .bind(series_id)
         .fetch_all(&self.pool)
         .await?;
+        let mut intervals = self.series_intervals(series_id).await?;
         let values = rows
             .iter()
-            .map(stored_value)
+            .map(|row| stored_value(row, &mut intervals))
             .collect::<Result<Vec<_>, _>>()?;
         drop(rows);
         let mut seqs: Vec<i64> = values.iter().map(|v| v.run_seq).collect();
@@ -105,6 +110,29 @@ impl Store {
                 excluded: excluded.contains(&v.run_seq),
             })
             .collect())
+    }
+
+    /// The confidence intervals of the series' values that have one, by result id (the
+    /// partial index `metric_values_series_intervals`).
+    async fn series_intervals(
+        &self,
+        series_id: &str,
+    ) -> Result<FxHashMap<i64, Interval>, StorageError> {
+        let rows = db::query(
+            "SELECT mv.result_id, mv.ci_low, mv.ci_high, mv.ci_level, mv.ci_method \
+             FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
+             WHERE s.series_id = $1 AND mv.ci_low IS NOT NULL",
+        )
+        .bind(series_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out = FxHashMap::default();
+        for row in &rows {
+            if let Some(ci) = stored_interval(row)? {
+                out.insert(row.try_get("result_id")?, ci);
+            }
+        }
+        Ok(out)
     }
 
     /// The runs `seqs` (sorted, without repeats) by seq: from the
@@ -156,14 +184,19 @@ impl Store {
     }
 }
 
-/// A row of the values query of [`Store::series_points`].
-fn stored_value(row: &DbRow) -> Result<StoredValue, StorageError> {
+/// A row of the values query of [`Store::series_points`], with its interval taken from
+/// `intervals` (by result id).
+fn stored_value(
+    row: &DbRow,
+    intervals: &mut FxHashMap<i64, Interval>,
+) -> Result<StoredValue, StorageError> {
+    let result_id = row.try_get("result_id")?;
     Ok(StoredValue {
         run_seq: row.try_get("run_seq")?,
-        result_id: row.try_get("result_id")?,
+        result_id,
         value: row.try_get("value")?,
         n: count_from_db(row.try_get("n")?)?,
-        ci: stored_interval(row)?,
+        ci: intervals.remove(&result_id),
     })
 }
 
