@@ -326,30 +326,32 @@ mod tests {
                     .map(|v| v.to_str().unwrap().to_string()),
             )
         };
-        let overloaded = || ApiError::Overloaded {
-            retry_after_secs: 7,
-            detail: "70 analyses are queued".into(),
-        };
-        let unavailable = || ApiError::Unavailable {
-            retry_after_secs: 5,
-            cause: "disk full".into(),
-        };
-        assert_eq!(
-            header(overloaded(), header::RETRY_AFTER),
-            (503, Some("7".into()))
-        );
-        assert_eq!(
-            header(overloaded(), header::CONNECTION),
-            (503, Some("close".into()))
-        );
-        assert_eq!(
-            header(unavailable(), header::RETRY_AFTER),
-            (503, Some("5".into()))
-        );
-        assert_eq!(
-            header(unavailable(), header::CONNECTION),
-            (503, Some("close".into()))
-        );
+        let refusals: [(fn() -> ApiError, &str); 2] = [
+            (
+                || ApiError::Overloaded {
+                    retry_after_secs: 7,
+                    detail: "70 analyses are queued".into(),
+                },
+                "7",
+            ),
+            (
+                || ApiError::Unavailable {
+                    retry_after_secs: 5,
+                    cause: "disk full".into(),
+                },
+                "5",
+            ),
+        ];
+        for (refusal, retry_after) in refusals {
+            assert_eq!(
+                header(refusal(), header::RETRY_AFTER),
+                (503, Some(retry_after.into()))
+            );
+            assert_eq!(
+                header(refusal(), header::CONNECTION),
+                (503, Some("close".into()))
+            );
+        }
         assert_eq!(
             header(ApiError::NotFound("no run".into()), header::CONNECTION),
             (404, None)
