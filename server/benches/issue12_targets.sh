@@ -41,8 +41,8 @@ step() { echo; echo "==> $1 ($(date -u +%T))"; }
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/facts.txt"
 
+# The server binary comes with them: the benchmarks that run it name it by CARGO_BIN_EXE.
 step "build the benchmarks and the server (release)"
-cargo build --release -q -p benchtrail-server --bins
 cargo bench -q -p benchtrail-server --no-run \
   --bench peer_ingest --bench history_growth --bench large_upload --bench upload_storm
 bench() { cargo bench -q -p benchtrail-server --bench "$@"; }
