@@ -6,6 +6,7 @@
 //! such text into a list of `serde_json::Value`s, with every float parsed exactly
 //! (`float_roundtrip`), so stored values equal the file's digits.
 
+use crate::deferred_arrays::Record;
 use serde_json::Value;
 
 /// Where and why the text is not JSON.
@@ -31,20 +32,80 @@ pub fn parse_values(text: &str) -> Result<Vec<Value>, JsonSyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // Most files have no bare literal: parsed in place, not copied (a 25 MiB
     // `--save-detailed` file was copied whole here, a quarter of its upload's peak memory).
-    let quoted: std::borrow::Cow<'_, str> = if text.contains("NaN") || text.contains("Infinity") {
+    let quoted: std::borrow::Cow<'_, str> = if has_non_finite_literal(text) {
         quote_non_finite_literals(text).into()
     } else {
         text.into()
     };
+    parse_stream(&quoted, text)
+}
+
+/// As [`parse_values`], but each top-level object's per-request arrays
+/// ([`crate::deferred_arrays::DEFERRED`]) are kept as slices of `text` instead of being built
+/// into the tree, for the adapter that reads them as numbers. Text with a bare `NaN` or
+/// `Infinity` is rewritten before it is parsed, so nothing can borrow from it: its records
+/// come whole, with no deferred arrays, exactly as [`parse_values`] reads them.
+///
+/// # Errors
+/// As [`parse_values`]: the same faults at the same positions.
+pub fn parse_records(text: &str) -> Result<Vec<Record<'_>>, JsonSyntaxError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if has_non_finite_literal(text) {
+        let whole = parse_values(text)?;
+        return Ok(whole
+            .into_iter()
+            .map(|value| Record {
+                value,
+                arrays: Default::default(),
+            })
+            .collect());
+    }
+    parse_stream(text, text)
+}
+
+/// A fault `serde_json` found while reading `inside`, a slice of `text` (a deferred array, see
+/// [`crate::deferred_arrays`]), positioned in `text`: line and column as [`parse_values`]
+/// would report them for the whole file.
+pub fn error_inside(text: &str, inside: &str, error: &serde_json::Error) -> JsonSyntaxError {
+    // `inside` borrows from `text`; a slice from elsewhere is placed at the start.
+    let offset = (inside.as_ptr() as usize)
+        .checked_sub(text.as_ptr() as usize)
+        .filter(|o| o + inside.len() <= text.len())
+        .unwrap_or(0);
+    let before = &text.as_bytes()[..offset];
+    let start_line = 1 + before.iter().filter(|b| **b == b'\n').count();
+    let start_column = 1 + before.iter().rev().take_while(|b| **b != b'\n').count();
+    let (line, column) = if error.line() <= 1 {
+        (start_line, start_column - 1 + error.column())
+    } else {
+        (start_line + error.line() - 1, error.column())
+    };
+    JsonSyntaxError {
+        line,
+        column,
+        message: strip_position(&error.to_string()),
+    }
+}
+
+fn has_non_finite_literal(text: &str) -> bool {
+    text.contains("NaN") || text.contains("Infinity")
+}
+
+/// Reads every top-level value of `quoted` (the text with its bare literals quoted), reporting a
+/// fault at its position in `original`.
+fn parse_stream<'de, T: serde::Deserialize<'de>>(
+    quoted: &'de str,
+    original: &str,
+) -> Result<Vec<T>, JsonSyntaxError> {
     let mut values = Vec::new();
-    let mut stream = serde_json::Deserializer::from_str(&quoted).into_iter::<Value>();
+    let mut stream = serde_json::Deserializer::from_str(quoted).into_iter::<T>();
     for item in &mut stream {
         match item {
             Ok(v) => values.push(v),
             Err(e) => {
                 return Err(JsonSyntaxError {
                     line: e.line(),
-                    column: original_column(&quoted, text, e.line(), e.column()),
+                    column: original_column(quoted, original, e.line(), e.column()),
                     message: strip_position(&e.to_string()),
                 })
             }
@@ -59,13 +120,19 @@ pub fn parse_values(text: &str) -> Result<Vec<Value>, JsonSyntaxError> {
 pub fn as_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => match s.trim() {
-            "NaN" | "nan" => Some(f64::NAN),
-            "Infinity" | "inf" | "+inf" | "+Infinity" => Some(f64::INFINITY),
-            "-Infinity" | "-inf" => Some(f64::NEG_INFINITY),
-            other => other.parse::<f64>().ok(),
-        },
+        Value::String(s) => f64_from_str(s),
         _ => None,
+    }
+}
+
+/// The string half of [`as_f64`]: `"12.5"`, `"NaN"`, `"nan"`, `"Infinity"`, `"inf"`,
+/// `"-Infinity"`, ... (surrounding blanks allowed) as an `f64`.
+pub fn f64_from_str(s: &str) -> Option<f64> {
+    match s.trim() {
+        "NaN" | "nan" => Some(f64::NAN),
+        "Infinity" | "inf" | "+inf" | "+Infinity" => Some(f64::INFINITY),
+        "-Infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        other => other.parse::<f64>().ok(),
     }
 }
 

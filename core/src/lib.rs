@@ -12,6 +12,7 @@ pub mod capacity;
 pub mod cell;
 pub mod checks;
 pub mod config;
+pub mod deferred_arrays;
 pub mod derived;
 pub mod history;
 pub mod json_string;

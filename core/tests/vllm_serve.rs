@@ -8,7 +8,7 @@ use common::{read, value};
 use crate::mutate;
 use mutate::{Subject, Syntax, EVERY_LENGTH};
 
-use benchtrail_core::adapters::{parse_file, AdapterError};
+use benchtrail_core::adapters::{parse_file, AdapterError, Content};
 use benchtrail_core::{stats, BenchResult, RequestRate, Stat, Unit};
 
 const FORMAT: &str = "vllm-bench-serve";
@@ -461,4 +461,91 @@ fn never_panics_on_a_truncated_or_mutated_cut_detailed_file() {
     s.truncations(42, 300);
     s.byte_mutations(43, 300);
     s.mutations(44, 400);
+}
+
+/// The per-request arrays are read from their text straight into numbers
+/// (`benchtrail_core::deferred_arrays`) unless the file has a bare `NaN` or `Infinity`
+/// somewhere, when the whole file is read as a tree first: both readings give the same
+/// results, samples included.
+#[test]
+fn per_request_arrays_read_from_their_text_equal_the_tree_reading() {
+    let text = read(DETAILED);
+    let Content::Json(records) = Content::read(&text) else {
+        panic!("the detailed file is JSON")
+    };
+    assert!(records.arrays(0).get("itls").is_some(), "itls kept as text");
+    assert!(records[0].get("itls").is_none());
+    let (_, deferred) = parse_file(None, &text, 0).unwrap();
+
+    // Any `NaN` in the text turns the deferral off; a string holding it changes nothing else.
+    let whole_text = text.replacen('{', "{\"note\": \"NaN\", ", 1);
+    let Content::Json(records) = Content::read(&whole_text) else {
+        panic!("still JSON")
+    };
+    assert!(records.arrays(0).is_empty());
+    let (_, mut whole) = parse_file(None, &whole_text, 0).unwrap();
+    // A top-level string is a `--metadata` pair: a fact and configuration metadata.
+    assert_eq!(whole[0].facts.remove("note"), Some("NaN".into()));
+    assert_eq!(
+        whole[0].configuration.metadata.remove("note").as_deref(),
+        Some("NaN")
+    );
+    assert_eq!(deferred, whole);
+    let samples = deferred[0].samples.as_ref().unwrap();
+    assert_eq!(samples.itl_ms.as_ref().unwrap().len(), 20);
+    assert_eq!(samples.itl_ms.as_ref().unwrap()[0].len(), 127);
+}
+
+/// A per-request array that does not hold what it should is refused with the element at
+/// fault, whether it was read from its text or from the tree.
+#[test]
+fn a_wrong_per_request_element_is_named_in_both_readings() {
+    let cut: serde_json::Value = serde_json::from_str(&detailed_cut_to_3_requests()).unwrap();
+    let cases: [(&str, serde_json::Value, &str); 7] = [
+        (
+            "/itls/1/2",
+            "x".into(),
+            "field `/itls/1/2`: expected seconds",
+        ),
+        (
+            "/itls/2",
+            5.into(),
+            "field `/itls/2`: expected a list of seconds",
+        ),
+        (
+            "/itls",
+            serde_json::json!({}),
+            "field `/itls`: expected a list of lists",
+        ),
+        (
+            "/output_lens/0",
+            1.5.into(),
+            "field `/output_lens/0`: expected a token count",
+        ),
+        (
+            "/input_lens/1",
+            (-3).into(),
+            "field `/input_lens/1`: expected a token count",
+        ),
+        (
+            "/ttfts/2",
+            serde_json::Value::Null,
+            "field `/ttfts/2`: expected seconds",
+        ),
+        (
+            "/latencies",
+            "fast".into(),
+            "field `/latencies`: expected a list of seconds",
+        ),
+    ];
+    for (at, wrong, expected) in cases {
+        let mut bad = cut.clone();
+        *bad.pointer_mut(at).unwrap() = wrong;
+        let text = bad.to_string();
+        let deferred = parse_file(None, &text, 0).unwrap_err().to_string();
+        assert_eq!(deferred, format!("record 0 (line 1): {expected}"), "{at}");
+        let whole_text = text.replacen('{', "{\"note\": \"NaN\", ", 1);
+        let whole = parse_file(None, &whole_text, 0).unwrap_err().to_string();
+        assert_eq!(whole, deferred, "{at}");
+    }
 }

@@ -22,6 +22,7 @@ mod tool_common;
 mod vllm_offline;
 mod vllm_serve;
 
+use crate::deferred_arrays::DeferredArrays;
 use crate::lenient_json::{self, JsonSyntaxError};
 use crate::result::{BenchResult, Source};
 use serde_json::Value;
@@ -31,7 +32,7 @@ use serde_json::Value;
 pub enum Content<'a> {
     /// One or more JSON values: a document, JSON Lines, or concatenated values (Python's
     /// `NaN`/`Infinity` accepted; see [`lenient_json`]). Empty for an empty file.
-    Json(Vec<Value>),
+    Json(Records<'a>),
     /// Text that is not JSON (a console summary, guidellm's YAML), with the reason it is not JSON.
     Text {
         /// The text.
@@ -42,10 +43,15 @@ pub enum Content<'a> {
 }
 
 impl<'a> Content<'a> {
-    /// Reads `text` as JSON records, or keeps it as text.
+    /// Reads `text` as JSON records, or keeps it as text. Each record's per-request arrays
+    /// ([`crate::deferred_arrays::DEFERRED`]) stay text until [`Records::restore`] builds them in, or
+    /// the one adapter that reads them typed ([`Parser::PerRecordDeferred`]) reads them.
     pub fn read(text: &'a str) -> Content<'a> {
-        match lenient_json::parse_values(text) {
-            Ok(values) => Content::Json(values),
+        match lenient_json::parse_records(text) {
+            Ok(records) => {
+                let (values, arrays) = records.into_iter().map(|r| (r.value, r.arrays)).unzip();
+                Content::Json(Records { values, arrays })
+            }
             Err(not_json) => Content::Text { text, not_json },
         }
     }
@@ -53,9 +59,54 @@ impl<'a> Content<'a> {
     /// The JSON records, if the content is JSON.
     pub fn records(&self) -> Option<&[Value]> {
         match self {
-            Content::Json(values) => Some(values),
+            Content::Json(records) => Some(records.as_slice()),
             Content::Text { .. } => None,
         }
+    }
+}
+
+/// The top-level JSON values of a file (a slice of `Value`s through `Deref`), each with the
+/// per-request arrays that were kept as text ([`DeferredArrays`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Records<'a> {
+    values: Vec<Value>,
+    /// `arrays[i]` belongs to `values[i]`.
+    arrays: Vec<DeferredArrays<'a>>,
+}
+
+impl<'a> Records<'a> {
+    /// The values (without their deferred arrays until [`Records::restore`]).
+    pub fn as_slice(&self) -> &[Value] {
+        &self.values
+    }
+
+    /// The deferred arrays of record `index` (empty when it had none or they were restored).
+    pub fn arrays(&self, index: usize) -> &DeferredArrays<'a> {
+        &self.arrays[index]
+    }
+
+    /// Builds every deferred array back into its record, for adapters that read the tree.
+    ///
+    /// # Errors
+    /// A value too deeply nested for `serde_json` to build, positioned in `text` (the file
+    /// the records were read from).
+    pub fn restore(&mut self, text: &str) -> Result<(), JsonSyntaxError> {
+        for (value, arrays) in self.values.iter_mut().zip(&mut self.arrays) {
+            let arrays = std::mem::take(arrays);
+            if let Value::Object(map) = value {
+                arrays
+                    .restore_into(map)
+                    .map_err(|e| lenient_json::error_inside(text, e.raw.get(), &e.error))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Records<'_> {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        &self.values
     }
 }
 
@@ -83,6 +134,9 @@ impl InputFile<'_> {
 pub enum Parser {
     /// Each JSON record (each line of JSON Lines) on its own.
     PerRecord(fn(&Value) -> Result<Vec<BenchResult>, FieldError>),
+    /// As [`Parser::PerRecord`], with the record's per-request arrays still text, for the
+    /// adapter to read straight into numbers (see [`crate::deferred_arrays`]).
+    PerRecordDeferred(fn(&Value, &DeferredArrays) -> Result<Vec<BenchResult>, FieldError>),
     /// The whole file at once, with the companion files of its folder (the files whose format
     /// is a [`Parser::Companion`] of this one).
     WholeFile(fn(&InputFile, &[&InputFile]) -> Result<Vec<BenchResult>, AdapterError>),
@@ -115,7 +169,7 @@ pub const FORMATS: &[Format] = &[
         description: "`vllm bench serve --save-result` JSON (and benchmarks/benchmark_serving.py), with or without --save-detailed; JSON Lines from --append-result",
         produced_by: "vllm bench serve --model M --dataset-name random --num-prompts 200 --max-concurrency 8 --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,95,99 --save-result --save-detailed --result-filename result.json",
         detect: |f| each_record(f, vllm_serve::detect),
-        parser: Parser::PerRecord(vllm_serve::parse),
+        parser: Parser::PerRecordDeferred(vllm_serve::parse),
     },
     Format {
         name: sglang_serving::FORMAT,
@@ -328,7 +382,7 @@ pub struct FileResults {
 /// # Errors
 /// The first file's index and [`AdapterError`]; nothing is returned partially.
 pub fn read_files(files: &[FileSpec]) -> Result<Vec<FileResults>, (usize, AdapterError)> {
-    let inputs: Vec<InputFile> = files
+    let mut inputs: Vec<InputFile> = files
         .iter()
         .enumerate()
         .map(|(index, f)| InputFile {
@@ -339,14 +393,15 @@ pub fn read_files(files: &[FileSpec]) -> Result<Vec<FileResults>, (usize, Adapte
         })
         .collect();
     let formats = inputs
-        .iter()
+        .iter_mut()
         .zip(files)
-        .map(|(input, spec)| resolve_format(input, spec.format).map_err(|e| (input.index, e)))
+        .map(|(input, spec)| resolve_with_arrays(input, spec.format).map_err(|e| (input.index, e)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::with_capacity(inputs.len());
     for (input, format) in inputs.iter().zip(&formats) {
         let results = match &format.parser {
-            Parser::PerRecord(parse) => per_record(input, *parse),
+            Parser::PerRecord(parse) => per_record(input, |value, _| parse(value)),
+            Parser::PerRecordDeferred(parse) => per_record(input, *parse),
             Parser::WholeFile(parse) => {
                 let companions: Vec<&InputFile> = inputs
                     .iter()
@@ -423,6 +478,33 @@ pub fn parse_file(
     Ok((file.format, results))
 }
 
+/// Resolves the file's format and leaves its per-request arrays deferred only for a format
+/// that reads them so ([`Parser::PerRecordDeferred`]); for any other the arrays are built
+/// into the tree first and the format resolved again on it, so every other detector and
+/// adapter sees the whole file. (A deferring format must be detectable without its arrays
+/// and come before every format whose detector looks at them, as `vllm-bench-serve` does:
+/// detection takes the first format that matches.)
+fn resolve_with_arrays(
+    input: &mut InputFile,
+    asked: Option<&str>,
+) -> Result<&'static Format, AdapterError> {
+    let Content::Json(records) = &mut input.content else {
+        return resolve_format(input, asked);
+    };
+    if records.arrays.iter().all(DeferredArrays::is_empty) {
+        return resolve_format(input, asked);
+    }
+    if let Ok(format) = resolve_format(input, asked) {
+        if matches!(format.parser, Parser::PerRecordDeferred(_)) {
+            return Ok(format);
+        }
+    }
+    if let Content::Json(records) = &mut input.content {
+        records.restore(input.text).map_err(AdapterError::Syntax)?;
+    }
+    resolve_format(input, asked)
+}
+
 fn resolve_format(input: &InputFile, asked: Option<&str>) -> Result<&'static Format, AdapterError> {
     if matches!(&input.content, Content::Json(values) if values.is_empty()) {
         return Err(AdapterError::Empty);
@@ -470,7 +552,7 @@ fn each_record(input: &InputFile, detect: fn(&Value) -> Result<(), String>) -> R
 
 fn per_record(
     input: &InputFile,
-    parse: fn(&Value) -> Result<Vec<BenchResult>, FieldError>,
+    parse: impl Fn(&Value, &DeferredArrays) -> Result<Vec<BenchResult>, FieldError>,
 ) -> Result<Vec<BenchResult>, AdapterError> {
     let Content::Json(records) = &input.content else {
         unreachable!("per-record formats detect JSON only")
@@ -479,7 +561,7 @@ fn per_record(
     let mut results = Vec::new();
     for (record, value) in records.iter().enumerate() {
         let line = lines.get(record).copied().unwrap_or(1);
-        let parsed = parse(value).map_err(|error| AdapterError::Field {
+        let parsed = parse(value, records.arrays(record)).map_err(|error| AdapterError::Field {
             record,
             line,
             error,

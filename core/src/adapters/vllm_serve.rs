@@ -19,10 +19,12 @@
 use super::FieldError;
 use crate::cell::{LoadShape, RequestRate, WorkloadCell};
 use crate::config::Configuration;
+use crate::deferred_arrays::{read_typed, DeferredArrays, Seconds};
 use crate::lenient_json::as_f64;
 use crate::metric::{self, Stat};
 use crate::result::{BenchResult, Warning};
 use crate::samples::RequestSamples;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// Format name.
@@ -96,7 +98,10 @@ pub(super) fn detect(record: &Value) -> Result<(), String> {
     super::fields::missing_keys(&missing)
 }
 
-pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
+pub(super) fn parse(
+    record: &Value,
+    arrays: &DeferredArrays,
+) -> Result<Vec<BenchResult>, FieldError> {
     let obj = record
         .as_object()
         .ok_or_else(|| FieldError::new("", "expected a JSON object"))?;
@@ -106,14 +111,15 @@ pub(super) fn parse(record: &Value) -> Result<Vec<BenchResult>, FieldError> {
     let mut result = BenchResult::default();
     let completed = required_count(obj, "completed")?;
     let failed = optional_count(obj, "failed")?;
-    let detail = Detail::read(obj, completed)?;
+    let per_request = PerRequest::read(obj, arrays)?;
+    let detail = Detail::read(obj, &per_request, completed)?;
 
     result.cell = read_cell(obj)?;
     result.configuration = read_configuration(obj);
     read_aggregates(obj, &mut result)?;
     read_distributions(obj, completed, detail.as_ref(), &mut result)?;
     read_facts(obj, &mut result);
-    result.samples = read_samples(obj)?;
+    result.samples = read_samples(obj, per_request)?;
 
     if completed == 0 {
         result.warnings.push(Warning {
@@ -149,16 +155,14 @@ struct Detail {
 }
 
 impl Detail {
-    fn read(obj: &Map<String, Value>, completed: u64) -> Result<Option<Detail>, FieldError> {
-        let (Some(output_lens), Some(itls)) = (obj.get("output_lens"), obj.get("itls")) else {
+    fn read(
+        obj: &Map<String, Value>,
+        arrays: &PerRequest,
+        completed: u64,
+    ) -> Result<Option<Detail>, FieldError> {
+        let (Some(output_lens), Some(itls)) = (&arrays.output_lens, &arrays.itls) else {
             return Ok(None);
         };
-        let output_lens = output_lens
-            .as_array()
-            .ok_or_else(|| FieldError::new("/output_lens", "expected a list of token counts"))?;
-        let itls = itls
-            .as_array()
-            .ok_or_else(|| FieldError::new("/itls", "expected a list of lists"))?;
         if itls.len() != output_lens.len() {
             return Err(FieldError::new(
                 "/itls",
@@ -184,15 +188,9 @@ impl Detail {
                 continue;
             }
             successes += 1;
-            let len = len.as_u64().ok_or_else(|| {
-                FieldError::new(format!("/output_lens/{i}"), "expected a token count")
-            })?;
-            if len > 1 {
+            if *len > 1 {
                 detail.tpot_samples += 1;
             }
-            let gaps = gaps.as_array().ok_or_else(|| {
-                FieldError::new(format!("/itls/{i}"), "expected a list of seconds")
-            })?;
             detail.itl_samples += gaps.len() as u64;
         }
         if successes != completed {
@@ -205,6 +203,56 @@ impl Detail {
         }
         Ok(Some(detail))
     }
+}
+
+/// The per-request arrays of `--save-detailed` that are read as numbers, each read once: in
+/// seconds (`ttfts`, `itls`, `latencies`) and token counts. Each is `None` when absent or
+/// `null`.
+struct PerRequest {
+    ttfts: Option<Vec<f64>>,
+    itls: Option<Vec<Vec<f64>>>,
+    latencies: Option<Vec<f64>>,
+    input_lens: Option<Vec<u64>>,
+    output_lens: Option<Vec<u64>>,
+}
+
+impl PerRequest {
+    fn read(obj: &Map<String, Value>, arrays: &DeferredArrays) -> Result<PerRequest, FieldError> {
+        let seconds = |key| array(obj, arrays, key, seconds_list).map(|v| v.map(seconds_to_f64));
+        Ok(PerRequest {
+            output_lens: array(obj, arrays, "output_lens", count_list)?,
+            itls: array(obj, arrays, "itls", lists_of_seconds)?
+                .map(|lists| lists.into_iter().map(seconds_to_f64).collect()),
+            ttfts: seconds("ttfts")?,
+            latencies: seconds("latencies")?,
+            input_lens: array(obj, arrays, "input_lens", count_list)?,
+        })
+    }
+}
+
+/// `key`'s per-request array: read straight into `T` from its text when the reader deferred
+/// it ([`crate::deferred_arrays`]), from the tree otherwise; and from a tree built of its
+/// text when that text does not fit `T`, so the error names the element at fault.
+fn array<T: DeserializeOwned>(
+    obj: &Map<String, Value>,
+    arrays: &DeferredArrays,
+    key: &str,
+    from_tree: fn(Option<&Value>, &str) -> Result<Option<T>, FieldError>,
+) -> Result<Option<T>, FieldError> {
+    let Some(raw) = arrays.get(key) else {
+        return from_tree(obj.get(key), key);
+    };
+    if let Some(typed) = read_typed::<Option<T>>(raw) {
+        return Ok(typed);
+    }
+    let tree: Value = serde_json::from_str(raw.get())
+        .map_err(|e| FieldError::new(pointer(key), e.to_string()))?;
+    from_tree(Some(&tree), key)
+}
+
+/// Seconds as plain numbers: the same memory, no copy.
+fn seconds_to_f64(list: Vec<Seconds>) -> Vec<f64> {
+    list.into_iter().map(|s| s.0).collect()
 }
 
 fn number(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, FieldError> {
@@ -367,8 +415,11 @@ fn read_aggregates(obj: &Map<String, Value>, result: &mut BenchResult) -> Result
 /// rounding: vLLM's latency is the last chunk time minus the start); tpot is
 /// `(latency − ttft) / (output_len − 1)` in s for successful requests with output_len > 1,
 /// then × 1000. Latencies of failed requests are `None`: vLLM writes placeholders for them.
-fn read_samples(obj: &Map<String, Value>) -> Result<Option<RequestSamples>, FieldError> {
-    let Some(ttfts) = seconds_list(obj, "ttfts")? else {
+fn read_samples(
+    obj: &Map<String, Value>,
+    arrays: PerRequest,
+) -> Result<Option<RequestSamples>, FieldError> {
+    let Some(ttfts) = arrays.ttfts else {
         return Ok(None);
     };
     let n = ttfts.len();
@@ -392,33 +443,11 @@ fn read_samples(obj: &Map<String, Value>) -> Result<Option<RequestSamples>, Fiel
         }
         None => vec![true; n],
     };
-    let itls: Option<Vec<Vec<f64>>> = match obj.get("itls") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            let lists = v
-                .as_array()
-                .ok_or_else(|| FieldError::new("/itls", "expected a list of lists"))?;
-            same_length("itls", lists.len())?;
-            let mut out = Vec::with_capacity(n);
-            for (i, list) in lists.iter().enumerate() {
-                let gaps = list.as_array().ok_or_else(|| {
-                    FieldError::new(format!("/itls/{i}"), "expected a list of seconds")
-                })?;
-                out.push(
-                    gaps.iter()
-                        .enumerate()
-                        .map(|(j, g)| {
-                            as_f64(g).ok_or_else(|| {
-                                FieldError::new(format!("/itls/{i}/{j}"), "expected seconds")
-                            })
-                        })
-                        .collect::<Result<Vec<f64>, _>>()?,
-                );
-            }
-            Some(out)
-        }
-    };
-    let latencies = match seconds_list(obj, "latencies")? {
+    let itls = arrays.itls;
+    if let Some(itls) = &itls {
+        same_length("itls", itls.len())?;
+    }
+    let latencies = match arrays.latencies {
         Some(l) => {
             same_length("latencies", l.len())?;
             Some(l)
@@ -431,8 +460,7 @@ fn read_samples(obj: &Map<String, Value>) -> Result<Option<RequestSamples>, Fiel
                 .collect()
         }),
     };
-    let input_lens = count_list(obj, "input_lens")?;
-    let output_lens = count_list(obj, "output_lens")?;
+    let (input_lens, output_lens) = (arrays.input_lens, arrays.output_lens);
     for (key, list) in [("input_lens", &input_lens), ("output_lens", &output_lens)] {
         if let Some(list) = list {
             same_length(key, list.len())?;
@@ -466,9 +494,9 @@ fn read_samples(obj: &Map<String, Value>) -> Result<Option<RequestSamples>, Fiel
     }))
 }
 
-/// A top-level list of numbers (seconds), if present.
-fn seconds_list(obj: &Map<String, Value>, key: &str) -> Result<Option<Vec<f64>>, FieldError> {
-    let Some(v) = obj.get(key).filter(|v| !v.is_null()) else {
+/// A list of numbers (seconds) at `key`, if present: the tree reading of [`array`].
+fn seconds_list(v: Option<&Value>, key: &str) -> Result<Option<Vec<Seconds>>, FieldError> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
         return Ok(None);
     };
     let list = v
@@ -478,15 +506,45 @@ fn seconds_list(obj: &Map<String, Value>, key: &str) -> Result<Option<Vec<f64>>,
         .enumerate()
         .map(|(i, x)| {
             as_f64(x)
+                .map(Seconds)
                 .ok_or_else(|| FieldError::new(format!("{}/{i}", pointer(key)), "expected seconds"))
         })
-        .collect::<Result<Vec<f64>, _>>()
+        .collect::<Result<Vec<_>, _>>()
         .map(Some)
 }
 
-/// A top-level list of token counts, if present.
-fn count_list(obj: &Map<String, Value>, key: &str) -> Result<Option<Vec<u64>>, FieldError> {
-    let Some(v) = obj.get(key).filter(|v| !v.is_null()) else {
+/// A list of lists of seconds at `key` (`itls`), if present: the tree reading of [`array`].
+fn lists_of_seconds(v: Option<&Value>, key: &str) -> Result<Option<Vec<Vec<Seconds>>>, FieldError> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let lists = v
+        .as_array()
+        .ok_or_else(|| FieldError::new(pointer(key), "expected a list of lists"))?;
+    lists
+        .iter()
+        .enumerate()
+        .map(|(i, list)| {
+            let at = format!("{}/{i}", pointer(key));
+            let gaps = list
+                .as_array()
+                .ok_or_else(|| FieldError::new(at.clone(), "expected a list of seconds"))?;
+            gaps.iter()
+                .enumerate()
+                .map(|(j, g)| {
+                    as_f64(g)
+                        .map(Seconds)
+                        .ok_or_else(|| FieldError::new(format!("{at}/{j}"), "expected seconds"))
+                })
+                .collect()
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// A list of token counts at `key`, if present: the tree reading of [`array`].
+fn count_list(v: Option<&Value>, key: &str) -> Result<Option<Vec<u64>>, FieldError> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
         return Ok(None);
     };
     let list = v
