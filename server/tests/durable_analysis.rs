@@ -256,8 +256,7 @@ async fn hold_the_log(db_url: &str) -> sqlx::SqliteConnection {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_full_disk_is_a_503_and_the_server_recovers_when_space_returns() {
-    let db = stores().await.into_iter().next().unwrap();
-    assert_eq!(db.name, "sqlite");
+    let db = common::db::sqlite().await;
     let spawn = Spawn {
         args: quick_jobs(),
         survive_file_limit: true,
@@ -324,7 +323,7 @@ async fn a_full_disk_is_a_503_and_the_server_recovers_when_space_returns() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_disk_that_fills_during_analysis_leaves_no_acknowledged_upload_unanalyzed() {
-    let db = stores().await.into_iter().next().unwrap();
+    let db = common::db::sqlite().await;
     // Uploads are only stored and acknowledged (`pending`); one worker analyzes them.
     let args = [
         "--analysis-lease-secs",

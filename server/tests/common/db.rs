@@ -98,8 +98,9 @@ where
 }
 
 /// A SQLite file in a fresh temporary folder; the file's own folder does not exist yet, so
-/// `Store::connect` must create it.
-async fn sqlite() -> TestDb {
+/// `Store::connect` must create it. For a test that needs SQLite alone (taking the first of
+/// [`stores`] would create a Postgres database it never drops).
+pub async fn sqlite() -> TestDb {
     let dir = tempfile::tempdir().expect("creating a temporary folder");
     let url = format!("sqlite://{}/data/benchtrail.db", dir.path().display());
     let store = Store::connect(&url)
