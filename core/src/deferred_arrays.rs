@@ -4,9 +4,10 @@
 //! 900,000 chunk gaps (`itls`) beside 7,000 TTFTs, lengths and generated texts. Read into a
 //! `serde_json::Value` tree every number costs 32 bytes plus its list's share (31 MB for that
 //! file, more than the text itself), only to be copied into `f64`s by the adapter. So when a
-//! file is read ([`parse_records`]), the top-level keys in [`DEFERRED`] are not built into the
-//! tree: their values stay slices of the file's text ([`DeferredArrays`], validated as JSON by
-//! the same parse), and the adapter that reads them deserializes each straight into typed
+//! file is read ([`crate::lenient_json::parse_records`]), the top-level keys in [`DEFERRED`] are not built into the
+//! tree: their values stay slices of the file's text ([`DeferredArrays`]; scanned by that parse,
+//! then checked in full by [`validate`], so a fault in them is the file's syntax error as before),
+//! and the adapter that reads them deserializes each straight into typed
 //! numbers ([`read_typed`]). Every other adapter gets them put back into the tree
 //! ([`DeferredArrays::restore_into`]), so it reads the file as before.
 
@@ -183,6 +184,65 @@ impl<'de> Visitor<'de> for RecordVisitor {
             value: Value::Object(map),
             arrays,
         })
+    }
+}
+
+/// Checks `raw` as `serde_json` checks a value it builds, building nothing: every number in
+/// range, every string's escapes (no lone surrogate), nesting within its recursion limit. The
+/// pass that kept the value as text checks its syntax only.
+///
+/// # Errors
+/// `serde_json`'s error, positioned inside `raw`.
+pub fn validate(raw: &RawValue) -> Result<(), serde_json::Error> {
+    serde_json::from_str::<Checked>(raw.get()).map(|_| ())
+}
+
+/// Any JSON value, read in full and dropped ([`validate`]).
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CheckedVisitor;
+        impl<'de> Visitor<'de> for CheckedVisitor {
+            type Value = Checked;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any valid JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+                while seq.next_element::<Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+                while map.next_entry::<Checked, Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+        }
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+/// The deferred values' texts, in file order.
+impl<'a> DeferredArrays<'a> {
+    pub(crate) fn texts(&self) -> impl Iterator<Item = &'a RawValue> + '_ {
+        self.entries.iter().map(|(_, raw)| *raw)
     }
 }
 

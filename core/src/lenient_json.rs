@@ -60,7 +60,14 @@ pub fn parse_records(text: &str) -> Result<Vec<Record<'_>>, JsonSyntaxError> {
             })
             .collect());
     }
-    parse_stream(text, text)
+    let records: Vec<Record> = parse_stream(text, text)?;
+    // The deferred values were only scanned: checked now as a tree would have been, each fault
+    // positioned in the file. (A file with a fault both outside and, earlier, inside a deferred
+    // array reports the one outside: either is a fault at its true place.)
+    for raw in records.iter().flat_map(|r| r.arrays.texts()) {
+        crate::deferred_arrays::validate(raw).map_err(|e| error_inside(text, raw.get(), &e))?;
+    }
+    Ok(records)
 }
 
 /// A fault `serde_json` found while reading `inside`, a slice of `text` (a deferred array, see

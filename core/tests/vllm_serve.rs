@@ -549,3 +549,38 @@ fn a_wrong_per_request_element_is_named_in_both_readings() {
         assert_eq!(whole, deferred, "{at}");
     }
 }
+
+/// A fault inside a per-request array that is kept as text (a number out of range, a lone
+/// surrogate, nesting past serde_json's limit) makes the file not JSON, at the line and column
+/// reading the whole file as a tree gives, whether its adapter reads that array or not (found
+/// by a new-user check: such files were stored, or refused with a position inside the array).
+#[test]
+fn a_fault_inside_a_per_request_array_is_a_syntax_error_at_its_place() {
+    let cut: serde_json::Value = serde_json::from_str(&detailed_cut_to_3_requests()).unwrap();
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let cases = [
+        ("/start_times/0", "1e400"),
+        ("/generated_texts/0", "\"\\ud800\""),
+        ("/ttfts/2", "1e400"),
+        ("/itls", deep.as_str()),
+    ];
+    for (at, token) in cases {
+        let mut bad = cut.clone();
+        *bad.pointer_mut(at).unwrap() = "__FAULT__".into();
+        let pretty = serde_json::to_string_pretty(&bad).unwrap();
+        let text = pretty.replacen("\"__FAULT__\"", token, 1);
+        let Content::Text { not_json, .. } = Content::read(&text) else {
+            panic!("{at}: read as JSON")
+        };
+        let mut whole = benchtrail_core::lenient_json::parse_values(&text).unwrap_err();
+        if at == "/itls" {
+            // Checked alone, the array's own nesting does not count the record around it: the
+            // limit is met one bracket later.
+            whole.column += 1;
+        }
+        assert_eq!(not_json, whole, "{at}");
+        assert!(not_json.line > 1, "{at}: {not_json}");
+        let err = parse_file(None, &text, 0).unwrap_err().to_string();
+        assert_eq!(err, format!("not valid JSON: {not_json}"), "{at}");
+    }
+}
