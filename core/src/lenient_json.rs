@@ -42,12 +42,15 @@ pub fn parse_values(text: &str) -> Result<Vec<Value>, JsonSyntaxError> {
 
 /// As [`parse_values`], but each top-level object's per-request arrays
 /// ([`crate::deferred_arrays::DEFERRED`]) are kept as slices of `text` instead of being built
-/// into the tree, for the adapter that reads them as numbers. Text with a bare `NaN` or
-/// `Infinity` is rewritten before it is parsed, so nothing can borrow from it: its records
-/// come whole, with no deferred arrays, exactly as [`parse_values`] reads them.
+/// into the tree, for the adapter that reads them as numbers. Text holding `NaN` or `Infinity`
+/// anywhere may have bare literals to rewrite before it is parsed, so nothing can borrow from
+/// it: its records come whole, with no deferred arrays, exactly as [`parse_values`] reads them.
 ///
 /// # Errors
-/// As [`parse_values`]: the same faults at the same positions.
+/// As [`parse_values`], the same faults at the same positions, with two exceptions: a text with
+/// a fault outside the kept arrays and an earlier one inside them reports the one outside; and
+/// nesting past `serde_json`'s limit inside a kept array is found one bracket later (the array
+/// is checked alone, without the record around it).
 pub fn parse_records(text: &str) -> Result<Vec<Record<'_>>, JsonSyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if has_non_finite_literal(text) {
