@@ -19,7 +19,8 @@ use std::fmt;
 
 /// The top-level keys whose values are kept as text: the per-request arrays of `vllm bench
 /// serve --save-detailed` (serve.py's `save_detailed` keys) that vLLM's adapter reads as
-/// numbers or skips. `errors` is not among them: it is read as strings, and short.
+/// numbers or skips (and so knows as its own keys, with `errors`). `errors` is not among them:
+/// it is read as strings, and short.
 pub const DEFERRED: &[&str] = &[
     "input_lens",
     "output_lens",
@@ -61,6 +62,11 @@ impl<'a> DeferredArrays<'a> {
     /// No value was deferred.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The deferred values' texts, in file order.
+    pub(crate) fn texts(&self) -> impl Iterator<Item = &'a RawValue> + '_ {
+        self.entries.iter().map(|(_, raw)| *raw)
     }
 
     fn insert(&mut self, key: &'static str, value: &'a RawValue) {
@@ -236,13 +242,6 @@ impl<'de> Deserialize<'de> for Checked {
             }
         }
         deserializer.deserialize_any(CheckedVisitor)
-    }
-}
-
-/// The deferred values' texts, in file order.
-impl<'a> DeferredArrays<'a> {
-    pub(crate) fn texts(&self) -> impl Iterator<Item = &'a RawValue> + '_ {
-        self.entries.iter().map(|(_, raw)| *raw)
     }
 }
 

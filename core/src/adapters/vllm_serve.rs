@@ -19,7 +19,7 @@
 use super::FieldError;
 use crate::cell::{LoadShape, RequestRate, WorkloadCell};
 use crate::config::Configuration;
-use crate::deferred_arrays::{read_typed, DeferredArrays, Seconds};
+use crate::deferred_arrays::{read_typed, DeferredArrays, Seconds, DEFERRED};
 use crate::lenient_json::as_f64;
 use crate::metric::{self, Stat};
 use crate::result::{BenchResult, Warning};
@@ -74,19 +74,6 @@ const DISTRIBUTIONS: &[&str] = &[
     "e2el",
     "client_queue_time",
     "e2el_including_client_queue",
-];
-
-/// Per-request arrays of `--save-detailed` (and arrays some versions always write).
-const ARRAYS: &[&str] = &[
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
-    "latencies",
-    "start_times",
-    "queue_times",
-    "generated_texts",
-    "errors",
 ];
 
 pub(super) fn detect(record: &Value) -> Result<(), String> {
@@ -374,7 +361,10 @@ fn engine_from_metadata(metadata: &std::collections::BTreeMap<String, String>) -
 fn is_known_key(key: &str) -> bool {
     SETUP_KEYS.contains(&key)
         || AGGREGATES.iter().any(|(k, _)| *k == key)
-        || ARRAYS.contains(&key)
+        // The per-request arrays of `--save-detailed` (and those some versions always write):
+        // the ones kept as text when the file is read, and `errors`.
+        || DEFERRED.contains(&key)
+        || key == "errors"
         || split_stat_key(key).is_some()
 }
 
