@@ -1915,15 +1915,16 @@ async fn dashboard_reads_match_the_series_points_and_each_branch_s_newest_run() 
         // The newest 3 commits of main: their values in the series page's order.
         let window = store.newest_commits(pid, "main", 3, &graph).await.unwrap();
         assert_eq!(window.commits, ["c1", "c2", "c3"], "{db}");
-        let got: Vec<(String, f64)> = store
+        let mut by_series = store
             .recent_values(pid, "main", &ids, &window.commits, &graph)
             .await
-            .unwrap()
+            .unwrap();
+        assert_eq!(by_series.len(), 2, "{db}: one list per series id");
+        assert_eq!(by_series[1], [], "{db}: a series with no values");
+        let got: Vec<(String, f64)> = by_series
+            .swap_remove(0)
             .into_iter()
-            .map(|v| {
-                assert_eq!(v.series_id, series_id);
-                (v.commit_sha, v.value)
-            })
+            .map(|v| (v.commit_sha.to_string(), v.value))
             .collect();
         let points: Vec<(String, f64)> = store
             .series_points(&series_id, "main")
@@ -1950,17 +1951,19 @@ async fn dashboard_reads_match_the_series_points_and_each_branch_s_newest_run() 
             .recent_values(pid, "main", &ids, &with_dev, &graph)
             .await
             .unwrap();
-        assert_eq!(got.len(), 1, "{db}: {got:?}");
+        assert_eq!(got.len(), 2, "{db}: {got:?}");
+        assert_eq!(got[0].len(), 1, "{db}: {got:?}");
+        assert_eq!(got[1], [], "{db}: {got:?}");
         assert!(store
             .recent_values(pid, "main", &[], &with_dev, &graph)
             .await
             .unwrap()
             .is_empty());
-        assert!(store
+        let none = store
             .recent_values(pid, "main", &ids, &[], &graph)
             .await
-            .unwrap()
-            .is_empty());
+            .unwrap();
+        assert_eq!(none, [vec![], vec![]], "{db}: no commits, no values");
 
         // The newest upload of each branch, newest first.
         let latest: Vec<(String, Uuid)> = store

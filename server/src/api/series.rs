@@ -103,11 +103,13 @@ pub(super) async fn points(
     Path((slug, series_id)): Path<(String, String)>,
     ApiQuery(q): ApiQuery<PointsQuery>,
 ) -> ApiResult<Json<SeriesPoints>> {
-    let project = readable_project(&state, &bearer.caller(&state).await?, &slug).await?;
-    let series = state
-        .store
-        .series(&series_id)
-        .await?
+    let caller = bearer.caller(&state).await?;
+    // The series is looked up beside the project (two round trips at once on Postgres); it is
+    // shown only once the caller may read the project, and only if it is that project's.
+    let (project, series) = tokio::try_join!(readable_project(&state, &caller, &slug), async {
+        Ok(state.store.series(&series_id).await?)
+    })?;
+    let series = series
         .filter(|s| s.project == project.slug)
         .ok_or_else(|| {
             ApiError::NotFound(format!("no series `{series_id}` in project `{slug}`"))

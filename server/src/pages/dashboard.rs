@@ -30,7 +30,7 @@ use benchtrail_core::report::verdict_basis::VerdictBasis;
 use benchtrail_core::settings::DetectionSettings;
 use benchtrail_core::Direction;
 use std::collections::HashMap;
-use std::fmt::Write;
+use std::sync::Arc;
 
 /// Most series listed on a project page; a project with more shows a note and its series
 /// pages stay reachable from run pages.
@@ -189,8 +189,12 @@ impl Sparkline {
             } else {
                 SPARK_H / 2.0
             };
-            let sep = if i == 0 { "" } else { " " };
-            write!(points, "{sep}{x:.1},{y:.1}").expect("writing to a String");
+            if i > 0 {
+                points.push(' ');
+            }
+            format::push_one_decimal(&mut points, x);
+            points.push(',');
+            format::push_one_decimal(&mut points, y);
             (last_x, last_y) = (x, y);
         }
         Sparkline {
@@ -432,10 +436,10 @@ async fn with_verdicts(
 async fn all_series(
     store: &Store,
     project: &Project,
-) -> Result<(Vec<crate::storage::SeriesInfo>, bool), PageError> {
+) -> Result<(Vec<Arc<crate::storage::SeriesInfo>>, bool), PageError> {
     let filter = crate::storage::SeriesFilter::default();
     let page = store
-        .list_series(project.id, &filter, None, PROJECT_SERIES_CAP as i64)
+        .list_series_shared(project.id, &filter, None, PROJECT_SERIES_CAP as i64)
         .await?;
     Ok((page.items, page.next_cursor.is_some()))
 }
@@ -525,13 +529,13 @@ async fn small_multiples(
         .iter()
         .flat_map(|(_, _, keys)| keys.iter().map(|k| k.0.clone()))
         .collect();
-    let mut by_series: HashMap<String, Vec<RecentValue>> = HashMap::new();
+    let mut by_series: HashMap<&str, Vec<RecentValue>> = HashMap::new();
     if !ids.is_empty() {
         let graph = store.commit_graph(project.id).await?;
         let window = store
             .newest_commits(project.id, &project.default_branch, SPARK_COMMITS, &graph)
             .await?;
-        for v in store
+        let values = store
             .recent_values(
                 project.id,
                 &project.default_branch,
@@ -539,10 +543,8 @@ async fn small_multiples(
                 &window.commits,
                 &graph,
             )
-            .await?
-        {
-            by_series.entry(v.series_id.clone()).or_default().push(v);
-        }
+            .await?;
+        by_series = ids.iter().map(String::as_str).zip(values).collect();
     }
     let multiples = cells
         .into_iter()
@@ -552,7 +554,10 @@ async fn small_multiples(
             tiles: keys
                 .into_iter()
                 .map(|(id, label, metric, stat, unit)| {
-                    let values = by_series.get(&id).map(Vec::as_slice).unwrap_or_default();
+                    let values = by_series
+                        .get(id.as_str())
+                        .map(Vec::as_slice)
+                        .unwrap_or_default();
                     tile(id, label, metric, stat, &unit, values)
                 })
                 .collect(),
@@ -605,8 +610,8 @@ fn tile(
 
 /// Each commit of `values` (in their order) with the mean of its values: a commit's repeats
 /// are one sample of the commit.
-fn commit_means(values: &[RecentValue]) -> Vec<(String, f64)> {
-    let mut out: Vec<(String, f64, usize)> = Vec::new();
+fn commit_means(values: &[RecentValue]) -> Vec<(Arc<str>, f64)> {
+    let mut out: Vec<(Arc<str>, f64, usize)> = Vec::new();
     for v in values {
         match out.last_mut() {
             Some((sha, sum, n)) if *sha == v.commit_sha => {
@@ -655,7 +660,6 @@ mod tests {
 
     fn v(sha: &str, value: f64) -> RecentValue {
         RecentValue {
-            series_id: "s".into(),
             commit_sha: sha.into(),
             value,
         }

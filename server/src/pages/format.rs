@@ -28,6 +28,29 @@ pub fn display_number(v: f64) -> String {
     }
 }
 
+/// Appends `x` with one decimal, the very text of `write!(out, "{x:.1}")` (the exact value
+/// rounded half to even), for the dashboard's sparklines: 13,000 coordinates a render, and
+/// the standard formatting's exact-decimal path (`dragon`, big-number arithmetic) was a
+/// tenth of the page's CPU (BENCHMARKS.md "Session 44").
+///
+/// For a finite, positive `x` below 10¹⁴ whose tenths `t = x × 10` (rounded to a double) are
+/// not halfway between two integers, the integer nearest `t` is the one nearest the exact
+/// x·10: rounding to a double is monotone and every `k + 0.5` there is a double, so `t` lands
+/// on the same side of each midpoint as the exact product, or on the midpoint itself. Such `x`
+/// is printed from that integer; every other `x` (negative or `-0.0`, a midpoint, NaN,
+/// infinite, huge) by the standard formatting.
+pub fn push_one_decimal(out: &mut String, x: f64) {
+    use std::fmt::Write;
+    let tenths = x * 10.0;
+    if x.is_sign_positive() && tenths < 1e15 && tenths - tenths.floor() != 0.5 {
+        let t = tenths.round() as u64;
+        write!(out, "{}.{}", t / 10, t % 10)
+    } else {
+        write!(out, "{x:.1}")
+    }
+    .expect("writing to a String");
+}
+
 /// The exact value as the shortest text that reads back to the same `f64` (what JSON has).
 pub fn exact(v: f64) -> String {
     format!("{v}")
@@ -236,6 +259,61 @@ pub fn profile_order(profile: Option<&str>) -> (u8, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_decimal_is_the_standard_formatting() {
+        // Midpoints in decimal that are not in binary (0.15 is 0.1499…, 0.25 is exact: half
+        // to even), signs, zeros, the limits of the fast path, and a million pseudo-random
+        // coordinates of every magnitude the sparklines meet and beyond.
+        let mut cases = vec![
+            0.0,
+            -0.0,
+            0.05,
+            0.15,
+            0.25,
+            0.35,
+            0.45,
+            1.25,
+            2.5,
+            2.25,
+            9.95,
+            99.95,
+            117.95,
+            -0.04,
+            -1.25,
+            1e14,
+            1e15,
+            1e16,
+            123456789.05,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            0.049999999999999996,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for i in 0..1_000_000 {
+            // xorshift64*: reproducible without a dependency.
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            let unit = (r >> 11) as f64 / (1u64 << 53) as f64;
+            cases.push(match i % 4 {
+                0 => unit * 120.0,
+                1 => (unit * 1200.0).round() / 10.0 + 0.05,
+                2 => unit * 10f64.powi((r % 30) as i32 - 10),
+                _ => f64::from_bits(r),
+            });
+        }
+        for x in cases {
+            let mut fast = String::new();
+            push_one_decimal(&mut fast, x);
+            assert_eq!(fast, format!("{x:.1}"), "{x:e} ({:#x})", x.to_bits());
+        }
+    }
 
     #[test]
     fn numbers_read_well() {

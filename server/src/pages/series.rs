@@ -32,27 +32,27 @@ pub(super) async fn series_page(
     Path((slug, series_id)): Path<(String, String)>,
     Query(query): Query<SeriesQuery>,
 ) -> PageResult {
-    let project = visible_project(&state, &visitor, &slug).await?;
+    // The series is looked up beside the project (at once: round trips on Postgres), and
+    // shown only once the visitor may see the project, and only if it is that project's.
+    let (project, series) = tokio::try_join!(visible_project(&state, &visitor, &slug), async {
+        Ok(state.store.series(&series_id).await?)
+    })?;
     let not_found = || {
         PageError::NotFound(format!(
             "There is no series “{series_id}” in project “{slug}”."
         ))
     };
-    let series = state
-        .store
-        .series(&series_id)
-        .await?
+    let series = series
         .filter(|s| s.project == project.slug)
         .ok_or_else(not_found)?;
     let branch = query
         .branch
         .filter(|b| !b.is_empty())
         .unwrap_or_else(|| project.default_branch.clone());
-    let points = state
-        .store
-        .series_points(&series.series_id, &branch)
-        .await?;
-    let neighbours = state.store.series_neighbours(&series.series_id).await?;
+    let (points, neighbours) = tokio::try_join!(
+        state.store.series_points(&series.series_id, &branch),
+        state.store.series_neighbours(&series.series_id)
+    )?;
     let same_place: Vec<_> = neighbours
         .same_cell
         .iter()

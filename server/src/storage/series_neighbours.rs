@@ -3,7 +3,7 @@
 //! configuration's other cells. Two queries, each bounded by what one configuration holds.
 
 use super::db;
-use super::store::{series_info, SERIES_COLUMNS};
+use super::store::{series_info, SERIES_COLUMNS, SERIES_HAS_VALUES};
 use super::{SeriesInfo, StorageError, Store};
 
 /// Other series related to one series ([`Store::series_neighbours`]).
@@ -31,8 +31,7 @@ impl Store {
             "SELECT {SERIES_COLUMNS} FROM series o \
              JOIN series s ON s.project_id = o.project_id AND s.series_key_json = o.series_key_json \
              JOIN projects p ON p.id = s.project_id \
-             WHERE o.series_id = $1 \
-             AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq)"
+             WHERE o.series_id = $1 AND {SERIES_HAS_VALUES}"
         );
         let same_cell =
             format!("{base} AND s.cell_key = o.cell_key ORDER BY s.metric, s.stat, s.series_id");

@@ -52,15 +52,21 @@ impl Store {
         // the rows cross to this task in a burst. Streamed as the index finds them (each a
         // page read), they crossed one at a time, the task woken for each: 1,000–1,300
         // context switches per read of 1,800 points against 460 (BENCHMARKS.md "Session 31").
-        let rows = db::query(
-            "SELECT mv.run_seq, mv.result_id, mv.value, mv.n \
-             FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
-             WHERE s.series_id = $1 ORDER BY mv.result_id",
-        )
-        .bind(series_id)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut intervals = self.series_intervals(series_id).await?;
+        //
+        // The values and their intervals are read at once, each on a connection of its own:
+        // on Postgres every statement is a round trip, and the two overlap.
+        let values = async {
+            db::query(
+                "SELECT mv.run_seq, mv.result_id, mv.value, mv.n \
+                 FROM series s JOIN metric_values mv ON mv.series_seq = s.seq \
+                 WHERE s.series_id = $1 ORDER BY mv.result_id",
+            )
+            .bind(series_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StorageError::from)
+        };
+        let (rows, mut intervals) = tokio::try_join!(values, self.series_intervals(series_id))?;
         let values = rows
             .iter()
             .map(|row| stored_value(row, &mut intervals))
@@ -85,8 +91,10 @@ impl Store {
         let Some(project_id) = on_branch.first().map(|(_, run)| run.project_id) else {
             return Ok(Vec::new());
         };
-        let graph = self.commit_graph(project_id).await?;
-        let excluded = self.excluded_run_seqs(project_id).await?;
+        let (graph, excluded) = tokio::try_join!(
+            self.commit_graph(project_id),
+            self.excluded_run_seqs(project_id)
+        )?;
         on_branch.sort_by_cached_key(|(v, run)| {
             (
                 graph.position(&run.commit_sha).unwrap_or(usize::MAX),

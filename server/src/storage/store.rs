@@ -36,6 +36,16 @@ pub(super) const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.paren
 pub(super) const SERIES_COLUMNS: &str =
     "s.series_id, p.slug, s.series_key_json, s.cell_key, s.cell_json, s.metric, s.stat, s.slo_profile, s.unit, s.direction";
 
+/// Whether series `s` holds a value, as a condition of a query of `series s`. Only
+/// [`Store::put_settings`] deletes values, those of the series of an SLO profile the settings
+/// no longer have (never the tool's own goodput); every other series is stored with its first
+/// value in one transaction and keeps it. So only a series of an SLO profile other than the
+/// tool's is looked up in `metric_values`: probing the index for every series of a project
+/// was 9–11 ms of the dashboard's series list on Postgres at 1,296 series (BENCHMARKS.md
+/// "Session 44"; each probe is several pages of the index).
+pub(super) const SERIES_HAS_VALUES: &str = "(s.slo_profile IS NULL OR s.slo_profile = 'tool' \
+     OR EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq))";
+
 /// A connection pool to SQLite or Postgres with the schema applied.
 #[derive(Clone)]
 pub struct Store {
@@ -570,12 +580,35 @@ impl Store {
         cursor: Option<&str>,
         limit: i64,
     ) -> Result<Page<SeriesInfo>, StorageError> {
+        let page = self
+            .list_series_shared(project_id, filter, cursor, limit)
+            .await?;
+        Ok(Page {
+            items: page.items.iter().map(|s| SeriesInfo::clone(s)).collect(),
+            next_cursor: page.next_cursor,
+        })
+    }
+
+    /// [`Store::list_series`] as the rows kept decoded in memory, shared rather than copied:
+    /// for a caller that only reads them (the dashboard reads every series of a project, and
+    /// copying each one's key and cell objects was a tenth of its CPU, BENCHMARKS.md
+    /// "Session 44").
+    ///
+    /// # Errors
+    /// As [`Store::list_series`].
+    pub async fn list_series_shared(
+        &self,
+        project_id: i64,
+        filter: &SeriesFilter,
+        cursor: Option<&str>,
+        limit: i64,
+    ) -> Result<Page<Arc<SeriesInfo>>, StorageError> {
         let limit = limit.max(1);
         // Which series, in which order, from the database; their rows' contents from the
         // series kept decoded ([`Self::series_by_seqs`]).
         let mut q = SqlBuilder::new("SELECT s.seq FROM series s WHERE s.project_id = ");
         q.bind(Param::int(project_id));
-        q.push(" AND EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq)");
+        q.push(" AND ").push(SERIES_HAS_VALUES);
         push_series_filter(&mut q, filter);
         if let Some(cursor) = cursor {
             // Keyset pagination: rows after the cursor's row in the list order. An unknown
@@ -597,12 +630,7 @@ impl Store {
             .map(|row| Ok(row.try_get("seq")?))
             .collect::<Result<Vec<i64>, StorageError>>()?;
         let series = self.series_by_seqs(&seqs).await?;
-        Ok(page(
-            series,
-            limit,
-            |s| s.series_id.clone(),
-            |s| SeriesInfo::clone(&s),
-        ))
+        Ok(page(series, limit, |s| s.series_id.clone(), |s| s))
     }
 
     /// The series rows `seqs`, in their order: those kept decoded
@@ -1452,6 +1480,12 @@ pub(super) fn page<R, T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_values_condition_names_the_tools_own_profile() {
+        let tool = format!("s.slo_profile = '{}'", benchtrail_core::slo::TOOL_PROFILE);
+        assert!(SERIES_HAS_VALUES.contains(&tool), "{SERIES_HAS_VALUES}");
+    }
 
     #[test]
     fn sqlite_urls_split_into_path_and_params() {
