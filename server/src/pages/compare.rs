@@ -243,47 +243,81 @@ pub(super) async fn compare_page(
             benchtrail_core::report::grouped::natural_key(&c.cell),
         )
     });
-    let cells = ordered
-        .into_iter()
-        .enumerate()
-        .map(|(i, cell)| {
-            let key = (cell.series_key.clone(), cell.cell.clone());
-            let report: Option<ConfoundReport> = head_groups.get(&key).and_then(|h| {
-                // The baseline's result of the same cell, else of the configuration's first
-                // cell: the configuration differs by design when the cell is new.
-                let b = base_groups.get(&key).or_else(|| {
-                    base_groups
-                        .iter()
-                        .find(|((k, _), _)| *k == cell.series_key)
-                        .map(|(_, r)| r)
-                })?;
-                Some(confounds(
-                    (&b.configuration, &b.cell),
-                    (&h.configuration, &h.cell),
-                    quality_attached,
-                ))
-            });
-            let unvouched = report.as_ref().and_then(|r| {
-                r.warnings
-                    .iter()
-                    .find(|w| w.code == "quantization_without_quality")
-                    .map(|w| (cell.cell.clone(), w.message.clone()))
-            });
-            // Per-request distributions of the same cell on both sides.
-            let (bs, hs) = (
-                base_groups.get(&key).and_then(|r| r.samples.as_ref()),
-                head_groups.get(&key).and_then(|r| r.samples.as_ref()),
-            );
-            let distributions = [PerRequest::Ttft, PerRequest::Tpot]
-                .into_iter()
-                .filter_map(|m| DistributionView::new(format!("cdf-{i}-{}", m.metric()), m, bs, hs))
-                .collect();
-            (
-                CellView::new(i, cell, &meta, report.as_ref(), distributions),
-                unvouched,
+    // The validation report of the same two runs, as `GET /api/v1/compare/report` answers
+    // it: capacity on the paired results, quality and quantization on the stored ones.
+    let capacity_of = || {
+        base.as_ref().map(|(b, stored, _)| {
+            capacity_report(
+                ReportSide {
+                    results: capacity_base.as_deref().unwrap_or(stored),
+                    quality: &b.quality,
+                    as_stored: Some(stored),
+                },
+                ReportSide::new(&head_results, &head.quality),
+                &project.key_fields,
+                &settings.slo_profiles,
+                ReportOptions {
+                    target: DEFAULT_TARGET,
+                    typical_load: None,
+                    accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
+                },
             )
         })
-        .collect::<Vec<_>>();
+    };
+    // The report (its bootstrap intervals of the slowest users' wait: a quarter of the page's
+    // CPU at 36 cells with per-request samples) on a thread of its own beside the cells' views
+    // (their distributions: a sixth): the page is CPU work on one request's task, and the
+    // server has more than one core (BENCHMARKS.md "Session 44").
+    let (cells, report) = std::thread::scope(|scope| {
+        let capacity_task = scope.spawn(capacity_of);
+        let cells = ordered
+            .into_iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let key = (cell.series_key.clone(), cell.cell.clone());
+                let report: Option<ConfoundReport> = head_groups.get(&key).and_then(|h| {
+                    // The baseline's result of the same cell, else of the configuration's first
+                    // cell: the configuration differs by design when the cell is new.
+                    let b = base_groups.get(&key).or_else(|| {
+                        base_groups
+                            .iter()
+                            .find(|((k, _), _)| *k == cell.series_key)
+                            .map(|(_, r)| r)
+                    })?;
+                    Some(confounds(
+                        (&b.configuration, &b.cell),
+                        (&h.configuration, &h.cell),
+                        quality_attached,
+                    ))
+                });
+                let unvouched = report.as_ref().and_then(|r| {
+                    r.warnings
+                        .iter()
+                        .find(|w| w.code == "quantization_without_quality")
+                        .map(|w| (cell.cell.clone(), w.message.clone()))
+                });
+                // Per-request distributions of the same cell on both sides.
+                let (bs, hs) = (
+                    base_groups.get(&key).and_then(|r| r.samples.as_ref()),
+                    head_groups.get(&key).and_then(|r| r.samples.as_ref()),
+                );
+                let distributions = [PerRequest::Ttft, PerRequest::Tpot]
+                    .into_iter()
+                    .filter_map(|m| {
+                        DistributionView::new(format!("cdf-{i}-{}", m.metric()), m, bs, hs)
+                    })
+                    .collect();
+                (
+                    CellView::new(i, cell, &meta, report.as_ref(), distributions),
+                    unvouched,
+                )
+            })
+            .collect::<Vec<_>>();
+        let report = capacity_task
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (cells, report)
+    });
     // The comparison says so in the cell, and the verdict is at least `warn`.
     let (cells, unvouched): (Vec<_>, Vec<_>) = cells.into_iter().unzip();
     for (cell, message) in unvouched.into_iter().flatten() {
@@ -293,25 +327,6 @@ pub(super) async fn compare_page(
             Some(&cell),
         );
     }
-    // The validation report of the same two runs, as `GET /api/v1/compare/report` answers
-    // it: capacity on the paired results, quality and quantization on the stored ones.
-    let report = base.as_ref().map(|(b, stored, _)| {
-        capacity_report(
-            ReportSide {
-                results: capacity_base.as_deref().unwrap_or(stored),
-                quality: &b.quality,
-                as_stored: Some(stored),
-            },
-            ReportSide::new(&head_results, &head.quality),
-            &project.key_fields,
-            &settings.slo_profiles,
-            ReportOptions {
-                target: DEFAULT_TARGET,
-                typical_load: None,
-                accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
-            },
-        )
-    });
     let capacity = report.as_ref().and_then(CapacityView::new);
     let validation = report.as_ref().and_then(ValidationView::new);
     let gap = |g: &benchtrail_core::report::coverage::CellGap| {
