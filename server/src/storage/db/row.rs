@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
-use sqlx::{ColumnIndex, Row, TypeInfo, ValueRef};
+use sqlx::{ColumnIndex, Decode, Postgres, Row, TypeInfo, ValueRef};
 
 /// A result row of a [`super::Query`].
 pub(in crate::storage) enum DbRow {
@@ -109,16 +109,27 @@ native_opt_col!(String, f64, Vec<u8>);
 /// (`1`, `CASE … THEN 1`, `COUNT(*)::int` are INT4, `COUNT(*)` INT8) while every stored
 /// integer of benchtrail's is BIGINT, and SQLite has one integer type: the store reads them all
 /// as `i64`, as the `Any` driver it used before did.
+///
+/// The value is decoded from the raw column found once (`try_get` would look the column up by
+/// name again: the series API reads three integers of each of 1,800 rows); a column of any
+/// other type goes through `try_get`, which refuses it with sqlx's own mismatch error.
 fn postgres_int(row: &PgRow, index: impl Idx) -> Result<Option<i64>, sqlx::Error> {
     let raw = row.try_get_raw(index)?;
     if raw.is_null() {
         return Ok(None);
     }
-    match raw.type_info().name() {
-        "INT2" => Ok(row.try_get::<i16, _>(index).map(i64::from)?).map(Some),
-        "INT4" => Ok(row.try_get::<i32, _>(index).map(i64::from)?).map(Some),
-        _ => row.try_get::<i64, _>(index).map(Some),
-    }
+    let decoded = match raw.type_info().name() {
+        "INT8" => <i64 as Decode<Postgres>>::decode(raw),
+        "INT4" => <i32 as Decode<Postgres>>::decode(raw).map(i64::from),
+        "INT2" => <i16 as Decode<Postgres>>::decode(raw).map(i64::from),
+        _ => return row.try_get::<i64, _>(index).map(Some),
+    };
+    decoded
+        .map(Some)
+        .map_err(|source| sqlx::Error::ColumnDecode {
+            index: format!("{index:?}"),
+            source,
+        })
 }
 
 impl Col for i64 {
