@@ -13,7 +13,7 @@
 //! * [`curve`]: one sweep's attainment-against-load curve with its capacity ([`SloCurve`]).
 //! * [`change`]: baseline against candidate in requests per hour.
 //! * [`wait`]: p95/p99 TTFT and E2E latency at a typical load, with intervals.
-//! * [`crossover`]: the output length above which a later-starting, faster-streaming
+//! * [`crossover`](mod@crossover): the output length above which a later-starting, faster-streaming
 //!   candidate finishes first.
 //! * [`interpolate`]: the linear interpolation all of them use, never outside the measured
 //!   range.

@@ -23,7 +23,7 @@
 //!   their own sampling noise on top of the run-level factor, as in real files.
 //! * **Derived exactly as vLLM does** (`vllm/benchmarks/serve.py`, `calculate_metrics`):
 //!   every time is the difference of two readings of a monotonic clock that has run for days
-//!   (as `time.perf_counter()` gives them; [`CLOCK_START_S`]): TTFT, each chunk gap, and E2E
+//!   (as `time.perf_counter()` gives them; `CLOCK_START_S`): TTFT, each chunk gap, and E2E
 //!   latency = last token − start; TPOT = (E2E − TTFT) / (output_len − 1); ITL statistics
 //!   over all gaps; percentiles with numpy's linear interpolation; mean/median/std/p50/p90/p95/p99 of
 //!   TTFT, TPOT, ITL and E2E latency in ms.

@@ -8,7 +8,7 @@
 //! the other suites' sections are kept as they are, sorted by suite name, so two suites of one
 //! project share one comment and never open a second. The body always names the head commit
 //! (the report's headline does), so a clean push turns an alarm into "no regressions at
-//! <sha>" instead of leaving it stale; an identical body is not edited.
+//! `<sha>`" instead of leaving it stale; an identical body is not edited.
 //!
 //! Pure: the forge clients (the CLI's and the server's) list the comments, call [`plan`] and
 //! carry out its [`CommentAction`].
