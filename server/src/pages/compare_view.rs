@@ -333,12 +333,15 @@ impl DistributionView {
         // Written into one string: 36 cells × 2 metrics × 2 sides × 200 points, one
         // allocation per number was a tenth of the compare page.
         let pairs = |v: &[f64]| {
-            use std::fmt::Write;
             let mut out = String::new();
             for (i, p) in empirical_cdf(v, CDF_POINTS).iter().enumerate() {
-                let sep = if i == 0 { "" } else { "," };
-                // `exact` is `{}`: the shortest text that reads back to the same number.
-                write!(out, "{sep}{}:{}", p.value, p.share).expect("writing to a String");
+                if i > 0 {
+                    out.push(',');
+                }
+                // The shortest text that reads back to the same number, as `exact` writes it.
+                super::format::push_exact(&mut out, p.value);
+                out.push(':');
+                super::format::push_exact(&mut out, p.share);
             }
             out
         };

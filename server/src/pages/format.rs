@@ -51,9 +51,38 @@ pub fn push_one_decimal(out: &mut String, x: f64) {
     .expect("writing to a String");
 }
 
+/// Appends `x` as `write!(out, "{x}")` does: the shortest decimal that reads back to the same
+/// `f64`, never in exponent form. The digits come from `ryu` (shortest, and the closest of the
+/// shortest, as the standard formatting's), which is several times faster than the standard
+/// formatting's exact search: the compare page writes 57,600 such numbers for its cumulative
+/// distributions (BENCHMARKS.md "Session 44"). `ryu` writes `1.0` for one and an exponent
+/// beyond its range of plain notation; the first loses its `.0`, the second goes to the
+/// standard formatting.
+///
+/// Where two shortest texts are equally close the two formatters break the tie differently
+/// (`1027173609929207.25` is `…207.2` to `ryu`, `…207.3` to the standard one). A tie needs the
+/// exact decimal expansion of `x` to end one digit after the shortest text's 17 or fewer, so
+/// within 18 significant digits, so `x` a multiple of 2⁻¹⁸ (a number with `k` binary
+/// fraction digits has exactly `k` decimal ones). Those (integers, halves, every `x` from 2³⁵
+/// on) go to the standard formatting too.
+pub fn push_exact(out: &mut String, x: f64) {
+    if x.is_finite() && (x * 262_144.0).fract() != 0.0 {
+        let mut buffer = ryu::Buffer::new();
+        let text = buffer.format_finite(x);
+        if !text.contains(['e', 'E']) {
+            out.push_str(text.strip_suffix(".0").unwrap_or(text));
+            return;
+        }
+    }
+    use std::fmt::Write;
+    write!(out, "{x}").expect("writing to a String");
+}
+
 /// The exact value as the shortest text that reads back to the same `f64` (what JSON has).
 pub fn exact(v: f64) -> String {
-    format!("{v}")
+    let mut out = String::new();
+    push_exact(&mut out, v);
+    out
 }
 
 /// `2026-01-02 03:04 UTC`: minutes are enough to read; `<time datetime>` carries the rest.
@@ -261,7 +290,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_decimal_is_the_standard_formatting() {
+    fn one_decimal_and_shortest_texts_are_the_standard_formatting() {
         // Midpoints in decimal that are not in binary (0.15 is 0.1499…, 0.25 is exact: half
         // to even), signs, zeros, the limits of the fast path, and a million pseudo-random
         // coordinates of every magnitude the sparklines meet and beyond.
@@ -301,10 +330,13 @@ mod tests {
             state ^= state >> 27;
             let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
             let unit = (r >> 11) as f64 / (1u64 << 53) as f64;
-            cases.push(match i % 4 {
+            cases.push(match i % 6 {
                 0 => unit * 120.0,
                 1 => (unit * 1200.0).round() / 10.0 + 0.05,
                 2 => unit * 10f64.powi((r % 30) as i32 - 10),
+                // Short binary fractions at every magnitude: where shortest texts tie.
+                3 => (r >> 20) as f64 / f64::powi(2.0, (r % 40) as i32),
+                4 => (r % 201) as f64 / 200.0,
                 _ => f64::from_bits(r),
             });
         }
@@ -312,6 +344,9 @@ mod tests {
             let mut fast = String::new();
             push_one_decimal(&mut fast, x);
             assert_eq!(fast, format!("{x:.1}"), "{x:e} ({:#x})", x.to_bits());
+            let mut shortest = String::new();
+            push_exact(&mut shortest, x);
+            assert_eq!(shortest, format!("{x}"), "{x:e} ({:#x})", x.to_bits());
         }
     }
 
