@@ -252,6 +252,20 @@ pub struct ReportOptions {
     pub accelerator_hour_usd: Option<f64>,
 }
 
+impl ReportOptions {
+    /// The options of a project's own report: [`super::DEFAULT_TARGET`], the typical load
+    /// chosen per profile, and the project's accelerator price. The compare page and the PR
+    /// comment's capacity section use them as they are, so they agree with
+    /// `GET /api/v1/compare/report` without its `target` and `typical_load` parameters.
+    pub fn of_project(settings: &crate::settings::ProjectSettings) -> ReportOptions {
+        ReportOptions {
+            target: super::DEFAULT_TARGET,
+            typical_load: None,
+            accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
+        }
+    }
+}
+
 /// The report of `candidate` against `baseline` under `profiles`; `key_fields` are the
 /// project's metadata key fields ([`build_sweeps`]).
 pub fn capacity_report(

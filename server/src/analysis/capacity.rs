@@ -7,7 +7,7 @@
 
 use crate::api::run_results::stored_bench_results;
 use crate::storage::{Project, SampleColumns, StorageError, Store, StoredRun};
-use benchtrail_core::capacity::{capacity_report, ReportOptions, ReportSide, DEFAULT_TARGET};
+use benchtrail_core::capacity::{capacity_report, ReportOptions, ReportSide};
 use benchtrail_core::report::extras::CapacitySection;
 use benchtrail_core::report::pairing::pair_by_cell;
 use benchtrail_core::report::RunAnalysis;
@@ -49,11 +49,7 @@ pub async fn capacity_section(
         ReportSide::new(&h, &run.quality),
         &project.key_fields,
         &settings.slo_profiles,
-        ReportOptions {
-            target: DEFAULT_TARGET,
-            typical_load: None,
-            accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
-        },
+        ReportOptions::of_project(&settings),
     );
     let paired_sweep = report
         .sweeps

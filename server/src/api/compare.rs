@@ -198,7 +198,7 @@ pub(super) async fn report(
         ReportOptions {
             target,
             typical_load: q.typical_load,
-            accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
+            ..ReportOptions::of_project(&settings)
         },
     );
     match format {

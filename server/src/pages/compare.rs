@@ -33,7 +33,7 @@ use crate::storage::{Project, SampleColumns, StoredRun};
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Html;
-use benchtrail_core::capacity::{capacity_report, ReportOptions, ReportSide, DEFAULT_TARGET};
+use benchtrail_core::capacity::{capacity_report, ReportOptions, ReportSide};
 use benchtrail_core::regression::confounds::{confounds, ConfoundReport};
 use benchtrail_core::report::compare::{compare_in, CompareCommit};
 use benchtrail_core::report::compare_table::{compare_table, SideValues};
@@ -256,11 +256,7 @@ pub(super) async fn compare_page(
                 ReportSide::new(&head_results, &head.quality),
                 &project.key_fields,
                 &settings.slo_profiles,
-                ReportOptions {
-                    target: DEFAULT_TARGET,
-                    typical_load: None,
-                    accelerator_hour_usd: settings.cost.map(|c| c.accelerator_hour_usd),
-                },
+                ReportOptions::of_project(&settings),
             )
         })
     };
