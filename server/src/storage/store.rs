@@ -36,15 +36,31 @@ pub(super) const RUN_COLUMNS: &str = "r.seq, r.id, p.slug, r.commit_sha, r.paren
 pub(super) const SERIES_COLUMNS: &str =
     "s.series_id, p.slug, s.series_key_json, s.cell_key, s.cell_json, s.metric, s.stat, s.slo_profile, s.unit, s.direction";
 
+/// The condition on series `s` whose values no settings change deletes: every series but
+/// those of an SLO profile other than the tool's own goodput ([`benchtrail_core::slo::TOOL_PROFILE`],
+/// pinned by a test). A macro so that both constants below are one text at compile time.
+macro_rules! values_kept_sql {
+    () => {
+        "(s.slo_profile IS NULL OR s.slo_profile = 'tool')"
+    };
+}
+
+/// Series whose values a settings change may not delete, as a condition of a query of
+/// `series s`; [`Store::put_settings`] deletes the values of the others and writes those of
+/// the new settings' profiles.
+pub(super) const SERIES_VALUES_KEPT: &str = values_kept_sql!();
+
 /// Whether series `s` holds a value, as a condition of a query of `series s`. Only
-/// [`Store::put_settings`] deletes values, those of the series of an SLO profile the settings
-/// no longer have (never the tool's own goodput); every other series is stored with its first
-/// value in one transaction and keeps it. So only a series of an SLO profile other than the
-/// tool's is looked up in `metric_values`: probing the index for every series of a project
-/// was 9–11 ms of the dashboard's series list on Postgres at 1,296 series (BENCHMARKS.md
+/// [`Store::put_settings`] deletes values, and only of series outside [`SERIES_VALUES_KEPT`];
+/// every series is stored with its first value in one transaction. So only a series outside
+/// it is looked up in `metric_values`: probing the index for every series of a project was
+/// 9–11 ms of the dashboard's series list on Postgres at 1,296 series (BENCHMARKS.md
 /// "Session 44"; each probe is several pages of the index).
-pub(super) const SERIES_HAS_VALUES: &str = "(s.slo_profile IS NULL OR s.slo_profile = 'tool' \
-     OR EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq))";
+pub(super) const SERIES_HAS_VALUES: &str = concat!(
+    "(",
+    values_kept_sql!(),
+    " OR EXISTS (SELECT 1 FROM metric_values mv WHERE mv.series_seq = s.seq))"
+);
 
 /// A connection pool to SQLite or Postgres with the schema applied.
 #[derive(Clone)]
@@ -1143,12 +1159,11 @@ async fn write_settings(
         };
         let run_seq: i64 = row.try_get("seq")?;
         let new_rows = rows(&samples).map_err(StorageError::Corrupt)?;
-        db::query(
+        db::query(&format!(
             "DELETE FROM metric_values WHERE result_id = $1 AND series_seq IN \
-             (SELECT seq FROM series WHERE slo_profile IS NOT NULL AND slo_profile <> $2)",
-        )
+             (SELECT s.seq FROM series s WHERE NOT {SERIES_VALUES_KEPT})"
+        ))
         .bind(samples.result_id)
-        .bind(benchtrail_core::slo::TOOL_PROFILE)
         .execute(&mut *conn)
         .await?;
         let new_series: Vec<&NewSeries> = new_rows
@@ -1482,9 +1497,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_values_condition_names_the_tools_own_profile() {
+    fn the_values_conditions_name_the_tools_own_profile() {
         let tool = format!("s.slo_profile = '{}'", benchtrail_core::slo::TOOL_PROFILE);
-        assert!(SERIES_HAS_VALUES.contains(&tool), "{SERIES_HAS_VALUES}");
+        assert!(SERIES_VALUES_KEPT.contains(&tool), "{SERIES_VALUES_KEPT}");
+        assert!(
+            SERIES_HAS_VALUES.starts_with(&format!("({SERIES_VALUES_KEPT} OR EXISTS")),
+            "{SERIES_HAS_VALUES}"
+        );
     }
 
     #[test]
