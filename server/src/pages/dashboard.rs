@@ -529,13 +529,14 @@ async fn small_multiples(
         .iter()
         .flat_map(|(_, _, keys)| keys.iter().map(|k| k.0.clone()))
         .collect();
-    let mut by_series: HashMap<&str, Vec<RecentValue>> = HashMap::new();
+    // One list per id, in the tiles' order (`recent_values` answers one per series id).
+    let mut per_tile: Vec<Vec<RecentValue>> = Vec::new();
     if !ids.is_empty() {
         let graph = store.commit_graph(project.id).await?;
         let window = store
             .newest_commits(project.id, &project.default_branch, SPARK_COMMITS, &graph)
             .await?;
-        let values = store
+        per_tile = store
             .recent_values(
                 project.id,
                 &project.default_branch,
@@ -544,8 +545,8 @@ async fn small_multiples(
                 &graph,
             )
             .await?;
-        by_series = ids.iter().map(String::as_str).zip(values).collect();
     }
+    let mut per_tile = per_tile.into_iter();
     let multiples = cells
         .into_iter()
         .map(|(config, cell_key, keys)| CellMultiples {
@@ -554,11 +555,8 @@ async fn small_multiples(
             tiles: keys
                 .into_iter()
                 .map(|(id, label, metric, stat, unit)| {
-                    let values = by_series
-                        .get(id.as_str())
-                        .map(Vec::as_slice)
-                        .unwrap_or_default();
-                    tile(id, label, metric, stat, &unit, values)
+                    let values = per_tile.next().unwrap_or_default();
+                    tile(id, label, metric, stat, &unit, &values)
                 })
                 .collect(),
         })
